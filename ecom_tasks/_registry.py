@@ -1,0 +1,29 @@
+"""Inspect entry point (``[project.entry-points.inspect_ai] ecom_tasks``).
+
+Importing this module registers every task, scorer, metric, solver and model
+provider under ``ecom_tasks/...``. Keep it flat: Inspect imports it whenever it
+resolves an ``ecom_tasks/`` name.
+"""
+
+from ecom_tasks.offline import apply_safe_defaults
+
+apply_safe_defaults()
+
+from ecom_tasks.inspect_evals.models import ecom  # noqa: E402
+from ecom_tasks.inspect_evals.monbench import (  # noqa: E402
+    monbench,
+    monbench_canonical,
+    monbench_cyclic,
+    monbench_perm,
+)
+from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary  # noqa: E402
+
+__all__ = [
+    "ecom",
+    "monbench",
+    "monbench_canonical",
+    "monbench_cyclic",
+    "monbench_perm",
+    "monbench_scorer",
+    "monbench_summary",
+]

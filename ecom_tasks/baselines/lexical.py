@@ -1,0 +1,106 @@
+"""Lexical-overlap heuristics for the offline baseline.
+
+Multiple choice: the option sharing the most word tokens with the question
+wins (ties go to the earlier option, which gives the baseline a realistic
+first-position bias). For relation questions whose options are closed labels
+(ExactMatch / Narrowing / Substitute / Complement / Irrelevant) the overlap
+between the two things being related picks the label instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_OPTION = re.compile(r"^([A-D])\.\s+(.*)$")
+_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it of on or that the to was what which with user query "
+    "product options location market ad".split()
+)
+RELATION_LABELS = frozenset({"exactmatch", "narrowing", "substitute", "complement", "irrelevant"})
+
+
+def tokens(text: str) -> set[str]:
+    return {t for t in (m.group(0).casefold() for m in _TOKEN.finditer(text)) if t not in _STOPWORDS}
+
+
+def overlap(a: str, b: str) -> float:
+    """Jaccard overlap of word-token sets."""
+    ta, tb = tokens(a), tokens(b)
+    return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+
+
+def last_options_block(text: str) -> tuple[str, list[str]] | None:
+    """The question and A-D options of the last multiple-choice block in ``text``."""
+    lines = text.splitlines()
+    for end in range(len(lines) - 1, 2, -1):
+        window = [_OPTION.match(line.strip()) for line in lines[end - 3 : end + 1]]
+        if all(window) and [m.group(1) for m in window] == ["A", "B", "C", "D"]:  # type: ignore[union-attr]
+            start = end - 3
+            question_lines = []
+            for line in reversed(lines[:start]):
+                if not line.strip():
+                    break
+                question_lines.insert(0, line)
+            question = "\n".join(l for l in question_lines if l.strip().rstrip(":") != "Options")
+            return question, [m.group(2).strip() for m in window]  # type: ignore[union-attr]
+    return None
+
+
+def requested_format(text: str) -> tuple[bool, bool]:
+    """Whether the instructions ask for a <Label> tag and/or an <Answer> tag."""
+    head = text.split("** Output Format **", 1)
+    spec = head[1].split("**Valid Examples**", 1)[0] if len(head) == 2 else text
+    wants_label, wants_answer = "<Label>" in spec, "<Answer>" in spec
+    return (wants_label or not wants_answer), wants_answer
+
+
+def relation_choice(question: str, options: Sequence[str]) -> int:
+    """Pick a relation label from how much the two related texts overlap."""
+    lines = [l for l in question.splitlines() if l.strip()]
+    first, rest = (lines[0], " ".join(lines[1:])) if len(lines) > 1 else (question, question)
+    quoted = re.findall(r"['\"“](.+?)['\"”]", question)
+    if len(quoted) >= 2:
+        first, rest = quoted[0], quoted[1]
+    ta, tb = tokens(first), tokens(rest)
+    shared = len(ta & tb) / len(ta) if ta else 0.0
+    if shared == 0:
+        wanted = ["irrelevant"]
+    elif shared == 1 and len(tb) > len(ta):
+        wanted = ["narrowing", "exactmatch"]
+    elif shared >= 0.5:
+        wanted = ["exactmatch", "substitute", "narrowing"]
+    else:
+        wanted = ["substitute", "complement"]
+    folded = [o.casefold().replace(" ", "") for o in options]
+    for label in wanted:
+        if label in folded:
+            return folded.index(label)
+    return 0
+
+
+def choose(question: str, options: Sequence[str]) -> int:
+    if {o.casefold().replace(" ", "") for o in options} <= RELATION_LABELS:
+        return relation_choice(question, options)
+    scores = [overlap(question, option) for option in options]
+    return scores.index(max(scores))
+
+
+def respond_multiple_choice(messages: Sequence[tuple[str, str]]) -> str | None:
+    """Answer the last A-D question in the conversation in the requested tag format."""
+    text = "\n\n".join(text for _, text in messages)
+    user_texts = [text for role, text in messages if role == "user"]
+    block = last_options_block(user_texts[-1]) if user_texts else None
+    block = block or last_options_block(text)
+    if block is None:
+        return None
+    question, options = block
+    pick = choose(question, options)
+    wants_label, wants_answer = requested_format(text)
+    parts = []
+    if wants_label:
+        parts.append(f"<Label>{'ABCD'[pick]}</Label>")
+    if wants_answer:
+        parts.append(f"<Answer>{options[pick]}</Answer>")
+    return " ".join(parts)

@@ -1,0 +1,1 @@
+"""Inspect task definitions (thin: records -> Samples; solvers and scorers come from the core)."""

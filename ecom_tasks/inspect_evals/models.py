@@ -1,0 +1,58 @@
+"""Inspect model provider ``ecom``: ``--model ecom/baseline`` is the offline baseline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from ecom_tasks.baselines import respond
+
+MODELS = ("baseline",)
+
+
+class EcomBaselineAPI(ModelAPI):
+    """Deterministic lexical-overlap baseline; reads the prompt text, ignores images."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        if model_name not in MODELS:
+            raise ValueError(f"unknown ecom model {model_name!r}; available: {', '.join(MODELS)}")
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        messages = [(message.role, message.text) for message in input]
+        reply = respond(messages)
+        output = ModelOutput.from_content(model=f"ecom/{self.model_name}", content=reply)
+        prompt_tokens = sum(len(text.split()) for _, text in messages)
+        completion_tokens = len(reply.split())
+        # Usage is given so Inspect needs no tokenizer (and no download) to count.
+        output.usage = ModelUsage(
+            input_tokens=prompt_tokens, output_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
+        )
+        return output
+
+
+@modelapi(name="ecom")
+def ecom() -> type[ModelAPI]:
+    return EcomBaselineAPI

@@ -1,0 +1,51 @@
+"""lm-eval model ``ecom-baseline``: the offline lexical baseline (see ``ecom_tasks.baselines``)."""
+
+from __future__ import annotations
+
+import json
+
+from lm_eval.api.model import LM
+from lm_eval.api.registry import register_model
+
+from ecom_tasks.baselines import respond
+
+
+@register_model("ecom-baseline")
+class EcomBaselineLM(LM):
+    """Answers generate_until requests; plain contexts and chat-templated ones alike."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__()
+
+    @property
+    def tokenizer_name(self) -> str:
+        return "ecom-baseline"
+
+    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        # Keep the roles: the baseline reads the system and user turns apart.
+        return json.dumps(chat_history, ensure_ascii=False)
+
+    @staticmethod
+    def _messages(context: str) -> list[tuple[str, str]]:
+        try:
+            turns = json.loads(context)
+        except (json.JSONDecodeError, TypeError):
+            return [("user", context)]
+        if isinstance(turns, list) and all(isinstance(t, dict) and "content" in t for t in turns):
+            return [(t.get("role", "user"), str(t["content"])) for t in turns]
+        return [("user", context)]
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        replies = []
+        for request in requests:
+            context = request.args[0]
+            reply = respond(self._messages(context))
+            replies.append(reply)
+            self.cache_hook.add_partial("generate_until", request.args, reply)
+        return replies
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("ecom-baseline only answers generate_until tasks (all ecom-tasks tasks are)")
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("ecom-baseline only answers generate_until tasks (all ecom-tasks tasks are)")

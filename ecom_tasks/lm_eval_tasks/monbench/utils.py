@@ -1,0 +1,105 @@
+"""lm-eval glue for MonBench: loading, per-document scoring and aggregations.
+
+Thin by design: records, prompts, parsing and metrics all come from
+``ecom_tasks.monbench`` and ``ecom_tasks.scorers``, exactly as for Inspect.
+User options arrive through ``--metadata``: ``data`` (file, folder or hub
+id), ``split`` (test | validation), ``shots`` (0, 1, 5), ``formats``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import datasets
+
+from ecom_tasks.monbench.parsing import strip_reasoning
+from ecom_tasks.monbench.protocol import expand, runs_for
+from ecom_tasks.monbench.schema import load_records
+from ecom_tasks.monbench.scoring import item_fields, monbench_metrics, score_reply
+
+METRICS = (
+    "acc",
+    "acc_ci",
+    "acc_pos_A",
+    "acc_pos_B",
+    "acc_pos_C",
+    "acc_pos_D",
+    "acc_fmt_label",
+    "acc_fmt_content",
+    "acc_fmt_label_content",
+    "consistency",
+    "violation_rate",
+    "mismatch_rate",
+)
+
+
+def _docs(task: str, design: str, formats: Any = None, data: str | None = None, split: str = "test", shots: int | str = 0, **_: Any):
+    records = load_records(data, split=split, tasks=[task])
+    if not records:
+        raise ValueError(f"no MonBench records for task={task!r} split={split!r} in {data or 'the bundled fixtures'}")
+    fewshot = load_records(data, split="fewshot", tasks=[task]) if int(shots) else []
+    items = expand(records, runs_for(design, formats), fewshot=fewshot, shots=int(shots))
+    docs = [
+        {
+            "id": item.id,
+            "system_prompt": item.system_prompt,
+            "user_prompt": item.user_prompt,
+            "target": item.target_answer,
+            **item_fields(item),
+        }
+        for item in items
+    ]
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+
+
+def load_canonical(task: str, **metadata: Any):
+    """One run: options in data order, Label format (``monbench_<task>``)."""
+    metadata.setdefault("formats", "label")
+    return _docs(task, "canonical", **metadata)
+
+
+def load_perm(task: str, design: str = "full", **metadata: Any):
+    """The paper's 72 runs (24 orderings x 3 formats) per question (``monbench_perm_<task>``)."""
+    return _docs(task, design, **metadata)
+
+
+def extract_reply(resps, docs):
+    """Named filter: drop ``<think>`` blocks; the tags are read by ``process_results``."""
+    return [[strip_reasoning(r) for r in doc_resps] for doc_resps in resps]
+
+
+CANONICAL_METRICS = ("acc", "violation_rate")
+
+
+def process_results(doc: dict, results: list[str]) -> dict[str, dict[str, int]]:
+    """Every metric receives the whole outcome; the aggregations pick what they need."""
+    _, outcome = score_reply(doc, results[0])
+    return {name: outcome for name in METRICS}
+
+
+def process_results_canonical(doc: dict, results: list[str]) -> dict[str, dict[str, int]]:
+    """Single-run tasks: no CI, position or format breakdown to report."""
+    _, outcome = score_reply(doc, results[0])
+    return {name: outcome for name in CANONICAL_METRICS}
+
+
+def _aggregation(key: str):
+    def aggregate(items: list[dict[str, int]]) -> float:
+        return monbench_metrics(items)[key]
+
+    aggregate.__name__ = f"agg_{key}"
+    return aggregate
+
+
+agg_acc = _aggregation("acc")
+agg_acc_ci = _aggregation("acc_ci")
+agg_acc_pos_A = _aggregation("acc_pos_A")
+agg_acc_pos_B = _aggregation("acc_pos_B")
+agg_acc_pos_C = _aggregation("acc_pos_C")
+agg_acc_pos_D = _aggregation("acc_pos_D")
+agg_acc_fmt_label = _aggregation("acc_fmt_label")
+agg_acc_fmt_content = _aggregation("acc_fmt_content")
+agg_acc_fmt_label_content = _aggregation("acc_fmt_label_content")
+agg_consistency = _aggregation("consistency")
+agg_violation_rate = _aggregation("violation_rate")
+agg_mismatch_rate = _aggregation("mismatch_rate")

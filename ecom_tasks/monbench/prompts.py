@@ -1,0 +1,88 @@
+"""MonBench prompt builder (paper App. A, B.3 Table 10, C Table 11).
+
+The system prompt is the static part: preamble, task instruction, output
+format and the few-shot block. It depends only on (task, format, shots), so
+it is byte-identical for every question of a run and provider prompt caching
+applies. The user prompt carries the question and the options in run order.
+"""
+
+from __future__ import annotations
+
+from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, MonBenchRecord
+
+PREAMBLE = (
+    "You are a helpful online shopping assistant. "
+    "Please answer the following question about online shopping."
+)
+
+#: Per-task instruction, as in the paper's per-task system prompts (Tables 3-6).
+TASK_INSTRUCTIONS = {
+    "query_ad_relevance": (
+        "You will be given a user query along with the location and market where the query was made. "
+        "Using this information, choose the most relevant advertisement from the provided options."
+    ),
+    "product_co_purchase": "Select the product that the user may also buy.",
+    "query_product_relation": "Choose the option that best describes the relationship between the product and the query.",
+    "query_query_intent": "Choose the option that best describes the relationship between the two queries.",
+}
+
+FEWSHOT_HEADER = "Here are some examples to help you answer the question:"
+OUTPUT_FORMAT_HEADER = "** Output Format **"
+VALID_EXAMPLES_HEADER = "**Valid Examples**"
+#: Open-content tasks have no fixed vocabulary to list in the Content format.
+OPEN_CONTENT_PLACEHOLDER = "full text of the chosen option"
+
+
+def label_tag(letter: str) -> str:
+    return f"<Label>{letter}</Label>"
+
+
+def answer_tag(text: str) -> str:
+    return f"<Answer>{text}</Answer>"
+
+
+def render_answer(fmt: str, position: int, displayed: tuple[str, ...] | list[str]) -> str:
+    """The reply a perfect model gives in format ``fmt`` choosing ``displayed[position]``."""
+    if fmt == "label":
+        return label_tag(LETTERS[position])
+    if fmt == "content":
+        return answer_tag(displayed[position])
+    if fmt == "label_content":
+        return f"{label_tag(LETTERS[position])} {answer_tag(displayed[position])}"
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def output_format_block(task: str, fmt: str) -> str:
+    vocab = RELATION_LABELS.get(task)
+    content_spec = "/".join(vocab) if vocab else OPEN_CONTENT_PLACEHOLDER
+    label_spec = label_tag("/".join(LETTERS))
+    if fmt == "label":
+        spec, example = label_spec, label_tag("A")
+    elif fmt == "content":
+        spec, example = answer_tag(content_spec), answer_tag(vocab[0]) if vocab else None
+    elif fmt == "label_content":
+        spec = f"{label_spec} {answer_tag(content_spec)}"
+        example = f"{label_tag('A')} {answer_tag(vocab[0])}" if vocab else None
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    lines = [OUTPUT_FORMAT_HEADER, spec]
+    if example:
+        lines += [VALID_EXAMPLES_HEADER, example]
+    return "\n".join(lines)
+
+
+def build_user_prompt(question: str, displayed: tuple[str, ...] | list[str]) -> str:
+    options = "\n".join(f"{letter}. {text}" for letter, text in zip(LETTERS, displayed))
+    return f"{question}\nOptions:\n{options}"
+
+
+def build_system_prompt(task: str, fmt: str, examples: list[MonBenchRecord]) -> str:
+    """Static prefix; few-shot examples in canonical order, answered in ``fmt`` (App. C)."""
+    parts = [f"{PREAMBLE} {TASK_INSTRUCTIONS[task]}", output_format_block(task, fmt)]
+    if examples:
+        shots = [
+            f"{build_user_prompt(ex.question, ex.choices)}\n{render_answer(fmt, ex.answer, ex.choices)}"
+            for ex in examples
+        ]
+        parts.append("\n\n".join([FEWSHOT_HEADER, *shots]))
+    return "\n\n".join(parts)

@@ -1,0 +1,132 @@
+"""MonBench robustness protocol: option orderings x return formats = runs.
+
+A *run* is one (ordering, format) pair applied to every question of a task;
+the paper's full design is all 24 orderings x 3 formats = 72 runs. Orderings
+are numbered in ``itertools.permutations`` order, so ``p0`` is the canonical
+order everywhere and ids are stable across designs and machines.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt, render_answer
+from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord
+
+ORDERINGS: tuple[tuple[int, int, int, int], ...] = tuple(itertools.permutations(range(4)))  # type: ignore[assignment]
+FORMATS = ("label", "content", "label_content")
+#: The four cyclic rotations: each original option visits each position exactly once.
+CYCLIC_ORDERINGS = tuple(ORDERINGS.index(tuple((i + s) % 4 for i in range(4))) for s in range(4))
+DESIGNS = {
+    "full": tuple(range(len(ORDERINGS))),
+    "cyclic": CYCLIC_ORDERINGS,
+    "canonical": (0,),
+}
+SHOTS = (0, 1, 5)
+
+
+@dataclass(frozen=True)
+class Run:
+    ordering: int  # index into ORDERINGS
+    format: str
+
+    @property
+    def key(self) -> str:
+        return f"p{self.ordering}_{self.format}"
+
+
+def runs_for(design: str = "full", formats: tuple[str, ...] | list[str] | str | None = None) -> list[Run]:
+    """The runs of a design, in a fixed order (ordering-major)."""
+    if design not in DESIGNS:
+        raise ValueError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
+    chosen = parse_formats(formats)
+    return [Run(o, f) for o in DESIGNS[design] for f in chosen]
+
+
+def parse_formats(formats: tuple[str, ...] | list[str] | str | None) -> tuple[str, ...]:
+    if formats is None or formats == "all":
+        return FORMATS
+    if isinstance(formats, str):
+        formats = [f.strip() for f in formats.split(",") if f.strip()]
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise ValueError(f"unknown return format(s) {unknown}; expected a subset of {', '.join(FORMATS)}")
+    return tuple(f for f in FORMATS if f in formats)
+
+
+@dataclass(frozen=True)
+class MonBenchItem:
+    """One question under one run: what the model sees and what counts as right."""
+
+    record: MonBenchRecord
+    question_index: int  # position of the question in the evaluated set (for consistency)
+    run: Run
+    system_prompt: str
+    user_prompt: str
+    displayed: tuple[str, str, str, str]  # choices in displayed order
+    target_position: int  # where the correct choice is displayed (0 = A)
+
+    @property
+    def id(self) -> str:
+        return f"{self.record.id}_{self.run.key}"
+
+    @property
+    def target_letter(self) -> str:
+        return LETTERS[self.target_position]
+
+    @property
+    def task_index(self) -> int:
+        return TASKS.index(self.record.task)
+
+    @property
+    def target_answer(self) -> str:
+        """The correct reply in this run's format (used by scripted models and tests)."""
+        return render_answer(self.run.format, self.target_position, self.displayed)
+
+
+def displayed_choices(record: MonBenchRecord, ordering: int) -> tuple[tuple[str, str, str, str], int]:
+    order = ORDERINGS[ordering]
+    shown = tuple(record.choices[i] for i in order)
+    return shown, order.index(record.answer)  # type: ignore[return-value]
+
+
+def few_shot_examples(fewshot: list[MonBenchRecord], task: str, shots: int) -> list[MonBenchRecord]:
+    """The first ``shots`` few-shot records of ``task`` in file order (same for every model)."""
+    if shots not in SHOTS:
+        raise ValueError(f"shots must be one of {SHOTS}, got {shots}")
+    pool = [r for r in fewshot if r.task == task]
+    if len(pool) < shots:
+        raise ValueError(f"{shots}-shot needs {shots} few-shot records of {task}, the data has {len(pool)}")
+    return pool[:shots]
+
+
+def expand(
+    records: list[MonBenchRecord],
+    runs: list[Run],
+    *,
+    fewshot: list[MonBenchRecord] | None = None,
+    shots: int = 0,
+) -> list[MonBenchItem]:
+    """Every record under every run, question-major so a question's runs sit together."""
+    system_cache: dict[tuple[str, str], str] = {}
+    items = []
+    for question_index, record in enumerate(records):
+        for run in runs:
+            key = (record.task, run.format)
+            if key not in system_cache:
+                examples = few_shot_examples(fewshot or [], record.task, shots)
+                system_cache[key] = build_system_prompt(record.task, run.format, examples)
+            shown, target = displayed_choices(record, run.ordering)
+            items.append(
+                MonBenchItem(
+                    record=record,
+                    question_index=question_index,
+                    run=run,
+                    system_prompt=system_cache[key],
+                    user_prompt=build_user_prompt(record.question, shown),
+                    displayed=shown,
+                    target_position=target,
+                )
+            )
+    return items

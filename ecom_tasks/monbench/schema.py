@@ -1,0 +1,198 @@
+"""MonBench canonical record, its validation and loading."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from ecom_tasks.data import (
+    DataValidationError,
+    Problem,
+    Row,
+    check_unique_ids,
+    fixtures_dir,
+    load_rows,
+    require_text,
+)
+
+TASKS = (
+    "query_ad_relevance",
+    "product_co_purchase",
+    "query_product_relation",
+    "query_query_intent",
+)
+SPLITS = ("fewshot", "validation", "test")
+LETTERS = ("A", "B", "C", "D")
+
+#: The closed answer vocabularies of the two relation tasks (paper Tables 4, 6, 10).
+#: Their choices must be a permutation of these labels; the Content format lists them.
+RELATION_LABELS: dict[str, tuple[str, ...]] = {
+    "query_product_relation": ("ExactMatch", "Substitute", "Complement", "Irrelevant"),
+    "query_query_intent": ("Narrowing", "Complement", "Irrelevant", "Substitute"),
+}
+
+#: The 22 query categories of the paper's Table 7 (1-based ids in that order).
+CATEGORIES = (
+    "Vehicles",
+    "Family & Community",
+    "Real Estate",
+    "Business & Industrial",
+    "Beauty & Personal Care",
+    "Occasions & Gifts",
+    "Internet & Telecom",
+    "Home & Garden",
+    "Food & Groceries",
+    "Health",
+    "Finance",
+    "Arts & Entertainment",
+    "Sports & Fitness",
+    "Hobbies & Leisure",
+    "Jobs & Education",
+    "Travel & Tourism",
+    "Law & Government",
+    "Computers & Consumer Electronics",
+    "Dining & Nightlife",
+    "Apparel",
+    "News, Media & Publications",
+    "Retailers & General Merchandise",
+)
+
+
+@dataclass(frozen=True)
+class MonBenchRecord:
+    id: str
+    task: str
+    split: str
+    question: str
+    choices: tuple[str, str, str, str]
+    answer: int  # index into choices
+    category: str | None = None
+    source: str = ""  # file:row, for messages
+
+    @property
+    def answer_letter(self) -> str:
+        return LETTERS[self.answer]
+
+
+def _choices(row: Row, problems: list[Problem]) -> list[str]:
+    value = row.values.get("choices")
+    if value is None and all(letter in row.values for letter in LETTERS):
+        value = [row.values[letter] for letter in LETTERS]  # CSV-friendly A/B/C/D columns
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)  # CSV cells hold the list as JSON
+        except json.JSONDecodeError:
+            problems.append(Problem(row.source, row.index, "choices", "not a list (nor a JSON list)"))
+            return []
+    if not isinstance(value, (list, tuple)):
+        problems.append(Problem(row.source, row.index, "choices", "missing or not a list"))
+        return []
+    if len(value) != 4:
+        problems.append(Problem(row.source, row.index, "choices", f"needs exactly 4 choices, got {len(value)}"))
+        return []
+    out = []
+    for i, choice in enumerate(value):
+        if not isinstance(choice, str) or not choice.strip():
+            problems.append(Problem(row.source, row.index, f"choices[{i}]", "empty or not a string"))
+            return []
+        out.append(choice.strip())
+    folded = [c.casefold() for c in out]
+    if len(set(folded)) != 4:
+        problems.append(Problem(row.source, row.index, "choices", "choices must be distinct"))
+        return []
+    return out
+
+
+def _answer(row: Row, problems: list[Problem]) -> int:
+    value = row.values.get("answer")
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value.strip().upper() in LETTERS:
+        return LETTERS.index(value.strip().upper())
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and 0 <= value <= 3:
+        return value
+    problems.append(Problem(row.source, row.index, "answer", f"must be 0-3 or A-D, got {value!r}"))
+    return -1
+
+
+def _category(row: Row, problems: list[Problem]) -> str | None:
+    value = row.values.get("category")
+    if value is None or value == "" or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and 1 <= value <= len(CATEGORIES):
+        return CATEGORIES[value - 1]
+    if isinstance(value, str) and value.strip() in CATEGORIES:
+        return value.strip()
+    problems.append(Problem(row.source, row.index, "category", f"not one of the 22 query categories: {value!r}"))
+    return None
+
+
+def validate_rows(rows: list[Row]) -> list[MonBenchRecord]:
+    """Canonical records from raw rows; raises DataValidationError listing every problem."""
+    problems: list[Problem] = []
+    records: list[MonBenchRecord] = []
+    ids: list[tuple[Row, str]] = []
+    for row in rows:
+        before = len(problems)
+        raw_id = row.values.get("id")
+        record_id = str(raw_id).strip() if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
+        if not record_id:
+            problems.append(Problem(row.source, row.index, "id", "missing or empty"))
+        task = require_text(row, "task", problems)
+        if task and task not in TASKS:
+            problems.append(Problem(row.source, row.index, "task", f"unknown task {task!r}; expected one of {', '.join(TASKS)}"))
+        split = require_text(row, "split", problems)
+        if split and split not in SPLITS:
+            problems.append(Problem(row.source, row.index, "split", f"unknown split {split!r}; expected one of {', '.join(SPLITS)}"))
+        question = require_text(row, "question", problems)
+        choices = _choices(row, problems)
+        answer = _answer(row, problems)
+        category = _category(row, problems)
+        if choices and task in RELATION_LABELS and sorted(choices) != sorted(RELATION_LABELS[task]):
+            problems.append(
+                Problem(row.source, row.index, "choices", f"{task} choices must be the labels {', '.join(RELATION_LABELS[task])}")
+            )
+        if record_id:
+            ids.append((row, record_id))
+        if len(problems) == before:
+            records.append(
+                MonBenchRecord(
+                    id=record_id,
+                    task=task,
+                    split=split,
+                    question=question,
+                    choices=tuple(choices),  # type: ignore[arg-type]
+                    answer=answer,
+                    category=category,
+                    source=f"{row.source}:{row.index}",
+                )
+            )
+    check_unique_ids(ids, problems)
+    if problems:
+        raise DataValidationError(problems)
+    return records
+
+
+def load_records(
+    data: str | os.PathLike[str] | None = None,
+    *,
+    split: str | None = "test",
+    tasks: tuple[str, ...] | list[str] | None = None,
+) -> list[MonBenchRecord]:
+    """Validated MonBench records of one split (``None``: all), bundled fixtures by default."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    for task in tasks or ():
+        if task not in TASKS:
+            raise ValueError(f"unknown MonBench task {task!r}; expected one of {', '.join(TASKS)}")
+    records = validate_rows(load_rows(data if data is not None else fixtures_dir("monbench"), split=split))
+    return [
+        r for r in records if (split is None or r.split == split) and (not tasks or r.task in tasks)
+    ]

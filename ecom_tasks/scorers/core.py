@@ -1,0 +1,132 @@
+"""Framework-neutral metric functions shared by every benchmark and both adapters.
+
+Pure functions over plain Python values. Each is defined for empty input
+(Inspect calls metrics on empty lists while a run is in progress): ratios of
+nothing are ``nan`` rather than an exception.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+NAN = float("nan")
+
+#: The value an unparseable prediction takes: never equal to a gold label.
+INVALID = "invalid"
+
+
+def mean_ci(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Mean and the half-width of its Student-t confidence interval.
+
+    ``n`` is the number of values (for MonBench: the number of runs). The
+    half-width is ``nan`` for fewer than two values, where no interval exists.
+    """
+    data = np.asarray(list(values), dtype=float)
+    if data.size == 0:
+        return NAN, NAN
+    mean = float(data.mean())
+    if data.size < 2:
+        return mean, NAN
+    from scipy import stats
+
+    sem = float(data.std(ddof=1)) / math.sqrt(data.size)
+    t = float(stats.t.ppf((1 + confidence) / 2, df=data.size - 1))
+    return mean, t * sem
+
+
+def accuracy(gold: Sequence[object], pred: Sequence[object]) -> float:
+    """Share of exact matches; an ``INVALID`` prediction is always wrong."""
+    if len(gold) != len(pred):
+        raise ValueError(f"gold has {len(gold)} items, predictions {len(pred)}")
+    if not gold:
+        return NAN
+    from sklearn.metrics import accuracy_score
+
+    return float(accuracy_score([str(g) for g in gold], [str(p) for p in pred]))
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
+    """Macro-F1 over the fixed label set ``labels`` (``zero_division=0``).
+
+    Predictions outside ``labels`` (``INVALID``) count as wrong for the gold
+    class's recall and are not themselves a class being averaged.
+    """
+    if len(gold) != len(pred):
+        raise ValueError(f"gold has {len(gold)} items, predictions {len(pred)}")
+    if not gold:
+        return NAN
+    from sklearn.metrics import f1_score
+
+    return float(f1_score(list(gold), list(pred), labels=list(labels), average="macro", zero_division=0))
+
+
+def binarized_accuracy(
+    gold: Sequence[str], pred: Sequence[str], positive: Iterable[str], negative: Iterable[str]
+) -> float:
+    """Accuracy after mapping labels onto two classes (e.g. RAIR's Acc@2).
+
+    A prediction in neither group (``INVALID``) is wrong whatever the gold.
+    """
+    pos, neg = set(positive), set(negative)
+
+    def side(label: str) -> str:
+        return "pos" if label in pos else "neg" if label in neg else INVALID
+
+    gold_sides = [side(g) for g in gold]
+    if INVALID in gold_sides:
+        raise ValueError("a gold label is in neither group")
+    return accuracy(gold_sides, [side(p) for p in pred])
+
+
+def confusion(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> list[list[int]]:
+    """Confusion matrix, rows = gold, columns = ``labels`` + ``INVALID``."""
+    columns = [*labels, INVALID]
+    if not gold:
+        return [[0] * len(columns) for _ in labels]
+    from sklearn.metrics import confusion_matrix
+
+    mapped = [p if p in labels else INVALID for p in pred]
+    matrix = confusion_matrix(list(gold), mapped, labels=columns)
+    return matrix[: len(labels)].tolist()
+
+
+def recall_at_k(
+    ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int
+) -> dict[str, float]:
+    """Per-query recall@k: relevant docs in the top ``k`` / all relevant docs.
+
+    A query of ``qrels`` that has no ranking gets 0; a query with no relevant
+    document (all ``rel <= 0``) has no recall and is left out of the result,
+    so callers can count it.
+    """
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    result: dict[str, float] = {}
+    for qid, judged in qrels.items():
+        relevant = {doc for doc, rel in judged.items() if rel > 0}
+        if not relevant:
+            continue
+        top = set(list(ranked.get(qid, ()))[:k])
+        result[qid] = len(relevant & top) / len(relevant)
+    return result
+
+
+def mean_recall_at_k(
+    ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int
+) -> float:
+    """Recall@k averaged over the queries that have relevant documents."""
+    per_query = recall_at_k(ranked, qrels, k)
+    return float(np.mean(list(per_query.values()))) if per_query else NAN
+
+
+RUBRIC_MAX = 3
+
+
+def rubric_to_100(score: float) -> float:
+    """Linear map of a 0–3 judge rubric score onto 0–100 (EcomEval)."""
+    if not 0 <= score <= RUBRIC_MAX:
+        raise ValueError(f"rubric score {score!r} is outside 0..{RUBRIC_MAX}")
+    return score / RUBRIC_MAX * 100.0

@@ -1,0 +1,7 @@
+"""Test utilities shipped with the package so users can reuse them in their own tests.
+
+- :mod:`ecom_tasks.testing.openai_server`: a tiny local OpenAI-compatible server
+  (a stand-in for a user's vLLM server).
+- :mod:`ecom_tasks.testing.netguard`: a socket guard that blocks and records any
+  connection to a non-loopback address.
+"""
