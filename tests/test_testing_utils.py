@@ -198,6 +198,8 @@ def _causes(exc: BaseException | None) -> Iterator[BaseException]:
 
 
 def test_guard_blocks_and_restores(server: OpenAICompatibleServer) -> None:
+    # The suite's own session guard (conftest) may already be installed underneath.
+    overridden_before = {name: name in vars(socket.socket) for name in ("connect", "connect_ex")}
     originals = (socket.socket.connect, socket.socket.connect_ex,
                  socket.create_connection, socket.getaddrinfo)
     guard = NetworkGuard().install()
@@ -238,7 +240,7 @@ def test_guard_blocks_and_restores(server: OpenAICompatibleServer) -> None:
     assert guard.allowed == [("127.0.0.1", server.port)] * 2
     assert (socket.socket.connect, socket.socket.connect_ex,
             socket.create_connection, socket.getaddrinfo) == originals
-    assert "connect" not in vars(socket.socket) and "connect_ex" not in vars(socket.socket)
+    assert {name: name in vars(socket.socket) for name in ("connect", "connect_ex")} == overridden_before
     assert not guard.installed
 
 

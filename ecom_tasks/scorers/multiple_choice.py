@@ -116,17 +116,12 @@ def summarize(
     if len(tasks) <= 1:
         result = task_summary(outcomes, format_names, confidence)
     else:
-        result = {}
-        for t in tasks:
-            part = task_summary([o for o in outcomes if int(o["task"]) == t], format_names, confidence)
-            result.update({f"{task_names[t]}/{k}": v for k, v in part.items()})
-        pooled = task_summary(outcomes, format_names, confidence)
-        for key in ("consistency", "violation_rate", "mismatch_rate", "n_items"):
-            result[key] = pooled[key]
-        for key in pooled:
-            if key.startswith(("acc_pos_", "acc_fmt_")):
-                # Unweighted task mean, like the headline accuracy.
-                result[key] = _nanmean([result[f"{task_names[t]}/{key}"] for t in tasks])
+        per_task = {t: task_summary([o for o in outcomes if int(o["task"]) == t], format_names, confidence) for t in tasks}
+        # Overall values are unweighted task means, like Table 2's "Avg." and lm-eval's group rows.
+        result = {key: _nanmean([summary[key] for summary in per_task.values()]) for key in per_task[tasks[0]]}
+        result["n_items"] = float(len(outcomes))
+        for t, summary in per_task.items():
+            result.update({f"{task_names[t]}/{k}": v for k, v in summary.items()})
     result["acc"], result["acc_ci"] = overall_accuracy(outcomes, confidence) if outcomes else (NAN, NAN)
     if category_weights:
         result["acc_reweighted"] = reweighted_accuracy(outcomes, category_weights)

@@ -1,0 +1,80 @@
+"""Results tables: Inspect logs and lm-eval results pivoted to task rows x metric columns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: Column order for the tables (others follow alphabetically).
+PREFERRED_COLUMNS = (
+    "acc",
+    "acc_ci",
+    "acc@2",
+    "acc@4",
+    "macro_f1",
+    "acc_pos_A",
+    "acc_pos_B",
+    "acc_pos_C",
+    "acc_pos_D",
+    "acc_fmt_label",
+    "acc_fmt_content",
+    "acc_fmt_label_content",
+    "consistency",
+    "violation_rate",
+    "mismatch_rate",
+    "invalid_rate",
+)
+SHORT_NAMES = {
+    "acc_fmt_label": "fmt_L",
+    "acc_fmt_content": "fmt_C",
+    "acc_fmt_label_content": "fmt_LC",
+    "acc_pos_A": "pos_A",
+    "acc_pos_B": "pos_B",
+    "acc_pos_C": "pos_C",
+    "acc_pos_D": "pos_D",
+    "violation_rate": "viol",
+    "mismatch_rate": "mismatch",
+    "consistency": "consist",
+}
+
+
+def inspect_rows(log: Any) -> dict[str, dict[str, float]]:
+    """``{row: {metric: value}}`` from an Inspect EvalLog; ``a/b`` metric names split into rows."""
+    rows: dict[str, dict[str, float]] = {}
+    task = log.eval.task.split("/")[-1]
+    for score in log.results.scores if log.results else []:
+        for name, metric in score.metrics.items():
+            if "/" in name:
+                group, metric_name = name.rsplit("/", 1)
+                rows.setdefault(f"{task}/{group}", {})[metric_name] = metric.value
+            else:
+                rows.setdefault(task, {})[name] = metric.value
+    return rows
+
+
+def lm_eval_rows(results: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """``{task_or_group: {metric: value}}`` from ``simple_evaluate``'s result dict."""
+    rows: dict[str, dict[str, float]] = {}
+    for name, metrics in results.get("results", {}).items():
+        for key, value in metrics.items():
+            if "," not in key or "_stderr" in key or not isinstance(value, (int, float)):
+                continue
+            rows.setdefault(name.strip(" -"), {})[key.split(",")[0]] = float(value)
+    return rows
+
+
+def format_table(rows: Mapping[str, Mapping[str, float]], *, skip: tuple[str, ...] = ("n_runs", "n_items")) -> str:
+    """Fixed-width text table; ``nan`` where a metric does not apply."""
+    names = {m for metrics in rows.values() for m in metrics if m not in skip}
+    columns = [c for c in PREFERRED_COLUMNS if c in names] + sorted(names - set(PREFERRED_COLUMNS))
+    width = max([len(r) for r in rows] + [4])
+    headers = [SHORT_NAMES.get(c, c) for c in columns]
+    widths = [max(len(h), 6) for h in headers]
+    lines = ["  ".join([f"{'task':<{width}}", *(f"{h:>{w}}" for h, w in zip(headers, widths))])]
+    for row, metrics in rows.items():
+        cells = []
+        for column, w in zip(columns, widths):
+            value = metrics.get(column)
+            cells.append(f"{'':>{w}}" if value is None else f"{value:>{w}.4f}")
+        lines.append("  ".join([f"{row:<{width}}", *cells]))
+    return "\n".join(lines)

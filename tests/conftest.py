@@ -1,0 +1,43 @@
+"""Test-suite setup: no network but loopback, proven by a process-wide socket guard."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+import pytest
+
+from ecom_tasks.offline import apply_offline
+
+# Before anything imports datasets/litellm/inspect: they read these at import time.
+apply_offline()
+os.environ.setdefault("INSPECT_LOG_DIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "ecom-tasks-test-logs"))
+
+from ecom_tasks.testing.netguard import NetworkGuard, is_loopback_host  # noqa: E402
+
+_GUARD = NetworkGuard()
+
+
+def _is_name_lookup(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return False
+    except ValueError:
+        return not is_loopback_host(host)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _GUARD.install()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _GUARD.uninstall()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def network_guard():
+    """Fails the session if any test tried to reach a non-loopback address or resolve a name."""
+    yield _GUARD
+    lookups = sorted({host for host, _ in _GUARD.lookups if host and _is_name_lookup(host)})
+    assert not _GUARD.blocked, f"outbound connections were attempted: {_GUARD.blocked}"
+    assert not lookups, f"host names were resolved (a sign of network use): {lookups}"
