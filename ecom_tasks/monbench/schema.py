@@ -126,6 +126,8 @@ def _category(row: Row, problems: list[Problem]) -> str | None:
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():  # CSV columns with gaps load as floats
+        value = int(value)
     if isinstance(value, int) and 1 <= value <= len(CATEGORIES):
         return CATEGORIES[value - 1]
     if isinstance(value, str) and value.strip() in CATEGORIES:

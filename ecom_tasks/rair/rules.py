@@ -1,0 +1,258 @@
+"""The RAIR rule system: levels, 16 intent dimensions, rules and the severity priority.
+
+``rules`` (task parameter) selects what goes into the static system prompt:
+
+- ``none``: nothing (the paper's "Base" setting);
+- ``builtin``: our versioned document ``rules_v1.json``, written from the
+  paper's definitions (it is not the official rule file);
+- a path: a JSON file in the same schema as ``rules_v1.json`` (validated,
+  problems reported as ``file:entry:field``), or any other text file (for
+  instance the official rules) inserted verbatim.
+
+Every rule set has a ``version`` string that runs record (sample metadata and
+task metadata), so results can be traced to the exact rules shown.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ecom_tasks.data import DataValidationError, Problem
+from ecom_tasks.rair.parsing import canonical_dimension
+from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, DIMENSIONS, LANGUAGES, LEVELS
+
+NONE = "none"
+BUILTIN = "builtin"
+BUILTIN_FILE = "rules_v1.json"
+
+_HEADINGS = {
+    "en": {
+        "title": "Relevance rules",
+        "levels": "Levels",
+        "severity": "Severity priority",
+        "dimensions": "Intent dimensions",
+        "rules": "Rules (id [level, dimension]: condition)",
+    },
+    "zh": {
+        "title": "相关性规则",
+        "levels": "相关性等级",
+        "severity": "严重程度优先级",
+        "dimensions": "意图维度",
+        "rules": "规则（编号 [等级, 维度]：条件）",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    dimension: str  # one of DIMENSIONS
+    level: str  # one of LEVELS
+    text: dict[str, str]  # by language
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """A rule system: structured (from JSON) or a verbatim text document."""
+
+    version: str
+    source: str  # "builtin" or the file path
+    levels: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # level -> name/definition -> lang -> text
+    severity: dict[str, str] = field(default_factory=dict)
+    dimensions: dict[str, dict[str, str]] = field(default_factory=dict)  # dimension -> lang -> definition
+    rules: tuple[Rule, ...] = ()
+    verbatim: str | None = None
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, Rule]:
+        return {rule.id.casefold(): rule for rule in self.rules}
+
+    def rule(self, rule_id: str) -> Rule | None:
+        return self._by_id.get(rule_id.strip().casefold())
+
+    def render(self, language: str) -> str:
+        """The rules as prompt text (deterministic: same rule set and language, same bytes)."""
+        if self.verbatim is not None:
+            return self.verbatim
+        h = _HEADINGS[language]
+        lines = [f"{h['title']} ({self.version})", "", f"{h['levels']}:"]
+        for level in reversed(LEVELS):  # L4 first, as the prompt's level list reads
+            entry = self.levels[level]
+            lines.append(f"- {level} ({entry['name'][language]}): {entry['definition'][language]}")
+        lines += ["", f"{h['severity']}: {self.severity[language]}", "", f"{h['dimensions']}:"]
+        for dimension in DIMENSIONS:
+            if dimension in self.dimensions:
+                name = dimension if language == "en" else f"{DIMENSION_NAMES_ZH[dimension]} ({dimension})"
+                lines.append(f"- {name}: {self.dimensions[dimension][language]}")
+        lines += ["", f"{h['rules']}:"]
+        for rule in self.rules:
+            lines.append(f"- {rule.id} [{rule.level}, {rule.dimension}]: {rule.text[language]}")
+        return "\n".join(lines)
+
+    def dimension_of(self, rule_id: str) -> str | None:
+        """The dimension a rule id belongs to: from the rule table, else from its prefix.
+
+        Prefix fallback (``"Brand-3"``, ``"COLOR_01"``, ``"颜色-2"``) lets gold
+        ``rule_ids`` of other rule files be tabulated by dimension.
+        """
+        rule = self.rule(rule_id)
+        if rule is not None:
+            return rule.dimension
+        head = rule_id.strip()
+        for separator in "-_.:/ ":
+            head = head.split(separator, 1)[0]
+        head = head.rstrip("0123456789")
+        return canonical_dimension(head) if head else None
+
+    def resolve_level(self, rule_ids: tuple[str, ...] | list[str]) -> str | None:
+        """The label the severity priority gives: the most severe level among known rules.
+
+        ``L4`` when no rule id is given; ``None`` when some id is not in this rule set.
+        """
+        levels = []
+        for rule_id in rule_ids:
+            rule = self.rule(rule_id)
+            if rule is None:
+                return None
+            levels.append(rule.level)
+        return min(levels, key=LEVELS.index) if levels else "L4"
+
+
+def _text(value: Any, where: str, source: str, problems: list[Problem], index: int) -> dict[str, str]:
+    """A text field: one string for every language, or a ``{"en": ..., "zh": ...}`` mapping."""
+    if isinstance(value, str) and value.strip():
+        return {lang: value.strip() for lang in LANGUAGES}
+    if isinstance(value, dict) and all(isinstance(value.get(lang), str) and value[lang].strip() for lang in LANGUAGES):
+        return {lang: value[lang].strip() for lang in LANGUAGES}
+    problems.append(Problem(source, index, where, "needs a non-empty string or an object with non-empty 'en' and 'zh'"))
+    return {}
+
+
+def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> RuleSet:
+    """A structured rule set from a parsed JSON document; lists every problem found."""
+    problems: list[Problem] = []
+    if not isinstance(doc, dict):
+        raise DataValidationError([Problem(source, 0, "-", "a rules JSON file must hold an object")])
+    version = doc.get("version")
+    if not isinstance(version, str) or not version.strip():
+        problems.append(Problem(source, 0, "version", "missing or empty (runs record it)"))
+        version = ""
+    levels: dict[str, dict[str, dict[str, str]]] = {}
+    raw_levels = doc.get("levels")
+    if not isinstance(raw_levels, dict) or set(raw_levels) != set(LEVELS):
+        problems.append(Problem(source, 0, "levels", f"needs exactly the keys {', '.join(LEVELS)}"))
+    else:
+        for level in LEVELS:
+            entry = raw_levels[level] if isinstance(raw_levels[level], dict) else {}
+            levels[level] = {
+                "name": _text(entry.get("name"), f"levels.{level}.name", source, problems, 0),
+                "definition": _text(entry.get("definition"), f"levels.{level}.definition", source, problems, 0),
+            }
+    severity = _text(doc.get("severity"), "severity", source, problems, 0)
+    dimensions: dict[str, dict[str, str]] = {}
+    raw_dims = doc.get("dimensions")
+    if not isinstance(raw_dims, list):
+        problems.append(Problem(source, 0, "dimensions", "must be a list"))
+        raw_dims = []
+    for i, entry in enumerate(raw_dims, start=1):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if name not in DIMENSIONS:
+            problems.append(Problem(source, i, "dimensions.name", f"{name!r} is not one of the 16 dimensions ({', '.join(DIMENSIONS)})"))
+            continue
+        dimensions[name] = _text(entry.get("definition"), "dimensions.definition", source, problems, i)
+    rules: list[Rule] = []
+    seen: set[str] = set()
+    raw_rules = doc.get("rules")
+    if not isinstance(raw_rules, list) or not raw_rules:
+        problems.append(Problem(source, 0, "rules", "must be a non-empty list"))
+        raw_rules = []
+    for i, entry in enumerate(raw_rules, start=1):
+        entry = entry if isinstance(entry, dict) else {}
+        rule_id = entry.get("id")
+        if not isinstance(rule_id, str) or not rule_id.strip():
+            problems.append(Problem(source, i, "rules.id", "missing or empty"))
+            continue
+        if rule_id.casefold() in seen:
+            problems.append(Problem(source, i, "rules.id", f"duplicate rule id {rule_id!r}"))
+        seen.add(rule_id.casefold())
+        dimension, level = entry.get("dimension"), entry.get("level")
+        if dimension not in DIMENSIONS:
+            problems.append(Problem(source, i, "rules.dimension", f"{dimension!r} is not one of the 16 dimensions"))
+        if level not in LEVELS:
+            problems.append(Problem(source, i, "rules.level", f"{level!r} is not one of {', '.join(LEVELS)}"))
+        text = _text(entry.get("text"), "rules.text", source, problems, i)
+        rules.append(Rule(rule_id.strip(), str(dimension), str(level), text))
+    if problems:
+        raise DataValidationError(problems)
+    return RuleSet(
+        version=version.strip() + version_suffix,
+        source=source,
+        levels=levels,
+        severity=severity,
+        dimensions=dimensions,
+        rules=tuple(rules),
+    )
+
+
+@functools.cache
+def builtin_rules() -> RuleSet:
+    text = (resources.files("ecom_tasks") / "rair" / BUILTIN_FILE).read_text(encoding="utf-8")
+    return parse_rules_document(json.loads(text), BUILTIN)
+
+
+def _load_file(path: Path) -> RuleSet:
+    if not path.is_file():
+        raise DataValidationError([Problem(str(path), 0, "rules", "rules file not found")])
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()[:12]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataValidationError([Problem(str(path), 0, "rules", f"not UTF-8 text: {exc}")]) from exc
+    if path.suffix.lower() == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataValidationError([Problem(str(path), exc.lineno, "-", f"not valid JSON: {exc.msg}")]) from exc
+        return parse_rules_document(doc, str(path), version_suffix=f" (sha256:{digest})")
+    if not text.strip():
+        raise DataValidationError([Problem(str(path), 0, "rules", "rules file is empty")])
+    return RuleSet(version=f"{path.name} (sha256:{digest})", source=str(path), verbatim=text.strip())
+
+
+def load_rules(spec: str | None) -> RuleSet | None:
+    """``none``/None -> no rules; ``builtin`` -> rules_v1.json; otherwise a file path."""
+    if spec is None or str(spec).strip().lower() in ("", NONE, "false"):
+        return None
+    if str(spec).strip().lower() in (BUILTIN, "true"):
+        return builtin_rules()
+    return _load_file(Path(str(spec)).expanduser())
+
+
+def rules_version(ruleset: RuleSet | None) -> str:
+    return ruleset.version if ruleset is not None else NONE
+
+
+def gold_dimension(rule_ids: tuple[str, ...] | list[str], ruleset: RuleSet | None = None) -> str | None:
+    """The dimension behind a record's gold rules: that of its most severe rule.
+
+    Rules the given (structured) rule set does not know are looked up in the
+    built-in one, then by prefix; ``None`` when no rule id maps to a dimension.
+    """
+    tables = [r for r in (ruleset, builtin_rules()) if r is not None and r.verbatim is None]
+    found: list[tuple[int, int, str]] = []  # (severity rank, position, dimension)
+    for position, rule_id in enumerate(rule_ids):
+        rule = next((t.rule(rule_id) for t in tables if t.rule(rule_id) is not None), None)
+        if rule is not None:
+            found.append((LEVELS.index(rule.level), position, rule.dimension))
+            continue
+        dimension = tables[-1].dimension_of(rule_id)
+        if dimension is not None:
+            found.append((len(LEVELS), position, dimension))  # level unknown: after known ones
+    return min(found)[2] if found else None

@@ -1,0 +1,191 @@
+"""MonBench end to end through Inspect's eval() and lm-eval's simple_evaluate()."""
+
+from __future__ import annotations
+
+import lm_eval
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, get_model
+from lm_eval.api.model import LM
+
+from ecom_tasks.baselines.lexical import last_options_block, requested_format
+from ecom_tasks.inspect_evals.monbench import monbench
+from ecom_tasks.lm_eval_tasks import task_manager
+from ecom_tasks.lm_eval_tasks.models import EcomBaselineLM
+from ecom_tasks.monbench.protocol import expand, runs_for
+from ecom_tasks.monbench.schema import TASKS, load_records
+
+
+def reply_choosing(messages: list[tuple[str, str]], pick) -> str:
+    """A reply in the requested format choosing ``pick(options)``."""
+    text = "\n\n".join(t for _, t in messages)
+    _, options = last_options_block(messages[-1][1])
+    wants_label, wants_answer = requested_format(text)
+    i = pick(options)
+    parts = [f"<Label>{'ABCD'[i]}</Label>"] if wants_label else []
+    if wants_answer:
+        parts.append(f"<Answer>{options[i]}</Answer>")
+    return " ".join(parts)
+
+
+def first_shown(messages):
+    return reply_choosing(messages, lambda options: 0)
+
+
+def oracle_policy():
+    items = expand(load_records(split="test"), runs_for("full"))
+    answers = {(i.system_prompt, i.user_prompt): i.target_answer for i in items}
+    return lambda messages: answers[(messages[0][1].strip(), messages[-1][1])]
+
+
+def scripted_inspect_model(policy):
+    def output(input, tools, tool_choice, config):
+        messages = [(m.role, m.text) for m in input]
+        return ModelOutput.from_content(model="mockllm/model", content=policy(messages))
+
+    return get_model("mockllm/model", custom_outputs=output)
+
+
+def run_inspect(task, model, tmp_path):
+    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}, log
+
+
+@pytest.mark.parametrize(("design", "n_runs"), [("full", 72), ("cyclic", 12)])
+def test_inspect_first_option_model_gets_exactly_a_quarter(design, n_runs, tmp_path):
+    metrics, log = run_inspect(monbench(design=design), scripted_inspect_model(first_shown), tmp_path)
+    questions = len(load_records(split="test"))
+    assert log.results.total_samples == questions * n_runs
+    assert metrics["acc"] == pytest.approx(0.25)
+    for task in TASKS:
+        assert metrics[f"{task}/acc"] == pytest.approx(0.25)
+        assert metrics[f"{task}/n_runs"] == n_runs
+    assert metrics["acc_pos_A"] == 1.0
+    assert metrics["acc_pos_B"] == metrics["acc_pos_C"] == metrics["acc_pos_D"] == 0.0
+    assert metrics["consistency"] == 0.0
+    assert metrics["violation_rate"] == 0.0
+    # Every question shows its answer first in exactly a quarter of the orderings, so every run is 0.25
+    # only on average: the CI is computed over runs and is positive.
+    assert metrics["acc_ci"] > 0
+
+
+def test_inspect_oracle_model_is_right_in_every_run(tmp_path):
+    metrics, log = run_inspect(monbench(design="full"), scripted_inspect_model(oracle_policy()), tmp_path)
+    assert metrics["acc"] == 1.0
+    assert metrics["acc_ci"] == 0.0
+    assert metrics["consistency"] == 1.0
+    for fmt in ("label", "content", "label_content"):
+        assert metrics[f"acc_fmt_{fmt}"] == 1.0
+    assert all(sample.scores["monbench_scorer"].value["correct"] == 1 for sample in log.samples)
+
+
+def test_inspect_bad_replies_are_counted_not_raised(tmp_path):
+    replies = iter(["", "no idea", "<Label>E</Label>", "<Label>A</Label><Label>B</Label>"] * 100)
+    model = scripted_inspect_model(lambda messages: next(replies))
+    metrics, log = run_inspect(monbench(task="query_query_intent", design="canonical"), model, tmp_path)
+    assert metrics["acc"] == 0.0
+    assert metrics["violation_rate"] == 1.0
+    statuses = {s.scores["monbench_scorer"].metadata["status"] for s in log.samples}
+    assert statuses >= {"no_tag", "out_of_range", "conflicting_tags"}
+
+
+def test_inspect_mismatch_is_wrong_and_counted_apart(tmp_path):
+    def mismatching(messages):
+        _, options = last_options_block(messages[-1][1])
+        return f"<Label>A</Label> <Answer>{options[1]}</Answer>"
+
+    task = monbench(task="query_query_intent", design="canonical", formats="label_content")
+    metrics, _ = run_inspect(task, scripted_inspect_model(mismatching), tmp_path)
+    assert metrics["acc"] == 0.0
+    assert metrics["mismatch_rate"] == 1.0
+    assert metrics["violation_rate"] == 0.0
+
+
+def test_inspect_task_args_are_recorded_and_shots_reach_the_prompt(tmp_path):
+    seen = []
+
+    def recording(messages):
+        seen.append(messages[0][1])
+        return first_shown(messages)
+
+    [log] = inspect_eval(
+        "ecom_tasks/monbench",
+        task_args={"task": "query_ad_relevance", "design": "canonical", "formats": "label", "shots": 5},
+        model=scripted_inspect_model(recording),
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success"
+    assert log.eval.task_args["shots"] == 5 and log.eval.task_args["design"] == "canonical"
+    assert all(s.count("Here are some examples") == 1 for s in seen)
+    assert len(set(seen)) == 1
+
+
+def test_unknown_task_parameter_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown MonBench task 'ads'"):
+        monbench(task="ads")
+
+
+class ScriptedLM(LM):
+    """An lm-eval model answering from a policy over (role, text) messages."""
+
+    def __init__(self, policy):
+        super().__init__()
+        self.policy = policy
+
+    def generate_until(self, requests, disable_tqdm=False):
+        out = []
+        for request in requests:
+            messages = EcomBaselineLM._messages(request.args[0])
+            if len(messages) == 1:  # plain context: system prompt, blank line, question
+                system, _, user = messages[0][1].rpartition("\n\n")
+                messages = [("system", system), ("user", user)]
+            out.append(self.policy(messages))
+        return out
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+
+def run_lm_eval(model, tasks):
+    results = lm_eval.simple_evaluate(model=model, tasks=tasks, task_manager=task_manager(), bootstrap_iters=0)
+    return {name: {k.split(",")[0]: v for k, v in m.items() if "," in k} for name, m in results["results"].items()}
+
+
+def test_lm_eval_first_option_model_gets_exactly_a_quarter():
+    results = run_lm_eval(ScriptedLM(first_shown), ["monbench_perm"])
+    for task in TASKS:
+        row = results[f"monbench_perm_{task}"]
+        assert row["acc"] == pytest.approx(0.25)
+        assert row["acc_pos_A"] == 1.0 and row["acc_pos_D"] == 0.0
+    assert results["monbench_perm"]["acc"] == pytest.approx(0.25)
+
+
+def test_lm_eval_oracle_model_is_right_in_every_run():
+    results = run_lm_eval(ScriptedLM(oracle_policy()), ["monbench_perm"])
+    for task in TASKS:
+        assert results[f"monbench_perm_{task}"]["acc"] == 1.0
+        assert results[f"monbench_perm_{task}"]["consistency"] == 1.0
+        assert results[f"monbench_perm_{task}"]["acc_ci"] == 0.0
+
+
+def test_baseline_scores_identically_in_both_frameworks(tmp_path):
+    results = lm_eval.simple_evaluate(
+        model="ecom-baseline",
+        tasks=["monbench_perm"],
+        task_manager=task_manager(metadata={}),
+        bootstrap_iters=0,
+    )
+    assert results is not None
+    full_metrics, _ = run_inspect(monbench(design="full"), "ecom/baseline", tmp_path)
+    lm = {name: {k.split(",")[0]: v for k, v in m.items() if "," in k} for name, m in results["results"].items()}
+    for task in TASKS:
+        assert lm[f"monbench_perm_{task}"]["acc"] == pytest.approx(full_metrics[f"{task}/acc"])
+        assert lm[f"monbench_perm_{task}"]["acc_ci"] == pytest.approx(full_metrics[f"{task}/acc_ci"])
+    assert lm["monbench_perm"]["acc"] == pytest.approx(full_metrics["acc"])
+    # The baseline is lexical, not random: it beats the 0.25 chance level on the fixtures.
+    assert full_metrics["acc"] > 0.3
