@@ -102,7 +102,9 @@ def test_inspect_mismatch_is_wrong_and_counted_apart(tmp_path):
     assert metrics["violation_rate"] == 0.0
 
 
-def test_inspect_task_args_are_recorded_and_shots_reach_the_prompt(tmp_path):
+def test_inspect_task_args_are_recorded_and_shots_reach_the_prompt(tmp_path, monkeypatch):
+    # Away from the repo root, where "ecom_tasks/monbench" is also a folder that eval() would treat as a path.
+    monkeypatch.chdir(tmp_path)
     seen = []
 
     def recording(messages):

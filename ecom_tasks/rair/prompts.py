@@ -14,8 +14,12 @@ level, and (image mode) the image among the sources to combine.
 
 from __future__ import annotations
 
-from ecom_tasks.rair.rules import RuleSet
+from dataclasses import dataclass
+from typing import Any
+
+from ecom_tasks.rair.rules import RuleSet, rules_version
 from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, LANGUAGES, RairRecord
+from ecom_tasks.rair.scoring import record_fields
 
 PROMPT_VERSION = "rair-fig9/1"
 
@@ -63,7 +67,7 @@ _SYSTEM = {
         "- L4（完全相关）：完全满足查询意图。\n"
     ),
 }
-_IMAGE_SOURCE = {"en": ", and the item Image", "zh": "以及商品图片"}
+_IMAGE_SOURCE = {"en": ", together with the item Image", "zh": "以及商品图片"}
 _RULES_HEADER = {
     "en": "Judge strictly by the following rules.\n",
     "zh": "请严格依据以下规则进行判断。\n",
@@ -105,10 +109,10 @@ def build_system_prompt(language: str = "en", rules: RuleSet | None = None, imag
     return text
 
 
-def build_user_prompt(record: RairRecord, language: str | None = None, image: bool = False) -> str:
-    """The per-sample part. With ``image``, ends with an "Item Image:" line the image part follows."""
-    language = language or record.language
-    _check_language(language)
+def build_user_prompt(record: RairRecord, image: bool = False) -> str:
+    """The per-sample part, in the record's language. With ``image``, ends with an
+    "Item Image:" line the image part follows."""
+    language = record.language
     text = _USER[language].format(
         query=record.query, title=record.title, shop_name=record.shop_name, cpv=record.cpv, sku=record.sku
     )
@@ -123,3 +127,43 @@ def render_answer(label: str, dimension: str | None = None, reasoning: str = "",
     if label == "L2" and dimension:
         final = f"[L2-{DIMENSION_NAMES_ZH[dimension]}不匹配]" if language == "zh" else f"[L2-{dimension} Mismatch]"
     return f"<think>{reasoning}</think>\n{final}"
+
+
+@dataclass(frozen=True)
+class RairItem:
+    """One record as a model sees it, plus the facts scoring needs."""
+
+    record: RairRecord
+    system_prompt: str
+    user_prompt: str
+    image: str | None  # attached after the user text (absolute path, data URI or URL)
+    fields: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def target(self) -> str:
+        return self.record.label
+
+
+def build_items(records: list[RairRecord], *, rules: RuleSet | None = None, image: bool = False) -> list[RairItem]:
+    """Prompts for every record, in data order; each record is asked in its own language."""
+    system: dict[str, str] = {}
+    version = rules_version(rules)
+    items = []
+    for record in records:
+        if record.language not in system:
+            system[record.language] = build_system_prompt(record.language, rules, image)
+        attach = record.image if image else None
+        items.append(
+            RairItem(
+                record=record,
+                system_prompt=system[record.language],
+                user_prompt=build_user_prompt(record, image=image),
+                image=attach,
+                fields=record_fields(record, ruleset=rules, rules_version=version, prompt_version=PROMPT_VERSION, image=image),
+            )
+        )
+    return items

@@ -1,0 +1,122 @@
+"""Baseline responder for RAIR prompts: query-term coverage by the item text.
+
+Query terms (words; single characters for Chinese) found in the item's
+title, shop, CPV and SKU decide the level: all covered -> L4, most -> L3,
+some -> L2 (the mismatch dimension guessed from the first uncovered term),
+none -> L1. The reply has the paper's Fig. 9 output form. Images are not
+looked at, which is what a text-only lexical baseline should show on the
+Visually Salient subset.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ecom_tasks.rair.prompts import render_answer
+
+_FIELDS = {
+    "en": ("User Query:", "Item Title:", "Item Shop:", "Item CPV:", "Item SKU:"),
+    "zh": ("用户查询：", "商品标题：", "商品店铺：", "商品CPV：", "商品SKU："),
+}
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    "a an and are as at be by do for from how i in is it my of on or the to what with without "
+    "about this that can de 的 了 和 与 用 款".split()
+)
+#: First uncovered query term -> the dimension it most likely belongs to.
+_CUES: dict[str, frozenset[str]] = {
+    "Color": frozenset(
+        "red blue green white black pink purple yellow orange grey gray brown beige navy burgundy gold silver "
+        "红 蓝 绿 白 黑 粉 紫 黄 橙 灰 棕".split()
+    ),
+    "Season": frozenset("summer winter spring autumn fall thermal 夏 冬 春 秋".split()),
+    "Audience": frozenset("women woman men man kids kid children child girls girl boys boy baby ladies 女 男 童 婴".split()),
+    "Material": frozenset("cotton leather wool silk linen wood wooden plastic steel glass ceramic bamboo 棉 皮 毛 丝 麻 木".split()),
+    "Bundle": frozenset("set pair pack pcs piece pieces bundle 套 对".split()),
+    "Store": frozenset("official flagship store shop 旗 舰 店".split()),
+    "Style": frozenset("vintage retro slim loose oversized striped floral plaid dotted polka 复 古 修 宽".split()),
+    "Function": frozenset("waterproof noise soundproof whitening moisturizing cleaning 防 降 隔".split()),
+}
+_SPEC = re.compile(r"^\d+(?:ml|l|g|kg|cm|mm|m|w|v|gb|tb|inch|in|寸)?$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def _stem(word: str) -> str:
+    word = word.casefold()
+    if len(word) > 4 and word.endswith("es") and not word.endswith("ses"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Query/item terms in order, stemmed, without stopwords or repeats."""
+    out: list[str] = []
+    for match in _WORD.finditer(text):
+        term = _stem(match.group(0))
+        if term not in _STOPWORDS and term not in out:
+            out.append(term)
+    return out
+
+
+def _last_value(text: str, label: str) -> str | None:
+    matches = re.findall(rf"^{re.escape(label)}[ \t]*(.*)$", text, flags=re.MULTILINE)
+    return matches[-1].strip() if matches else None
+
+
+def read_prompt(messages: Sequence[tuple[str, str]]) -> tuple[str, dict[str, str]] | None:
+    """The language and the query/item fields of the last RAIR input in the conversation."""
+    text = "\n".join(t for _, t in messages)
+    for language, labels in _FIELDS.items():
+        values = [_last_value(text, label) for label in labels]
+        if values[0] is not None and values[1] is not None:
+            keys = ("query", "title", "shop_name", "cpv", "sku")
+            return language, {k: v or "" for k, v in zip(keys, values)}
+    return None
+
+
+def guess_dimension(term: str, position: int, n_terms: int) -> str:
+    for dimension, cues in _CUES.items():
+        if term in cues:
+            return dimension
+    if _YEAR.match(term):
+        return "Year"
+    if _SPEC.match(term):
+        return "Specification"
+    # The last word of an English query is usually its head noun: the product type.
+    return "Category" if position == n_terms - 1 else "Attributes"
+
+
+def judge(fields: dict[str, str]) -> tuple[str, str | None, str]:
+    """(level, L2 dimension or None, reasoning) from query-term coverage."""
+    query = terms(fields["query"])
+    item = set(terms(" ".join(fields[k] for k in ("title", "shop_name", "cpv", "sku"))))
+    covered = [t for t in query if t in item]
+    missing = [t for t in query if t not in item]
+    coverage = len(covered) / len(query) if query else 0.0
+    reasoning = (
+        f"Query terms: {', '.join(query) or '-'}. Found in the item: {', '.join(covered) or '-'}. "
+        f"Missing: {', '.join(missing) or '-'}. Coverage {len(covered)}/{len(query)}."
+    )
+    if not query:
+        return "L3", None, reasoning
+    if coverage == 1.0:
+        return "L4", None, reasoning
+    if coverage >= 0.6:
+        return "L3", None, reasoning
+    if coverage > 0:
+        first = missing[0]
+        return "L2", guess_dimension(first, query.index(first), len(query)), reasoning
+    return "L1", None, reasoning
+
+
+def respond_rair(messages: Sequence[tuple[str, str]]) -> str | None:
+    """Answer a RAIR prompt in the Fig. 9 form (``<think>...</think>`` then the level), else None."""
+    found = read_prompt(messages)
+    if found is None:
+        return None
+    language, fields = found
+    level, dimension, reasoning = judge(fields)
+    return render_answer(level, dimension, reasoning, language)
