@@ -15,7 +15,13 @@ from ecom_tasks.inspect_evals.monbench import (  # noqa: E402
     monbench_canonical,
     monbench_cyclic,
     monbench_perm,
+    monbench_product_co_purchase,
+    monbench_query_ad_relevance,
+    monbench_query_product_relation,
+    monbench_query_query_intent,
 )
+from ecom_tasks.inspect_evals.rair import rair_general, rair_hard, rair_visual  # noqa: E402
+from ecom_tasks.scorers.inspect_rair import rair_breakdown, rair_scorer, rair_summary  # noqa: E402
 from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary  # noqa: E402
 
 __all__ = [
@@ -24,6 +30,16 @@ __all__ = [
     "monbench_canonical",
     "monbench_cyclic",
     "monbench_perm",
+    "monbench_product_co_purchase",
+    "monbench_query_ad_relevance",
+    "monbench_query_product_relation",
+    "monbench_query_query_intent",
     "monbench_scorer",
     "monbench_summary",
+    "rair_breakdown",
+    "rair_general",
+    "rair_hard",
+    "rair_scorer",
+    "rair_summary",
+    "rair_visual",
 ]

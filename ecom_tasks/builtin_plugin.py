@@ -38,6 +38,7 @@ def ecom_tasks_lm_eval_task_dirs():
 def ecom_tasks_datasets():
     from ecom_tasks.data import fixtures_dir
     from ecom_tasks.monbench.schema import load_records as load_monbench
+    from ecom_tasks.rair.schema import load_records as load_rair
 
     return [
         DatasetSpec(
@@ -46,4 +47,17 @@ def ecom_tasks_datasets():
             load=lambda data: load_monbench(data, split=None),
             default_data=lambda: fixtures_dir("monbench"),
         ),
+        DatasetSpec(
+            name="rair",
+            description="RAIR query-item records (subset, query, item text, image, industry, intent, L1-L4 label, rule_ids, language)",
+            load=lambda data: load_rair(data, check_images=True),
+            default_data=lambda: fixtures_dir("rair"),
+        ),
     ]
+
+
+@hookimpl
+def ecom_tasks_baseline_responders():
+    from ecom_tasks.baselines.rair import respond_rair
+
+    return [respond_rair]

@@ -117,3 +117,27 @@ def monbench_cyclic(data: str | None = None, shots: int = 0, split: str = "test"
 def monbench_canonical(data: str | None = None, shots: int = 0, split: str = "test") -> Task:
     """All four tasks in data order, Label format only: the quick single-run check."""
     return monbench(task="all", design="canonical", formats="label", data=data, shots=shots, split=split)
+
+
+@task
+def monbench_query_ad_relevance(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
+    """Query-Ad Relevance: pick the ad that best serves the query in its location and market."""
+    return monbench(task="query_ad_relevance", design=design, data=data, shots=shots, split=split)
+
+
+@task
+def monbench_product_co_purchase(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
+    """Product Co-Purchase: pick the product a buyer of the given one may also buy."""
+    return monbench(task="product_co_purchase", design=design, data=data, shots=shots, split=split)
+
+
+@task
+def monbench_query_product_relation(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
+    """Query-Product Relation: ExactMatch / Substitute / Complement / Irrelevant."""
+    return monbench(task="query_product_relation", design=design, data=data, shots=shots, split=split)
+
+
+@task
+def monbench_query_query_intent(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
+    """Query-Query Intent: Narrowing / Complement / Irrelevant / Substitute between two queries."""
+    return monbench(task="query_query_intent", design=design, data=data, shots=shots, split=split)
