@@ -36,8 +36,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.solver import generate
 
-from ecom_tasks.monbench.protocol import expand, runs_for
-from ecom_tasks.monbench.schema import TASKS, load_records
+from ecom_tasks.monbench.protocol import build_items
+from ecom_tasks.monbench.schema import TASKS
 from ecom_tasks.monbench.scoring import item_fields
 from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary
 
@@ -52,11 +52,7 @@ def monbench_dataset(
 ) -> MemoryDataset:
     """One Sample per (question, ordering, format); ids ``{id}_p{ordering}_{format}``."""
     tasks = list(TASKS) if task == "all" else [task]
-    records = load_records(data, split=split, tasks=tasks)
-    if not records:
-        raise ValueError(f"no MonBench records for task={task!r} split={split!r} in {data or 'the bundled fixtures'}")
-    fewshot = load_records(data, split="fewshot", tasks=tasks) if shots else []
-    items = expand(records, runs_for(design, formats), fewshot=fewshot, shots=int(shots))
+    items = build_items(data, tasks, split=split, design=design, formats=formats, shots=shots)
     samples = [
         Sample(
             id=item.id,

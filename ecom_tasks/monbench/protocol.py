@@ -130,3 +130,25 @@ def expand(
                 )
             )
     return items
+
+
+def build_items(
+    data: str | None,
+    tasks: list[str],
+    *,
+    split: str = "test",
+    design: str = "full",
+    formats: tuple[str, ...] | list[str] | str | None = None,
+    shots: int | str = 0,
+) -> list[MonBenchItem]:
+    """Load, validate and expand: what both framework adapters evaluate."""
+    from ecom_tasks.monbench.schema import load_records
+
+    if split not in ("validation", "test"):
+        raise ValueError(f"evaluate the 'test' or 'validation' split, not {split!r}")
+    records = load_records(data, split=None, tasks=tasks)
+    evaluated = [r for r in records if r.split == split]
+    if not evaluated:
+        raise ValueError(f"no MonBench records for {', '.join(tasks)} in split {split!r} of {data or 'the bundled fixtures'}")
+    fewshot = [r for r in records if r.split == "fewshot"]
+    return expand(evaluated, runs_for(design, formats), fewshot=fewshot, shots=int(shots))

@@ -13,8 +13,7 @@ from typing import Any
 import datasets
 
 from ecom_tasks.monbench.parsing import strip_reasoning
-from ecom_tasks.monbench.protocol import expand, runs_for
-from ecom_tasks.monbench.schema import load_records
+from ecom_tasks.monbench.protocol import build_items
 from ecom_tasks.monbench.scoring import item_fields, monbench_metrics, score_reply
 
 METRICS = (
@@ -34,11 +33,7 @@ METRICS = (
 
 
 def _docs(task: str, design: str, formats: Any = None, data: str | None = None, split: str = "test", shots: int | str = 0, **_: Any):
-    records = load_records(data, split=split, tasks=[task])
-    if not records:
-        raise ValueError(f"no MonBench records for task={task!r} split={split!r} in {data or 'the bundled fixtures'}")
-    fewshot = load_records(data, split="fewshot", tasks=[task]) if int(shots) else []
-    items = expand(records, runs_for(design, formats), fewshot=fewshot, shots=int(shots))
+    items = build_items(data, [task], split=split, design=design, formats=formats, shots=shots)
     docs = [
         {
             "id": item.id,
