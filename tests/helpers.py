@@ -146,3 +146,53 @@ def policy_from_rule(rule: Rule) -> Callable[[dict[str, Any]], str]:
 def start_monbench_server(rule: Rule = baseline_rule, *, model_name: str = "test-model") -> OpenAICompatibleServer:
     """Start a loopback server answering MonBench prompts with ``rule`` (use as a with-block)."""
     return serve_openai_compatible(policy_from_rule(rule), model_name=model_name)
+
+
+# --- expected numbers, computed without either framework -----------------------------
+
+
+def expected_baseline_metrics(design: str, formats: str | None = None, *, limit: int | None = None) -> dict[str, float]:
+    """MonBench metrics of the offline baseline on the bundled test split, scored directly.
+
+    The items are those both frameworks build (question-major, so ``limit``
+    matches Inspect's ``--limit``); each reply is the baseline's answer to the
+    (system, user) pair, scored with the shared scoring code. Keys as in the
+    Inspect log: ``acc``, ``<task>/acc``, ...
+    """
+    from ecom_tasks.baselines import respond
+    from ecom_tasks.monbench.protocol import expand, runs_for
+    from ecom_tasks.monbench.schema import load_records
+    from ecom_tasks.monbench.scoring import item_fields, monbench_metrics, score_reply
+
+    items = expand(load_records(None, split="test"), runs_for(design, formats))
+    if limit is not None:
+        items = items[:limit]
+    outcomes = [
+        score_reply(item_fields(item), respond([("system", item.system_prompt), ("user", item.user_prompt)]))[1]
+        for item in items
+    ]
+    return monbench_metrics(outcomes)
+
+
+def parse_lm_eval_tables(stdout: str) -> dict[str, dict[str, dict[str, str]]]:
+    """lm-eval's printed markdown tables: ``{"Tasks"|"Groups": {name: {metric: value}}}``.
+
+    Names lose their `` - `` subtask prefix; values stay strings as printed (e.g. ``"0.4286"``).
+    """
+    tables: dict[str, dict[str, dict[str, str]]] = {}
+    current: dict[str, dict[str, str]] | None = None
+    name = ""
+    for line in stdout.splitlines():
+        if not line.startswith("|"):
+            current = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] in ("Tasks", "Groups") and "Metric" in cells:
+            current = tables.setdefault(cells[0], {})
+            continue
+        if current is None or set(cells[0]) <= {"-", ":"} and cells[0]:
+            continue
+        if cells[0]:
+            name = cells[0].removeprefix("- ").strip()
+        current.setdefault(name, {})[cells[4]] = cells[6]
+    return tables

@@ -1,0 +1,221 @@
+"""The console scripts, run as a user would: ``ecom-tasks``, ``lm_eval``, ``ecom-lm-eval``, ``inspect``.
+
+Every subprocess runs offline under the network guard (see ``helpers.run_cli``).
+Expected numbers come from ``helpers.expected_baseline_metrics``, which scores
+the offline baseline on the bundled fixtures without either framework.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from ecom_tasks.data import fixtures_dir
+from ecom_tasks.lm_eval_tasks import TASKS_DIR
+from ecom_tasks.monbench.schema import TASKS, load_records
+from helpers import check_ok, expected_baseline_metrics, parse_lm_eval_tables, run_cli
+
+
+# --- the guard itself ----------------------------------------------------------------
+
+
+def test_run_cli_fails_on_network_use(tmp_path: Path) -> None:
+    connect = (
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('192.0.2.1', 80), timeout=1)\n"
+        "except OSError as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    with pytest.raises(AssertionError, match=r"non-loopback connections attempted: \[\['192\.0\.2\.1', 80\]\]") as info:
+        run_cli(["python", "-c", connect], cwd=tmp_path)
+    assert "BlockedConnectionError" in str(info.value)  # the stdout tail is in the message
+
+    # A name lookup is reported too (the resolver itself is stubbed: no DNS query leaves).
+    lookup = (
+        "import _socket, socket\n"
+        "_socket.getaddrinfo = lambda *a, **k: []\n"
+        "socket.getaddrinfo('shop.example.invalid', 443)\n"
+        "socket.getaddrinfo('127.0.0.1', 80)\n"
+        "socket.getaddrinfo('localhost', 80)\n"
+    )
+    with pytest.raises(AssertionError, match=r"host names resolved: \['shop\.example\.invalid'\]"):
+        run_cli(["python", "-c", lookup], cwd=tmp_path)
+
+    clean = check_ok(run_cli(["python", "-c", "print('ok')"], cwd=tmp_path))
+    assert clean.stdout == "ok\n"
+    assert clean.netguard_report["blocked"] == [] and clean.netguard_report["name_lookups"] == []
+
+
+# --- ecom-tasks ----------------------------------------------------------------------
+
+
+def test_lm_eval_path_prints_the_task_folder(tmp_path: Path) -> None:
+    out = check_ok(run_cli(["ecom-tasks", "lm-eval-path"], cwd=tmp_path)).stdout
+    assert out.splitlines() == [str(TASKS_DIR)]
+    folder = Path(out.strip())
+    assert folder.is_dir()
+    assert (folder / "monbench" / "_monbench.yaml").is_file()
+
+
+def test_validate_bundled_fixtures(tmp_path: Path) -> None:
+    proc = check_ok(run_cli(["ecom-tasks", "validate", "monbench"], cwd=tmp_path))
+    records = load_records(None, split=None)
+    counts = collections.Counter(f"{r.task}/{r.split}" for r in records)
+    expected = [f"OK: {len(records)} monbench records in {fixtures_dir('monbench')}"]
+    expected += [f"  {key:<40} {count}" for key, count in sorted(counts.items())]
+    assert proc.stdout.splitlines() == expected
+    # Every task has test items (the suites below rely on it).
+    assert {task for task in TASKS if counts[f"{task}/test"]} == set(TASKS)
+
+
+def test_validate_reports_each_problem_as_file_row_field(tmp_path: Path) -> None:
+    rows = [
+        # 1: three choices
+        {"id": "bad-1", "task": "query_ad_relevance", "split": "test", "question": "Query: running shoes",
+         "choices": ["Trail running shoes", "Road bike", "Tent"], "answer": 0},
+        # 2: answer out of range
+        {"id": "bad-2", "task": "product_co_purchase", "split": "test", "question": "A user bought a tent. What else?",
+         "choices": ["Sleeping bag", "Lamp", "Desk", "Mug"], "answer": 7},
+        # 3: unknown task
+        {"id": "bad-3", "task": "query_weather", "split": "test", "question": "Query: umbrella",
+         "choices": ["Umbrella", "Hat", "Scarf", "Gloves"], "answer": 0},
+        # 4: duplicate of row 1's id (otherwise valid)
+        {"id": "bad-1", "task": "query_ad_relevance", "split": "test", "question": "Query: yoga mat",
+         "choices": ["Yoga mat", "Dumbbell", "Treadmill", "Bench"], "answer": 0},
+        # 5: empty question
+        {"id": "bad-5", "task": "query_ad_relevance", "split": "test", "question": "",
+         "choices": ["Sofa", "Chair", "Table", "Bed"], "answer": 1},
+    ]
+    data = tmp_path / "bad.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    proc = check_ok(run_cli(["ecom-tasks", "validate", "monbench", str(data)], cwd=tmp_path), 1)
+    assert proc.stdout == ""
+    problems = [line for line in proc.stderr.splitlines() if line.startswith(f"{data}:")]
+    by_prefix = {line[: line.index(": ") + 1]: line for line in problems}
+    assert len(problems) == len(by_prefix) == 5, proc.stderr
+    assert set(by_prefix) == {
+        f"{data}:1:choices:",
+        f"{data}:2:answer:",
+        f"{data}:3:task:",
+        f"{data}:4:id:",
+        f"{data}:5:question:",
+    }
+    assert by_prefix[f"{data}:1:choices:"] == f"{data}:1:choices: needs exactly 4 choices, got 3"
+    assert by_prefix[f"{data}:2:answer:"] == f"{data}:2:answer: must be 0-3 or A-D, got 7"
+    assert by_prefix[f"{data}:3:task:"].startswith(f"{data}:3:task: unknown task 'query_weather'")
+    assert by_prefix[f"{data}:4:id:"] == f"{data}:4:id: duplicate id 'bad-1' (first at {data}:1)"
+    assert by_prefix[f"{data}:5:question:"] == f"{data}:5:question: empty string"
+    assert proc.stderr.splitlines()[-1] == f"INVALID: 5 problem(s) in {data}"
+
+
+def test_validate_unknown_benchmark_exits_2(tmp_path: Path) -> None:
+    proc = check_ok(run_cli(["ecom-tasks", "validate", "nosuchbench", "x"], cwd=tmp_path), 2)
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("unknown benchmark 'nosuchbench'; known: ")
+    assert "monbench" in proc.stderr.split("known: ", 1)[1].strip().split(", ")
+
+
+# --- plain lm_eval with --include_path ----------------------------------------------
+
+
+def test_plain_lm_eval_does_not_know_ecom_baseline(tmp_path: Path) -> None:
+    proc = run_cli(
+        ["lm_eval", "--tasks", "monbench_query_ad_relevance", "--include_path", str(TASKS_DIR),
+         "--model", "ecom-baseline", "--limit", "1"],
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Attempted to load model 'ecom-baseline', but no model for this name found!" in proc.stderr
+
+
+def test_plain_lm_eval_include_path_with_dummy_model(tmp_path: Path) -> None:
+    """Our YAML tasks load in stock lm_eval; ``dummy`` replies "lol": a format violation, never correct."""
+    out_dir = tmp_path / "out"
+    proc = check_ok(
+        run_cli(
+            ["lm_eval", "--tasks", "monbench_query_ad_relevance", "--include_path", str(TASKS_DIR),
+             "--model", "dummy", "--limit", "2", "--output_path", str(out_dir)],
+            cwd=tmp_path,
+        )
+    )
+    table = parse_lm_eval_tables(proc.stdout)
+    assert table["Tasks"] == {"monbench_query_ad_relevance": {"acc": "0", "violation_rate": "1"}}
+    (results_file,) = out_dir.rglob("results_*.json")
+    saved = json.loads(results_file.read_text())
+    result = saved["results"]["monbench_query_ad_relevance"]
+    assert result["acc,tags"] == 0.0
+    assert result["violation_rate,tags"] == 1.0
+    assert result["sample_len"] == 2
+    n_test = len(load_records(None, split="test", tasks=["query_ad_relevance"]))
+    assert saved["n-samples"]["monbench_query_ad_relevance"] == {"original": n_test, "effective": 2}
+
+
+# --- ecom-lm-eval ----------------------------------------------------------------------
+
+
+def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
+    proc = check_ok(run_cli(["ecom-lm-eval", "--tasks", "monbench", "--model", "ecom-baseline"], cwd=tmp_path))
+    expected = expected_baseline_metrics("canonical", "label")
+    tables = parse_lm_eval_tables(proc.stdout)
+    assert tables["Groups"] == {
+        "monbench": {"acc": f"{expected['acc']:.4f}", "violation_rate": f"{expected['violation_rate']:.4f}"}
+    }
+    assert tables["Tasks"] == {
+        "monbench": tables["Groups"]["monbench"],
+        **{
+            f"monbench_{task}": {
+                "acc": f"{expected[f'{task}/acc']:.4f}",
+                "violation_rate": f"{expected[f'{task}/violation_rate']:.4f}",
+            }
+            for task in TASKS
+        },
+    }
+    assert f"|monbench|      1|tags  |     0|acc           |↑  |{expected['acc']:.4f}|±  |   N/A|" in proc.stdout
+
+
+# --- inspect ---------------------------------------------------------------------------
+
+
+def test_inspect_monbench_canonical_with_baseline(tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    check_ok(
+        run_cli(
+            ["inspect", "eval", "ecom_tasks/monbench_canonical", "--model", "ecom/baseline",
+             "--log-dir", str(log_dir), "--display", "none"],
+            cwd=tmp_path,
+        )
+    )
+    (info,) = list_eval_logs(str(log_dir))
+    log = read_eval_log(info)
+    assert log.status == "success"
+    assert log.eval.task == "ecom_tasks/monbench_canonical"
+    assert log.eval.model == "ecom/baseline"
+    assert log.results is not None
+    assert log.results.total_samples == log.results.completed_samples == len(load_records(None, split="test"))
+    (score,) = log.results.scores
+    metrics = {name: metric.value for name, metric in score.metrics.items()}
+    expected = expected_baseline_metrics("canonical", "label")
+    assert metrics["acc"] == pytest.approx(expected["acc"])
+    assert metrics["violation_rate"] == 0.0
+    for task in TASKS:
+        assert metrics[f"{task}/acc"] == pytest.approx(expected[f"{task}/acc"]), task
+    assert metrics["n_runs"] == 1.0
+
+
+def test_ecom_lm_eval_keeps_lm_evals_own_models() -> None:
+    # Registering ecom-baseline must not hide lm-eval's built-in models (its registry
+    # imports them only while it is empty).
+    from lm_eval.api.registry import get_model
+
+    from ecom_tasks.lm_eval_tasks import register_models
+
+    register_models()
+    assert get_model("ecom-baseline").__name__ == "EcomBaselineLM"
+    assert get_model("local-chat-completions").__name__ == "LocalChatCompletion"
+    assert get_model("dummy").__name__ == "DummyLM"
