@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, GenerateConfig
 
 from ecom_tasks.rair.prompts import PROMPT_VERSION, RairItem, build_items
@@ -112,6 +113,8 @@ def rair_task(
         scorer=rair_scorer(),
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version="1.0.0",
+        # The paper's primary metric (Sec. 6.1): it penalizes majority-class answering.
+        headline_metric=HeadlineMetric(metric="macro_f1"),
         metadata={
             "benchmark": "rair",
             "subset": subset,

@@ -2,8 +2,8 @@
 
 ``rules`` (task parameter) selects what goes into the static system prompt:
 
-- ``none``: nothing (the paper's "Base" setting);
-- ``builtin``: our versioned document ``rules_v1.json``, written from the
+- ``none`` (or ``false``): nothing (the paper's "Base" setting);
+- ``builtin`` (or ``true``): our versioned document ``rules_v1.json``, written from the
   paper's definitions (it is not the official rule file);
 - a path: a JSON file in the same schema as ``rules_v1.json`` (validated,
   problems reported as ``file:entry:field``), or any other text file (for

@@ -20,7 +20,6 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ecom_tasks.data import (
     DataValidationError,
@@ -351,11 +350,3 @@ def load_records(
         raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
     records = validate_rows(load_rows(data if data is not None else fixtures_dir("rair")), check_images=check_images)
     return [r for r in records if (subset is None or r.subset == subset) and (language is None or r.language == language)]
-
-
-def describe(records: list[RairRecord]) -> dict[str, Any]:
-    """Counts by subset, label, language (for messages and the README)."""
-    out: dict[str, Any] = {"n": len(records)}
-    for key, values in (("subset", SUBSETS), ("label", LEVELS), ("language", LANGUAGES)):
-        out[key] = {v: sum(1 for r in records if getattr(r, key) == v) for v in values}
-    return out

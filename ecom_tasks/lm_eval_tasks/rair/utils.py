@@ -1,0 +1,75 @@
+"""lm-eval glue for RAIR: loading, per-document scoring and aggregations.
+
+Thin by design: records, prompts, parsing and metrics all come from
+``ecom_tasks.rair`` and ``ecom_tasks.scorers.relevance``, exactly as for
+Inspect. These are the text versions (no image is sent). User options arrive
+through ``--metadata``: ``data`` (file, folder or hub id), ``language``
+(``en`` | ``zh``; default all) and, for the ``*_rules`` tasks, ``rules``
+(``builtin`` by default, or a rules file path).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import datasets
+
+from ecom_tasks.rair.prompts import build_items
+from ecom_tasks.rair.rules import BUILTIN, NONE, load_rules
+from ecom_tasks.rair.schema import DIMENSIONS, SUBSETS, load_records
+from ecom_tasks.rair.scoring import GROUPS, score_reply, subset_metric_keys
+from ecom_tasks.scorers.relevance import metric_value
+
+logger = logging.getLogger(__name__)
+
+METRIC_KEYS = {subset: subset_metric_keys(subset) for subset in SUBSETS}
+
+
+def load_docs(
+    subset: str,
+    rules_mode: str = NONE,
+    rules: str | None = None,
+    data: str | None = None,
+    language: str | None = None,
+    **_: Any,
+):
+    """Documents of one subset; ``rules_mode: guided`` (the ``*_rules`` tasks) puts the rules in the system prompt."""
+    if rules_mode == "guided":
+        ruleset = load_rules(rules or BUILTIN)
+    else:
+        if rules not in (None, "", NONE):
+            logger.warning("rair_%s shows no rules; rules=%r applies to the *_rules tasks only", subset, rules)
+        ruleset = None
+    records = load_records(data, subset=subset, language=language or None, check_images=False)
+    if not records:
+        raise ValueError(f"no RAIR records of subset {subset!r} in {data or 'the bundled fixtures'}")
+    docs = [
+        {"id": item.id, "system_prompt": item.system_prompt, "user_prompt": item.user_prompt, "target": item.target, **item.fields}
+        for item in build_items(records, rules=ruleset, image=False)
+    ]
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+
+
+def process_results(doc: dict, results: list[str]) -> dict[str, dict[str, int]]:
+    """Every metric of the document's subset receives the whole outcome; aggregations pick what they need."""
+    _, outcome = score_reply(doc, results[0])
+    return {key: outcome for key in METRIC_KEYS[doc["subset"]]}
+
+
+def aggregation_name(key: str) -> str:
+    """``acc2/industry/automotive`` -> ``agg_acc2__industry__automotive`` (a Python name for ``!function``)."""
+    return "agg_" + key.replace("/", "__")
+
+
+def _aggregation(key: str):
+    def aggregate(items: list[dict[str, int]]) -> float:
+        return metric_value(items, key, groups=GROUPS, dimensions=DIMENSIONS)
+
+    aggregate.__name__ = aggregation_name(key)
+    return aggregate
+
+
+# One module-level function per metric key, as lm-eval's YAML `!function utils.<name>` needs.
+for _key in sorted({k for keys in METRIC_KEYS.values() for k in keys}):
+    globals()[aggregation_name(_key)] = _aggregation(_key)

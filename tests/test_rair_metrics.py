@@ -1,0 +1,192 @@
+"""Graded-relevance metrics against scikit-learn, the majority baseline, epochs and empty input."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from inspect_ai.scorer import SampleScore, Score, mean_score
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+
+from ecom_tasks.rair.scoring import GROUPS, rair_dimension_table, rair_metrics, subset_metric_keys
+from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS
+from ecom_tasks.scorers.inspect_rair import rair_breakdown, rair_summary
+from ecom_tasks.scorers.relevance import (
+    INVALID_CODE,
+    LEVELS,
+    PRED_LABELS,
+    encode_outcome,
+    key_name,
+    metric_value,
+    summarize,
+)
+
+SIDE = {"L1": "irrelevant", "L2": "irrelevant", "L3": "relevant", "L4": "relevant", "invalid": "invalid"}
+
+
+def sklearn_metrics(gold: list[str], pred: list[str]) -> dict:
+    return {
+        "acc4": accuracy_score(gold, pred),
+        "acc2": accuracy_score([SIDE[g] for g in gold], [SIDE[p] for p in pred]),
+        "macro_f1": f1_score(gold, pred, labels=list(LEVELS), average="macro", zero_division=0),
+        "confusion": confusion_matrix(gold, pred, labels=list(PRED_LABELS))[:4].tolist(),
+    }
+
+
+items = st.lists(
+    st.tuples(
+        st.integers(0, 3),  # gold
+        st.integers(0, INVALID_CODE),  # prediction (4 = invalid)
+        st.integers(1, len(INDUSTRIES)),
+        st.integers(0, len(INTENTS)),
+    ),
+    min_size=1,
+    max_size=60,
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(items)
+def test_random_sets_match_sklearn_exactly(rows):
+    outcomes = [encode_outcome(g, p, industry=i, intent=t) for g, p, i, t in rows]
+    gold = [LEVELS[g] for g, _, _, _ in rows]
+    pred = [PRED_LABELS[p] for _, p, _, _ in rows]
+    expected = sklearn_metrics(gold, pred)
+    result = rair_metrics(outcomes)
+    assert result["acc4"] == expected["acc4"]
+    assert result["acc2"] == expected["acc2"]
+    assert result["macro_f1"] == expected["macro_f1"]
+    assert result["invalid_rate"] == sum(p == INVALID_CODE for _, p, _, _ in rows) / len(rows)
+    assert [[result[f"confusion/{g}/{p}"] for p in PRED_LABELS] for g in LEVELS] == expected["confusion"]
+    for field, names in GROUPS.items():
+        index = 2 if field == "industry" else 3
+        for number, name in enumerate(names, start=1):
+            members = [k for k, row in enumerate(rows) if row[index] == number]
+            part = f"{field}/{key_name(name) if field == 'industry' else name}"
+            if not members:
+                assert f"acc4/{part}" not in result
+                continue
+            sub = sklearn_metrics([gold[k] for k in members], [pred[k] for k in members])
+            assert result[f"acc4/{part}"] == sub["acc4"]
+            assert result[f"acc2/{part}"] == sub["acc2"]
+            assert result[f"macro_f1/{part}"] == sub["macro_f1"]
+            assert result[f"n/{part}"] == len(members)
+
+
+def _random_rows(rng: random.Random, n: int) -> list[tuple[int, int, int, int]]:
+    return [(rng.randrange(4), rng.randrange(5), rng.randrange(1, 15), rng.randrange(0, 7)) for _ in range(n)]
+
+
+def test_seeded_large_sets_match_sklearn():
+    rng = random.Random(20251122)
+    for _ in range(40):
+        rows = _random_rows(rng, rng.randrange(1, 2000))
+        expected = sklearn_metrics([LEVELS[r[0]] for r in rows], [PRED_LABELS[r[1]] for r in rows])
+        result = summarize([encode_outcome(g, p) for g, p, _, _ in rows])
+        assert (result["acc4"], result["acc2"], result["macro_f1"]) == (expected["acc4"], expected["acc2"], expected["macro_f1"])
+        assert [[result[f"confusion/{g}/{p}"] for p in PRED_LABELS] for g in LEVELS] == expected["confusion"]
+
+
+def test_single_key_computation_equals_the_summary():
+    rng = random.Random(5)
+    for n in (0, 3, 300):
+        outcomes = [encode_outcome(g, p, industry=i, intent=t) for g, p, i, t in _random_rows(rng, n)]
+        result = rair_metrics(outcomes)
+        for subset in ("general", "hard"):
+            for key in subset_metric_keys(subset):
+                value = metric_value(outcomes, key, groups=GROUPS, dimensions=DIMENSIONS)
+                if key in result:
+                    assert value == result[key] or (math.isnan(value) and math.isnan(result[key])), key
+                else:  # a group or dimension absent from the data
+                    assert math.isnan(value) or (key.startswith("n/") and value == 0), key
+
+
+def test_majority_class_on_table1_distribution():
+    # Table 1: L1 2008, L2 10911, L3 2382, L4 33648 (48,949 pairs).
+    counts = {0: 2008, 1: 10911, 2: 2382, 3: 33648}
+    outcomes = [encode_outcome(g, 3) for g, n in counts.items() for _ in range(n)]
+    result = summarize(outcomes)
+    total = sum(counts.values())
+    assert result["acc4"] == pytest.approx(33648 / total, abs=1e-12)
+    assert result["acc4"] == pytest.approx(0.687, abs=5e-4)
+    assert result["acc2"] == pytest.approx((2382 + 33648) / total, abs=1e-12)
+    gold = [LEVELS[g] for g, n in counts.items() for _ in range(n)]
+    assert result["macro_f1"] == f1_score(gold, ["L4"] * total, labels=list(LEVELS), average="macro", zero_division=0)
+    assert result["macro_f1"] == pytest.approx(0.2037, abs=1e-4)
+
+
+def _reduce(epochs: list[list[dict]]) -> list[dict]:
+    """Inspect's own mean reducer over the epochs of every sample."""
+    reducer = mean_score()
+    return [reducer([Score(value=e[i]) for e in epochs]).value for i in range(len(epochs[0]))]
+
+
+def test_epoch_mean_reduction_of_identical_epochs_changes_nothing():
+    rng = random.Random(7)
+    outcomes = [encode_outcome(rng.randrange(4), rng.randrange(5), industry=rng.randrange(1, 15)) for _ in range(80)]
+    reduced = _reduce([outcomes, outcomes, outcomes])
+    assert rair_metrics(reduced) == pytest.approx(rair_metrics(outcomes), nan_ok=True)
+
+
+def test_epoch_mean_reduction_weights_each_answer_by_its_share():
+    rng = random.Random(11)
+    gold = [rng.randrange(4) for _ in range(120)]
+    epoch_a = [encode_outcome(g, rng.randrange(5)) for g in gold]
+    epoch_b = [encode_outcome(g, rng.randrange(5)) for g in gold]
+    reduced = rair_metrics(_reduce([epoch_a, epoch_b]))
+    pooled = rair_metrics(epoch_a + epoch_b)  # every answer once: the same weights up to a factor 2
+    for key in ("acc2", "acc4", "macro_f1", "invalid_rate"):
+        assert reduced[key] == pytest.approx(pooled[key])
+    for g in LEVELS:
+        for p in PRED_LABELS:
+            assert reduced[f"confusion/{g}/{p}"] == pytest.approx(pooled[f"confusion/{g}/{p}"] / 2)
+
+
+def test_empty_input_gives_nan_not_an_exception():
+    result = rair_metrics([])
+    assert math.isnan(result["acc4"]) and math.isnan(result["macro_f1"]) and result["n"] == 0
+    assert result["confusion/L2/L3"] == 0
+    assert math.isnan(metric_value([], "acc2/intent/DJ", groups=GROUPS))
+    summary, breakdown = rair_summary()([]), rair_breakdown()([])
+    assert math.isnan(summary["acc2"]) and "confusion/L1/L1" in breakdown
+
+
+def test_inspect_metrics_read_score_values():
+    outcomes = [encode_outcome(1, 1, industry=3, gold_dim=8, pred_dim=8), encode_outcome(3, 4, industry=3)]
+    scores = [SampleScore(score=Score(value=o), sample_id=i) for i, o in enumerate(outcomes)]
+    summary = rair_summary()(scores)
+    assert summary["acc4"] == 0.5 and summary["invalid_rate"] == 0.5 and summary["l2_dim_acc"] == 1.0
+    assert rair_breakdown()(scores)["n/industry/daily_consumer_goods"] == 2
+
+
+def test_mismatch_dimension_metrics_and_fig5_table():
+    brand, color = DIMENSIONS.index("Brand") + 1, DIMENSIONS.index("Color") + 1
+    outcomes = [
+        encode_outcome(1, 1, gold_dim=brand, pred_dim=brand),  # right level, right dimension
+        encode_outcome(1, 1, gold_dim=brand, pred_dim=color),  # right level, wrong dimension
+        encode_outcome(1, 3, gold_dim=brand),  # missed mismatch
+        encode_outcome(3, 1, gold_dim=0, pred_dim=color),  # false mismatch claim
+        encode_outcome(2, 4, gold_dim=color),  # invalid answer
+    ]
+    result = rair_metrics(outcomes)
+    assert result["l2_dim_acc"] == 0.5
+    assert result["error_share/brand"] == pytest.approx(1 / 3)
+    assert result["error_share/color"] == pytest.approx(1 / 3)
+    assert result["error_share/none"] == pytest.approx(1 / 3)
+    table = rair_dimension_table(outcomes)
+    assert list(table) == ["Color", "Brand", "none"]
+    assert table["Brand"]["n"] == 3 and table["Brand"]["errors"] == 1 and table["Brand"]["acc4"] == pytest.approx(2 / 3)
+    assert table["Brand"]["pred:Brand"] == 1 and table["Brand"]["pred:Color"] == 1
+    assert table["none"]["pred:Color"] == 1
+    assert sum(row["error_share"] for row in table.values()) == pytest.approx(1)
+
+
+def test_outcome_encoding_rejects_bad_indices():
+    with pytest.raises(ValueError):
+        encode_outcome(4, 0)
+    with pytest.raises(ValueError):
+        encode_outcome(0, 5)
+    assert encode_outcome(3, 4)["pred_invalid"] == 1
