@@ -13,7 +13,9 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
+
+RecordT = TypeVar("RecordT")
 
 _FORMAT_BY_SUFFIX = {
     ".jsonl": "json",
@@ -174,3 +176,30 @@ def check_unique_ids(ids: list[tuple[Row, str]], problems: list[Problem]) -> Non
             )
         else:
             seen[record_id] = row
+
+
+def validate_records(rows: list[Row], build: Callable[[Row, str, list[Problem]], RecordT]) -> list[RecordT]:
+    """Run a benchmark's ``build(row, record_id, problems)`` over every row.
+
+    Shared by every schema: reads the ``id``, keeps a record only when its row
+    added no problem, checks ids are unique, and raises one
+    ``DataValidationError`` listing every problem of every row.
+    """
+    problems: list[Problem] = []
+    records: list[RecordT] = []
+    ids: list[tuple[Row, str]] = []
+    for row in rows:
+        before = len(problems)
+        raw_id = row.values.get("id")
+        record_id = str(raw_id).strip() if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
+        if record_id:
+            ids.append((row, record_id))
+        else:
+            problems.append(Problem(row.source, row.index, "id", "missing or empty"))
+        record = build(row, record_id, problems)
+        if len(problems) == before:
+            records.append(record)
+    check_unique_ids(ids, problems)
+    if problems:
+        raise DataValidationError(problems)
+    return records

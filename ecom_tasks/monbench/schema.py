@@ -7,13 +7,12 @@ import os
 from dataclasses import dataclass
 
 from ecom_tasks.data import (
-    DataValidationError,
     Problem,
     Row,
-    check_unique_ids,
     fixtures_dir,
     load_rows,
     require_text,
+    validate_records,
 )
 
 TASKS = (
@@ -136,50 +135,36 @@ def _category(row: Row, problems: list[Problem]) -> str | None:
     return None
 
 
+def _record(row: Row, record_id: str, problems: list[Problem]) -> MonBenchRecord:
+    task = require_text(row, "task", problems)
+    if task and task not in TASKS:
+        problems.append(Problem(row.source, row.index, "task", f"unknown task {task!r}; expected one of {', '.join(TASKS)}"))
+    split = require_text(row, "split", problems)
+    if split and split not in SPLITS:
+        problems.append(Problem(row.source, row.index, "split", f"unknown split {split!r}; expected one of {', '.join(SPLITS)}"))
+    question = require_text(row, "question", problems)
+    choices = _choices(row, problems)
+    answer = _answer(row, problems)
+    category = _category(row, problems)
+    if choices and task in RELATION_LABELS and sorted(choices) != sorted(RELATION_LABELS[task]):
+        problems.append(
+            Problem(row.source, row.index, "choices", f"{task} choices must be the labels {', '.join(RELATION_LABELS[task])}")
+        )
+    return MonBenchRecord(
+        id=record_id,
+        task=task,
+        split=split,
+        question=question,
+        choices=tuple(choices),  # type: ignore[arg-type]
+        answer=answer,
+        category=category,
+        source=f"{row.source}:{row.index}",
+    )
+
+
 def validate_rows(rows: list[Row]) -> list[MonBenchRecord]:
     """Canonical records from raw rows; raises DataValidationError listing every problem."""
-    problems: list[Problem] = []
-    records: list[MonBenchRecord] = []
-    ids: list[tuple[Row, str]] = []
-    for row in rows:
-        before = len(problems)
-        raw_id = row.values.get("id")
-        record_id = str(raw_id).strip() if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
-        if not record_id:
-            problems.append(Problem(row.source, row.index, "id", "missing or empty"))
-        task = require_text(row, "task", problems)
-        if task and task not in TASKS:
-            problems.append(Problem(row.source, row.index, "task", f"unknown task {task!r}; expected one of {', '.join(TASKS)}"))
-        split = require_text(row, "split", problems)
-        if split and split not in SPLITS:
-            problems.append(Problem(row.source, row.index, "split", f"unknown split {split!r}; expected one of {', '.join(SPLITS)}"))
-        question = require_text(row, "question", problems)
-        choices = _choices(row, problems)
-        answer = _answer(row, problems)
-        category = _category(row, problems)
-        if choices and task in RELATION_LABELS and sorted(choices) != sorted(RELATION_LABELS[task]):
-            problems.append(
-                Problem(row.source, row.index, "choices", f"{task} choices must be the labels {', '.join(RELATION_LABELS[task])}")
-            )
-        if record_id:
-            ids.append((row, record_id))
-        if len(problems) == before:
-            records.append(
-                MonBenchRecord(
-                    id=record_id,
-                    task=task,
-                    split=split,
-                    question=question,
-                    choices=tuple(choices),  # type: ignore[arg-type]
-                    answer=answer,
-                    category=category,
-                    source=f"{row.source}:{row.index}",
-                )
-            )
-    check_unique_ids(ids, problems)
-    if problems:
-        raise DataValidationError(problems)
-    return records
+    return validate_records(rows, _record)
 
 
 def load_records(

@@ -22,13 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecom_tasks.data import (
-    DataValidationError,
     Problem,
     Row,
-    check_unique_ids,
     fixtures_dir,
     load_rows,
     require_text,
+    validate_records,
 )
 
 SUBSETS = ("general", "hard", "visual")
@@ -285,52 +284,27 @@ def validate_rows(rows: list[Row], *, check_images: bool = True) -> list[RairRec
     ``check_images``: open every image file with pillow (a missing or unreadable
     file is a problem). Text-only runs may skip this; ``ecom-tasks validate`` does not.
     """
-    problems: list[Problem] = []
-    records: list[RairRecord] = []
-    ids: list[tuple[Row, str]] = []
-    for row in rows:
-        before = len(problems)
-        raw_id = row.values.get("id")
-        record_id = str(raw_id).strip() if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
-        if not record_id:
-            problems.append(Problem(row.source, row.index, "id", "missing or empty"))
+
+    def record(row: Row, record_id: str, problems: list[Problem]) -> RairRecord:
         subset = _choice(row, "subset", SUBSETS, problems)
-        query = require_text(row, "query", problems)
-        title = require_text(row, "title", problems)
-        shop_name = require_text(row, "shop_name", problems, optional=True)
-        cpv = require_text(row, "cpv", problems, optional=True)
-        sku = require_text(row, "sku", problems, optional=True)
-        industry = _choice(row, "industry", INDUSTRIES, problems, fold=True)
-        intent = _intent(row, subset, problems)
-        label = _label(row, problems)
-        rule_ids = _rule_ids(row, problems)
-        language = _choice(row, "language", LANGUAGES, problems, fold=True)
-        image = _image(row, subset, problems, check_images)
-        if record_id:
-            ids.append((row, record_id))
-        if len(problems) == before:
-            records.append(
-                RairRecord(
-                    id=record_id,
-                    subset=subset,
-                    query=query,
-                    title=title,
-                    shop_name=shop_name,
-                    cpv=cpv,
-                    sku=sku,
-                    image=image,
-                    industry=industry,
-                    intent=intent,
-                    label=label,
-                    rule_ids=rule_ids,
-                    language=language,
-                    source=f"{row.source}:{row.index}",
-                )
-            )
-    check_unique_ids(ids, problems)
-    if problems:
-        raise DataValidationError(problems)
-    return records
+        return RairRecord(
+            id=record_id,
+            subset=subset,
+            query=require_text(row, "query", problems),
+            title=require_text(row, "title", problems),
+            shop_name=require_text(row, "shop_name", problems, optional=True),
+            cpv=require_text(row, "cpv", problems, optional=True),
+            sku=require_text(row, "sku", problems, optional=True),
+            industry=_choice(row, "industry", INDUSTRIES, problems, fold=True),
+            intent=_intent(row, subset, problems),
+            label=_label(row, problems),
+            rule_ids=_rule_ids(row, problems),
+            language=_choice(row, "language", LANGUAGES, problems, fold=True),
+            image=_image(row, subset, problems, check_images),
+            source=f"{row.source}:{row.index}",
+        )
+
+    return validate_records(rows, record)
 
 
 def load_records(
