@@ -15,6 +15,7 @@ import datasets
 from ecom_tasks.monbench.parsing import strip_reasoning
 from ecom_tasks.monbench.protocol import build_items
 from ecom_tasks.monbench.scoring import item_fields, monbench_metrics, score_reply
+from ecom_tasks.scorers.lm_eval_aggregations import define_aggregations
 
 METRICS = (
     "acc",
@@ -78,23 +79,5 @@ def process_results_canonical(doc: dict, results: list[str]) -> dict[str, dict[s
     return {name: outcome for name in CANONICAL_METRICS}
 
 
-def _aggregation(key: str):
-    def aggregate(items: list[dict[str, int]]) -> float:
-        return monbench_metrics(items)[key]
-
-    aggregate.__name__ = f"agg_{key}"
-    return aggregate
-
-
-agg_acc = _aggregation("acc")
-agg_acc_ci = _aggregation("acc_ci")
-agg_acc_pos_A = _aggregation("acc_pos_A")
-agg_acc_pos_B = _aggregation("acc_pos_B")
-agg_acc_pos_C = _aggregation("acc_pos_C")
-agg_acc_pos_D = _aggregation("acc_pos_D")
-agg_acc_fmt_label = _aggregation("acc_fmt_label")
-agg_acc_fmt_content = _aggregation("acc_fmt_content")
-agg_acc_fmt_label_content = _aggregation("acc_fmt_label_content")
-agg_consistency = _aggregation("consistency")
-agg_violation_rate = _aggregation("violation_rate")
-agg_mismatch_rate = _aggregation("mismatch_rate")
+# agg_acc, agg_acc_ci, ...: one module-level function per metric, as `!function utils.agg_<key>` needs.
+define_aggregations(globals(), METRICS, lambda items, key: monbench_metrics(items)[key])

@@ -19,6 +19,7 @@ from ecom_tasks.rair.prompts import build_items
 from ecom_tasks.rair.rules import BUILTIN, NONE, load_rules
 from ecom_tasks.rair.schema import DIMENSIONS, SUBSETS, load_records
 from ecom_tasks.rair.scoring import GROUPS, score_reply, subset_metric_keys
+from ecom_tasks.scorers.lm_eval_aggregations import define_aggregations
 from ecom_tasks.scorers.relevance import metric_value
 
 logger = logging.getLogger(__name__)
@@ -57,19 +58,9 @@ def process_results(doc: dict, results: list[str]) -> dict[str, dict[str, int]]:
     return {key: outcome for key in METRIC_KEYS[doc["subset"]]}
 
 
-def aggregation_name(key: str) -> str:
-    """``acc2/industry/automotive`` -> ``agg_acc2__industry__automotive`` (a Python name for ``!function``)."""
-    return "agg_" + key.replace("/", "__")
-
-
-def _aggregation(key: str):
-    def aggregate(items: list[dict[str, int]]) -> float:
-        return metric_value(items, key, groups=GROUPS, dimensions=DIMENSIONS)
-
-    aggregate.__name__ = aggregation_name(key)
-    return aggregate
-
-
 # One module-level function per metric key, as lm-eval's YAML `!function utils.<name>` needs.
-for _key in sorted({k for keys in METRIC_KEYS.values() for k in keys}):
-    globals()[aggregation_name(_key)] = _aggregation(_key)
+define_aggregations(
+    globals(),
+    sorted({k for keys in METRIC_KEYS.values() for k in keys}),
+    lambda items, key: metric_value(items, key, groups=GROUPS, dimensions=DIMENSIONS),
+)
