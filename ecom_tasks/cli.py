@@ -10,8 +10,8 @@ from pathlib import Path
 from ecom_tasks.offline import apply_safe_defaults
 
 #: The demo: every benchmark on the bundled fixtures with the offline baseline.
-DEMO_INSPECT_TASKS = ("ecom_tasks/monbench",)
-DEMO_LM_EVAL_TASKS = ("monbench_perm",)
+DEMO_INSPECT_TASKS = ("ecom_tasks/monbench", "ecom_tasks/rair_general", "ecom_tasks/rair_hard", "ecom_tasks/rair_visual")
+DEMO_LM_EVAL_TASKS = ("monbench_perm", "rair")
 
 
 def _inspect_objects() -> list[tuple[str, str]]:
@@ -123,7 +123,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     logs = inspect_eval(
         list(DEMO_INSPECT_TASKS), model="ecom/baseline", log_dir=log_dir, display="none", log_level="warning"
     )
-    from ecom_tasks.report import format_table, inspect_rows, lm_eval_rows
+    from ecom_tasks.report import by_benchmark, format_table, inspect_rows, lm_eval_rows
 
     failed = False
     rows: dict[str, dict[str, float]] = {}
@@ -133,7 +133,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             failed = True
         rows.update(inspect_rows(log))
     print("Inspect: model ecom/baseline on the bundled fixtures")
-    print(format_table(rows))
+    for table in by_benchmark(rows).values():
+        print(format_table(table), end="\n\n")
     print(f"(logs in {log_dir}; browse with: inspect view --log-dir {log_dir})")
 
     import lm_eval
@@ -144,7 +145,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         model="ecom-baseline", tasks=list(DEMO_LM_EVAL_TASKS), task_manager=task_manager(), bootstrap_iters=0
     )
     print("\nlm-eval: model ecom-baseline on the bundled fixtures (same scoring code, same numbers)")
-    print(format_table(lm_eval_rows(results)))
+    for table in by_benchmark(lm_eval_rows(results)).values():
+        print(format_table(table), end="\n\n")
     return 1 if failed else 0
 
 

@@ -9,8 +9,8 @@ from typing import Any
 PREFERRED_COLUMNS = (
     "acc",
     "acc_ci",
-    "acc@2",
-    "acc@4",
+    "acc2",
+    "acc4",
     "macro_f1",
     "acc_pos_A",
     "acc_pos_B",
@@ -23,7 +23,9 @@ PREFERRED_COLUMNS = (
     "violation_rate",
     "mismatch_rate",
     "invalid_rate",
+    "l2_dim_acc",
 )
+COUNT_COLUMNS = frozenset({"n"})
 SHORT_NAMES = {
     "acc_fmt_label": "fmt_L",
     "acc_fmt_content": "fmt_C",
@@ -38,17 +40,23 @@ SHORT_NAMES = {
 }
 
 
+def _place(rows: dict[str, dict[str, float]], task: str, name: str, value: float) -> None:
+    """``<group>/<metric>`` becomes a row of its own; other breakdowns (``acc2/industry/x``,
+    ``confusion/L1/L2``) are too many for a summary table and stay in the logs."""
+    group, _, metric = name.rpartition("/")
+    if not group:
+        rows.setdefault(task, {})[name] = value
+    elif metric in PREFERRED_COLUMNS and "/" not in group:
+        rows.setdefault(f"{task}/{group}", {})[metric] = value
+
+
 def inspect_rows(log: Any) -> dict[str, dict[str, float]]:
-    """``{row: {metric: value}}`` from an Inspect EvalLog; ``a/b`` metric names split into rows."""
+    """``{row: {metric: value}}`` from an Inspect EvalLog."""
     rows: dict[str, dict[str, float]] = {}
     task = log.eval.task.split("/")[-1]
     for score in log.results.scores if log.results else []:
         for name, metric in score.metrics.items():
-            if "/" in name:
-                group, metric_name = name.rsplit("/", 1)
-                rows.setdefault(f"{task}/{group}", {})[metric_name] = metric.value
-            else:
-                rows.setdefault(task, {})[name] = metric.value
+            _place(rows, task, name, metric.value)
     return rows
 
 
@@ -59,7 +67,7 @@ def lm_eval_rows(results: Mapping[str, Any]) -> dict[str, dict[str, float]]:
         for key, value in metrics.items():
             if "," not in key or "_stderr" in key or not isinstance(value, (int, float)):
                 continue
-            rows.setdefault(name.strip(" -"), {})[key.split(",")[0]] = float(value)
+            _place(rows, name.strip(" -"), key.split(",")[0], float(value))
     return rows
 
 
@@ -75,6 +83,20 @@ def format_table(rows: Mapping[str, Mapping[str, float]], *, skip: tuple[str, ..
         cells = []
         for column, w in zip(columns, widths):
             value = metrics.get(column)
-            cells.append(f"{'':>{w}}" if value is None else f"{value:>{w}.4f}")
+            if value is None:
+                cells.append(f"{'':>{w}}")
+            elif column in COUNT_COLUMNS:
+                cells.append(f"{value:>{w}.0f}")
+            else:
+                cells.append(f"{value:>{w}.4f}")
         lines.append("  ".join([f"{row:<{width}}", *cells]))
     return "\n".join(lines)
+
+
+def by_benchmark(rows: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, Mapping[str, float]]]:
+    """Rows grouped by benchmark (the task name up to its first ``_`` or ``/``), one table each."""
+    grouped: dict[str, dict[str, Mapping[str, float]]] = {}
+    for row, metrics in rows.items():
+        benchmark = row.split("/")[0].split("_")[0]
+        grouped.setdefault(benchmark, {})[row] = metrics
+    return grouped

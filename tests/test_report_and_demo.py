@@ -1,0 +1,49 @@
+"""Results tables and the README's first command (`ecom-tasks demo`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from helpers import check_ok, expected_baseline_metrics, run_cli
+
+from ecom_tasks.report import by_benchmark, format_table, lm_eval_rows
+
+
+def test_lm_eval_rows_keep_headline_metrics_and_drop_breakdowns():
+    results = {
+        "results": {
+            " - monbench_perm_query_query_intent": {"alias": "x", "acc,tags": 0.25, "acc_stderr,tags": "N/A"},
+            "rair_general": {"acc2,none": 0.5, "acc2/industry/food,none": 1.0, "confusion/L1/L2,none": 3.0, "n,none": 12.0},
+        }
+    }
+    assert lm_eval_rows(results) == {
+        "monbench_perm_query_query_intent": {"acc": 0.25},
+        "rair_general": {"acc2": 0.5, "n": 12.0},
+    }
+
+
+def test_format_table_orders_columns_and_leaves_gaps():
+    table = format_table({"rair_general": {"macro_f1": 0.5, "acc2": 0.25, "n": 12.0}, "rair": {"acc2": float("nan")}})
+    assert table.splitlines() == [
+        "task            acc2  macro_f1       n",
+        "rair_general  0.2500    0.5000      12",
+        "rair             nan                  ",
+    ]
+    assert list(by_benchmark({"monbench/x": {}, "rair_hard": {}, "monbench_perm": {}})) == ["monbench", "rair"]
+
+
+def test_demo_prints_a_results_table_for_every_benchmark(tmp_path: Path):
+    proc = check_ok(run_cli(["ecom-tasks", "demo", "--log-dir", str(tmp_path / "logs")], cwd=tmp_path))
+    out = proc.stdout
+    assert "Inspect: model ecom/baseline on the bundled fixtures" in out
+    assert "lm-eval: model ecom-baseline on the bundled fixtures" in out
+    expected = expected_baseline_metrics("full")
+    # The MonBench headline row, in both frameworks, with the baseline's known accuracy.
+    inspect_row = re.search(r"^monbench\s+([0-9.]+)\s+([0-9.]+)", out, re.M)
+    lm_eval_row = re.search(r"^monbench_perm\s+([0-9.]+)", out, re.M)
+    assert float(inspect_row.group(1)) == round(expected["acc"], 4)
+    assert float(lm_eval_row.group(1)) == round(expected["acc"], 4)
+    for task in ("rair_general", "rair_hard", "rair_visual", "rair_visual_text"):
+        assert re.search(rf"^{task}\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+", out, re.M), task
+    assert list((tmp_path / "logs").glob("*.eval"))
