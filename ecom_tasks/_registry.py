@@ -22,7 +22,7 @@ from ecom_tasks.inspect_evals.monbench import (  # noqa: E402
 )
 from ecom_tasks.inspect_evals.rair import rair_general, rair_hard, rair_visual  # noqa: E402
 from ecom_tasks.scorers.inspect_rair import rair_breakdown, rair_scorer, rair_summary  # noqa: E402
-from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary  # noqa: E402
+from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary, outcome_mean  # noqa: E402
 
 __all__ = [
     "ecom",
@@ -36,6 +36,7 @@ __all__ = [
     "monbench_query_query_intent",
     "monbench_scorer",
     "monbench_summary",
+    "outcome_mean",
     "rair_breakdown",
     "rair_general",
     "rair_hard",

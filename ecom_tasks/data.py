@@ -8,6 +8,7 @@ same code reads JSONL, CSV, Parquet and hub datasets.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -203,3 +204,29 @@ def validate_records(rows: list[Row], build: Callable[[Row, str, list[Problem]],
     if problems:
         raise DataValidationError(problems)
     return records
+
+
+def _source_key(data: str | os.PathLike[str]) -> tuple[str, int, int]:
+    """What identifies a data source's current content: path + mtime + size (hub ids: the id)."""
+    path = Path(os.fspath(data)).expanduser()
+    if path.is_file():
+        stat = path.stat()
+        return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+    if path.is_dir():
+        files = _data_files(path)
+        return str(path.resolve()), max(f.stat().st_mtime_ns for f in files), sum(f.stat().st_size for f in files)
+    return str(data), 0, 0
+
+
+@functools.lru_cache(maxsize=8)
+def _validated(key: tuple[str, int, int], data: str, validate: Callable[..., list[Any]], options: tuple) -> tuple[Any, ...]:
+    return tuple(validate(load_rows(data), **dict(options)))
+
+
+def load_validated(data: str | os.PathLike[str], validate: Callable[..., list[RecordT]], **options: Any) -> list[RecordT]:
+    """``validate(load_rows(data), **options)``, read once per process while the source is unchanged.
+
+    Several tasks of one run (lm-eval's group members, Inspect's task list) read
+    the same file; records are frozen, so they are shared. Errors are not cached.
+    """
+    return list(_validated(_source_key(data), os.fspath(data), validate, tuple(sorted(options.items()))))

@@ -199,3 +199,23 @@ def test_tasks_are_registered_under_the_package_namespace():
     from inspect_ai._util.registry import registry_info
 
     assert registry_info(monbench).name == "ecom_tasks/monbench"
+
+
+def test_epochs_are_reduced_by_mean(tmp_path):
+    # Epoch 1 always right, epoch 2 always wrong: every sample reduces to 0.5 correct.
+    oracle = oracle_policy()
+    calls: dict[tuple[str, str], int] = {}
+
+    def alternating(messages):
+        key = (messages[0][1], messages[-1][1])
+        calls[key] = calls.get(key, 0) + 1
+        return oracle(messages) if calls[key] == 1 else "no answer"
+
+    task = monbench(task="query_query_intent", design="cyclic", formats="label")
+    [log] = inspect_eval(task, model=scripted_inspect_model(alternating), epochs=2, log_dir=str(tmp_path), display="none")
+    metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+    assert log.eval.config.epochs == 2
+    assert metrics["acc"] == pytest.approx(0.5)
+    assert metrics["violation_rate"] == pytest.approx(0.5)
+    assert metrics["consistency"] == 0.0  # wrong in one epoch is not right in every run
+    assert metrics["n_items"] == 4 * len(load_records(split="test", tasks=["query_query_intent"]))

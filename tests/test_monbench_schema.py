@@ -114,3 +114,10 @@ def test_filters_by_split_and_task_and_rejects_unknown_ones(tmp_path):
         load_records(path, split="train")
     with pytest.raises(ValueError, match="unknown MonBench task"):
         load_records(path, tasks=["nope"])
+
+
+def test_records_are_read_again_when_the_file_changes(tmp_path):
+    path = write_jsonl(tmp_path / "mb.jsonl", [GOOD])
+    assert [r.id for r in load_records(path)] == ["x1"]
+    write_jsonl(path, [GOOD, {**GOOD, "id": "x2 with a longer id"}])
+    assert [r.id for r in load_records(path)] == ["x1", "x2 with a longer id"]

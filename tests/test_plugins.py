@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 import types
 from pathlib import Path
 

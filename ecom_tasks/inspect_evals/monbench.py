@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.solver import generate
@@ -39,7 +39,7 @@ from inspect_ai.solver import generate
 from ecom_tasks.monbench.protocol import build_items
 from ecom_tasks.monbench.schema import TASKS
 from ecom_tasks.monbench.scoring import item_fields
-from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary
+from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary, outcome_mean
 
 
 def monbench_dataset(
@@ -94,6 +94,7 @@ def monbench(
         metrics=[monbench_summary(category_weights=_weights(category_weights))],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version="1.0.0",
+        epochs=Epochs(1, outcome_mean()),
     )
 
 

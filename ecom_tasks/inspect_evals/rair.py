@@ -39,7 +39,7 @@ Challenging E-Commerce Relevance Assessment".)
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, GenerateConfig
@@ -48,6 +48,7 @@ from ecom_tasks.rair.prompts import PROMPT_VERSION, RairItem, build_items
 from ecom_tasks.rair.rules import RuleSet, load_rules, rules_version
 from ecom_tasks.rair.schema import SUBSETS, load_records
 from ecom_tasks.scorers.inspect_rair import rair_scorer
+from ecom_tasks.scorers.inspect_scorers import outcome_mean
 
 _FIXTURES = "ecom_tasks/fixtures/rair"
 
@@ -113,6 +114,7 @@ def rair_task(
         scorer=rair_scorer(),
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version="1.0.0",
+        epochs=Epochs(1, outcome_mean()),
         # The paper's primary metric (Sec. 6.1): it penalizes majority-class answering.
         headline_metric=HeadlineMetric(metric="macro_f1"),
         metadata={

@@ -10,7 +10,7 @@ from ecom_tasks.data import (
     Problem,
     Row,
     fixtures_dir,
-    load_rows,
+    load_validated,
     require_text,
     validate_records,
 )
@@ -179,7 +179,7 @@ def load_records(
     for task in tasks or ():
         if task not in TASKS:
             raise ValueError(f"unknown MonBench task {task!r}; expected one of {', '.join(TASKS)}")
-    records = validate_rows(load_rows(data if data is not None else fixtures_dir("monbench"), split=split))
+    records = load_validated(data if data is not None else fixtures_dir("monbench"), validate_rows)
     return [
         r for r in records if (split is None or r.split == split) and (not tasks or r.task in tasks)
     ]

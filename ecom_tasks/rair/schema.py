@@ -25,7 +25,7 @@ from ecom_tasks.data import (
     Problem,
     Row,
     fixtures_dir,
-    load_rows,
+    load_validated,
     require_text,
     validate_records,
 )
@@ -322,5 +322,5 @@ def load_records(
         raise ValueError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
     if language is not None and language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
-    records = validate_rows(load_rows(data if data is not None else fixtures_dir("rair")), check_images=check_images)
+    records = load_validated(data if data is not None else fixtures_dir("rair"), validate_rows, check_images=check_images)
     return [r for r in records if (subset is None or r.subset == subset) and (language is None or r.language == language)]

@@ -4,10 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    ScoreReducer,
+    Scorer,
+    Target,
+    Value,
+    mean_score,
+    metric,
+    score_reducer,
+    scorer,
+)
 from inspect_ai.solver import TaskState
 
 from ecom_tasks.monbench.scoring import monbench_metrics, score_reply
+
+
+@score_reducer(name="outcome_mean")
+def outcome_mean() -> ScoreReducer:
+    """Inspect's ``mean`` reducer, minus the work when there is nothing to reduce.
+
+    Inspect reduces every score across epochs, also with one epoch and also for
+    each live metric update; for our dict-valued outcomes its key-by-key
+    ``statistics.mean`` was most of our per-sample overhead. One score is
+    returned as it is; several are reduced by Inspect's own ``mean``.
+    """
+    mean = mean_score()
+
+    def reduce(scores: list[Score]) -> Score:
+        return scores[0] if len(scores) == 1 else mean(scores)
+
+    return reduce
 
 
 @metric

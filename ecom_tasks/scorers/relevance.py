@@ -245,32 +245,3 @@ def metric_keys(groups: Mapping[str, Sequence[str]] | None = None, dimensions: S
     keys += [f"confusion/{g}/{p}" for g in LEVELS for p in PRED_LABELS]
     keys += [f"error_share/{key_name(name)}" for name in [*dimensions, NO_DIMENSION]]
     return keys
-
-
-def metric_value(
-    outcomes: Sequence[Outcome],
-    key: str,
-    *,
-    groups: Mapping[str, Sequence[str]] | None = None,
-    dimensions: Sequence[str] = (),
-) -> float:
-    """One key of ``summarize`` computed alone (lm-eval aggregates metric by metric);
-    ``nan`` for a group or dimension absent from ``outcomes``."""
-    outcomes = list(outcomes)
-    if key in HEADLINE:
-        return headline(outcomes)[key]
-    if key == "l2_dim_acc":
-        return mismatch_dimension_accuracy(outcomes)
-    parts = key.split("/")
-    if parts[0] == "confusion" and len(parts) == 3 and parts[1] in LEVELS and parts[2] in PRED_LABELS:
-        if not outcomes:
-            return 0.0
-        return confusion_matrix(outcomes)[LEVELS.index(parts[1])][PRED_LABELS.index(parts[2])]
-    if parts[0] == "error_share" and len(parts) == 2:
-        shares = {key_name(name): v for name, v in error_shares(outcomes, dimensions).items()}
-        return shares.get(parts[1], NAN)
-    if len(parts) == 3 and parts[0] in GROUP_METRICS and parts[1] in (groups or {}):
-        for field, index, name in _group_keys(parts[1], (groups or {})[parts[1]]):
-            if name == parts[2]:
-                return headline([o for o in outcomes if int(o[field]) == index])[parts[0]]
-    raise KeyError(f"unknown relevance metric key {key!r}")

@@ -39,6 +39,7 @@ def _docs(task: str, design: str, formats: Any = None, data: str | None = None, 
         {
             "id": item.id,
             "system_prompt": item.system_prompt,
+            "system_prefix": item.system_prompt + "\n\n",
             "user_prompt": item.user_prompt,
             "target": item.target_answer,
             **item_fields(item),
@@ -80,4 +81,4 @@ def process_results_canonical(doc: dict, results: list[str]) -> dict[str, dict[s
 
 
 # agg_acc, agg_acc_ci, ...: one module-level function per metric, as `!function utils.agg_<key>` needs.
-define_aggregations(globals(), METRICS, lambda items, key: monbench_metrics(items)[key])
+define_aggregations(globals(), METRICS, monbench_metrics)

@@ -17,10 +17,9 @@ import datasets
 
 from ecom_tasks.rair.prompts import build_items
 from ecom_tasks.rair.rules import BUILTIN, NONE, load_rules
-from ecom_tasks.rair.schema import DIMENSIONS, SUBSETS, load_records
-from ecom_tasks.rair.scoring import GROUPS, score_reply, subset_metric_keys
+from ecom_tasks.rair.schema import SUBSETS, load_records
+from ecom_tasks.rair.scoring import rair_metrics, score_reply, subset_metric_keys
 from ecom_tasks.scorers.lm_eval_aggregations import define_aggregations
-from ecom_tasks.scorers.relevance import metric_value
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +57,13 @@ def process_results(doc: dict, results: list[str]) -> dict[str, dict[str, int]]:
     return {key: outcome for key in METRIC_KEYS[doc["subset"]]}
 
 
+ALL_METRIC_KEYS = sorted({k for keys in METRIC_KEYS.values() for k in keys})
+
+
+def summarize_for_lm_eval(items: list[dict[str, int]]) -> dict[str, float]:
+    """``rair_metrics``, with a count of 0 for groups absent from the data (other absent keys: nan)."""
+    return {**{k: 0.0 for k in ALL_METRIC_KEYS if k.startswith("n/")}, **rair_metrics(items)}
+
+
 # One module-level function per metric key, as lm-eval's YAML `!function utils.<name>` needs.
-define_aggregations(
-    globals(),
-    sorted({k for keys in METRIC_KEYS.values() for k in keys}),
-    lambda items, key: metric_value(items, key, groups=GROUPS, dimensions=DIMENSIONS),
-)
+define_aggregations(globals(), ALL_METRIC_KEYS, summarize_for_lm_eval)
