@@ -22,8 +22,20 @@ Metrics: ``acc`` and ``acc_ci`` (mean of run accuracies, 95% Student-t
 half-width over runs; with several tasks the unweighted task mean, like
 Table 2's Avg.), ``<task>/acc`` etc. per task, ``acc_pos_A..D``,
 ``acc_fmt_*``, ``consistency``, ``violation_rate``, ``mismatch_rate``.
-Paper reference (Table 2, full protocol, test split): GPT-5.2 82.52 ± 0.36,
-GPT-4o 76.80 ± 0.69, Qwen3-1.7B-nothink 44.04 ± 5.31.
+Paper reference (Table 2, full protocol, test split, Avg. % ± 95% CI):
+GPT-5.2 82.52 ± 0.36, GPT-5-Chat 80.48 ± 0.35, GPT-4o 76.80 ± 0.69,
+DeepSeek-V3 74.03 ± 0.94, Qwen3-1.7B-nothink 44.04 ± 5.31.
+
+Deviations (details in ``ecom_tasks/monbench/README.md``):
+- Few-shot examples sit in the system prompt in data order, answered in the
+  run's format, so a run's static prefix is byte-identical across questions.
+- In the Content format, the open-content tasks (ad relevance, co-purchase)
+  ask for the option's full text and give no example answer.
+- ``<think>`` blocks are dropped before parsing. Content must match an
+  option's text exactly (case, spacing and a final period aside).
+- ``design=cyclic`` goes beyond the paper (12 runs instead of 72).
+- The bundled fixtures are the paper's examples plus synthetic items, not
+  the private test set.
 """
 
 from __future__ import annotations
