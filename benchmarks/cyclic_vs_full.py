@@ -47,22 +47,12 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsag
 
 import ecom_tasks._registry  # noqa: E402,F401  (registers ecom/ and our tasks)
 from ecom_tasks.baselines import respond  # noqa: E402
-from ecom_tasks.baselines.lexical import last_options_block, requested_format  # noqa: E402
+from ecom_tasks.baselines.lexical import last_options_block, reply_in_requested_format  # noqa: E402
 from ecom_tasks.inspect_evals.monbench import monbench  # noqa: E402
 from ecom_tasks.monbench.schema import TASKS  # noqa: E402
 from ecom_tasks.report import inspect_rows  # noqa: E402
 
 BIAS_A = 0.5
-
-
-def _reply_for(position: int, options: list[str], text: str) -> str:
-    wants_label, wants_answer = requested_format(text)
-    parts = []
-    if wants_label:
-        parts.append(f"<Label>{'ABCD'[position]}</Label>")
-    if wants_answer:
-        parts.append(f"<Answer>{options[position]}</Answer>")
-    return " ".join(parts)
 
 
 def picks_a(prompt: str) -> bool:
@@ -78,7 +68,7 @@ def position_biased(input: list[ChatMessage], tools: Any, tool_choice: Any, conf
     users = [t for role, t in messages if role == "user"]
     block = last_options_block(users[-1]) if users else None
     if block is not None and picks_a(text):
-        reply = _reply_for(0, block[1], text)
+        reply = reply_in_requested_format(text, block[1], 0)
     else:
         reply = respond(messages)
     output = ModelOutput.from_content(model="mockllm/model", content=reply)

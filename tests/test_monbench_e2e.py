@@ -8,7 +8,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
 from lm_eval.api.model import LM
 
-from ecom_tasks.baselines.lexical import last_options_block, requested_format
+from ecom_tasks.baselines.lexical import last_options_block, reply_in_requested_format
 from ecom_tasks.inspect_evals.monbench import monbench
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.lm_eval_tasks.models import EcomBaselineLM
@@ -18,14 +18,8 @@ from ecom_tasks.monbench.schema import TASKS, load_records
 
 def reply_choosing(messages: list[tuple[str, str]], pick) -> str:
     """A reply in the requested format choosing ``pick(options)``."""
-    text = "\n\n".join(t for _, t in messages)
     _, options = last_options_block(messages[-1][1])
-    wants_label, wants_answer = requested_format(text)
-    i = pick(options)
-    parts = [f"<Label>{'ABCD'[i]}</Label>"] if wants_label else []
-    if wants_answer:
-        parts.append(f"<Answer>{options[i]}</Answer>")
-    return " ".join(parts)
+    return reply_in_requested_format(messages[0][1], options, pick(options))
 
 
 def first_shown(messages):

@@ -96,11 +96,15 @@ def respond_multiple_choice(messages: Sequence[tuple[str, str]]) -> str | None:
     if block is None:
         return None
     question, options = block
-    pick = choose(question, options)
-    wants_label, wants_answer = requested_format(text)
+    return reply_in_requested_format(text, options, choose(question, options))
+
+
+def reply_in_requested_format(instructions: str, options: Sequence[str], position: int) -> str:
+    """A reply choosing ``options[position]`` in the tag format ``instructions`` ask for."""
+    wants_label, wants_answer = requested_format(instructions)
     parts = []
     if wants_label:
-        parts.append(f"<Label>{'ABCD'[pick]}</Label>")
+        parts.append(f"<Label>{'ABCD'[position]}</Label>")
     if wants_answer:
-        parts.append(f"<Answer>{options[pick]}</Answer>")
+        parts.append(f"<Answer>{options[position]}</Answer>")
     return " ".join(parts)
