@@ -117,13 +117,13 @@ def _load_file(path: Path) -> Iterator[Row]:
         yield Row(str(path), index, dict(values))
 
 
-def load_rows(data: str | os.PathLike[str], *, split: str | None = None) -> list[Row]:
+def load_rows(data: str | os.PathLike[str]) -> list[Row]:
     """Rows from a local file or folder, or from a Hugging Face dataset id.
 
     A local folder contributes every data file in it. A hub id needs network
-    access to that hub (the only network use; offline flags make it fail fast),
-    and ``split`` selects the hub split; for local files the benchmark's own
-    ``split`` column is used by the caller instead.
+    access to that hub (the only network use; offline flags make it fail fast);
+    all its splits are read, each row getting a ``split`` column named after
+    its hub split unless it has one, like a local file's.
     """
     path = Path(os.fspath(data)).expanduser()
     if path.exists():
@@ -141,9 +141,8 @@ def load_rows(data: str | os.PathLike[str], *, split: str | None = None) -> list
         raise DataValidationError(
             [Problem(str(data), 0, "-", f"not a local path, and loading it as a Hugging Face dataset failed: {exc}")]
         ) from exc
-    splits = [split] if split and split in loaded else list(loaded.keys())
     rows = []
-    for name in splits:
+    for name in loaded:
         for index, values in enumerate(loaded[name], start=1):
             values = dict(values)
             # Hub datasets keep splits apart; the canonical record carries it as a column.
