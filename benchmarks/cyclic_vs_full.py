@@ -43,13 +43,19 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model  # noqa: E402
+from inspect_ai.model import (  # noqa: E402
+    ChatMessage,
+    GenerateConfig,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
 
 import ecom_tasks._registry  # noqa: E402,F401  (registers ecom/ and our tasks)
-from ecom_tasks.baselines import respond  # noqa: E402
-from ecom_tasks.baselines.lexical import last_options_block, reply_in_requested_format  # noqa: E402
 from ecom_tasks.inspect_evals.monbench import monbench  # noqa: E402
+from ecom_tasks.monbench.baseline import last_options_block, reply_in_requested_format  # noqa: E402
 from ecom_tasks.monbench.schema import TASKS  # noqa: E402
+from ecom_tasks.plugins import baseline_reply as respond  # noqa: E402
 from ecom_tasks.report import inspect_rows  # noqa: E402
 
 BIAS_A = 0.5

@@ -4,29 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ecom_tasks.data import fixtures_dir
 from ecom_tasks.hookspecs import DatasetSpec, hookimpl
+from ecom_tasks.monbench.baseline import respond_multiple_choice
+from ecom_tasks.monbench.schema import load_records as load_monbench
+from ecom_tasks.rair.baseline import respond_rair
+from ecom_tasks.rair.schema import load_records as load_rair
+from ecom_tasks.scorers.kinds import BUILTIN_METRICS
 
 
 @hookimpl
 def ecom_tasks_metrics():
-    from ecom_tasks.scorers import core
-
-    return {
-        "accuracy": core.accuracy,
-        "macro_f1": core.macro_f1,
-        "binarized_accuracy": core.binarized_accuracy,
-        "mean_ci": core.mean_ci,
-        "confusion": core.confusion,
-        "recall_at_k": core.mean_recall_at_k,
-        "rubric_to_100": core.rubric_to_100,
-    }
-
-
-@hookimpl
-def ecom_tasks_retrievers():
-    from ecom_tasks.retrieval import exact_cosine_retriever
-
-    return {"exact_cosine": exact_cosine_retriever}
+    return list(BUILTIN_METRICS)
 
 
 @hookimpl
@@ -36,10 +25,6 @@ def ecom_tasks_lm_eval_task_dirs():
 
 @hookimpl
 def ecom_tasks_datasets():
-    from ecom_tasks.data import fixtures_dir
-    from ecom_tasks.monbench.schema import load_records as load_monbench
-    from ecom_tasks.rair.schema import load_records as load_rair
-
     return [
         DatasetSpec(
             name="monbench",
@@ -58,6 +43,5 @@ def ecom_tasks_datasets():
 
 @hookimpl
 def ecom_tasks_baseline_responders():
-    from ecom_tasks.baselines.rair import respond_rair
-
-    return [respond_rair]
+    # RAIR's recognises only its own prompts; MonBench's answers any A-D question in tags.
+    return [respond_rair, respond_multiple_choice]

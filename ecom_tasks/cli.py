@@ -10,7 +10,7 @@ from pathlib import Path
 from ecom_tasks.offline import apply_safe_defaults
 
 #: The demo: every benchmark on the bundled fixtures with the offline baseline.
-DEMO_INSPECT_TASKS = ("ecom_tasks/monbench", "ecom_tasks/rair_general", "ecom_tasks/rair_hard", "ecom_tasks/rair_visual")
+DEMO_INSPECT_TASKS = ("ecom_tasks/monbench_perm", "ecom_tasks/rair_general", "ecom_tasks/rair_hard", "ecom_tasks/rair_visual")
 DEMO_LM_EVAL_TASKS = ("monbench_perm", "rair")
 
 
@@ -57,14 +57,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("\nlm-eval tasks and groups (run with ecom-lm-eval --tasks <name>):")
     for kind, name, source in _lm_eval_entries():
         print(f"  {kind:<10} {name:<42} [{source}]")
-    for title, hook in (
-        ("Metrics", "ecom_tasks_metrics"),
-        ("Retrievers", "ecom_tasks_retrievers"),
-    ):
-        print(f"\n{title}:")
-        for plugin, mapping in plugins.contributions(hook):
-            for name in mapping:
-                print(f"  {name:<28} [{plugin}]")
+    print("\nMetrics (computed by every benchmark of their kind; select with -T metrics= / --metadata metrics):")
+    for plugin, specs in plugins.contributions("ecom_tasks_metrics"):
+        for spec in specs:
+            print(f"  {spec.name:<28} {spec.kind:<12} [{plugin}] {spec.description}")
+    print("\nRetrievers:")
+    for plugin, mapping in plugins.contributions("ecom_tasks_retrievers"):
+        for name in mapping:
+            print(f"  {name:<28} [{plugin}]")
     print("\nDatasets (ecom-tasks validate <name> <data>):")
     for plugin, specs in plugins.contributions("ecom_tasks_datasets"):
         for spec in specs:

@@ -3,9 +3,10 @@
 Plugins are modules or objects exposed under the ``ecom_tasks`` entry-point
 group. Inspect already discovers third-party ``@task``/``@scorer``s through
 its own ``inspect_ai`` entry points, so these hooks only cover what the
-frameworks lack: shared metrics, RMIR retrievers, lm-eval task folders
-(lm-eval 0.4 has no task plugin discovery), datasets with schemas, and
-baseline responders.
+frameworks lack: metrics that every benchmark of a kind computes, RMIR
+retrievers, lm-eval task folders (lm-eval 0.4 has no task plugin discovery),
+datasets with schemas, and baseline responders. ecom-tasks registers its own
+built-ins through the same hooks.
 """
 
 from __future__ import annotations
@@ -32,9 +33,39 @@ class DatasetSpec:
     default_data: Callable[[], Any] | None = None
 
 
+#: Kinds of outcome a metric consumes, and the input its ``compute`` receives
+#: (the input types live in ``ecom_tasks.scorers.kinds``):
+#: ``labels`` (``LabelPairs``: gold and predicted labels over a label set; RAIR),
+#: ``choice_runs`` (``ChoiceRuns``: per-item correctness with run ids; MonBench),
+#: ``ranking`` (``Rankings``: ranked ids per query and qrels; RMIR),
+#: ``rubric`` (``RubricGrades``: judge grades on a 0..max scale; EcomEval).
+METRIC_KINDS = ("labels", "choice_runs", "ranking", "rubric")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric every benchmark of ``kind`` computes (unless a run selects a subset).
+
+    ``compute(data) -> float`` receives the kind's input (see ``METRIC_KINDS``);
+    the value appears under ``name`` in Inspect and lm-eval results alike.
+    """
+
+    name: str
+    kind: str
+    compute: Callable[[Any], float]
+    higher_is_better: bool = True
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in METRIC_KINDS:
+            raise ValueError(f"metric {self.name!r}: unknown kind {self.kind!r}; expected one of {', '.join(METRIC_KINDS)}")
+        if not self.name or "/" in self.name or "," in self.name:
+            raise ValueError(f"metric name {self.name!r} must be non-empty without '/' or ','")
+
+
 @hookspec
-def ecom_tasks_metrics() -> dict[str, Callable[..., Any]]:
-    """Metric functions by name (pure functions over gold/prediction values)."""
+def ecom_tasks_metrics() -> list[MetricSpec]:
+    """Metrics (``MetricSpec``) that every benchmark consuming their kind computes."""
 
 
 @hookspec

@@ -1,28 +1,44 @@
-"""The plugin manager: our built-ins plus everything under the ``ecom_tasks`` entry points."""
+"""The plugin manager: every plugin under the ``ecom_tasks`` entry points, our built-ins included.
+
+ecom-tasks is its own first plugin (entry point ``builtin`` ->
+``ecom_tasks.builtin_plugin``), so its metrics, datasets, lm-eval folders and
+baseline responders arrive through the same hooks as a third party's. This
+module only knows the hook specifications; what a plugin contributes is found
+at run time.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pluggy
 
-from ecom_tasks import builtin_plugin, hookspecs
+from ecom_tasks import hookspecs
+
+BUILTIN = "builtin"
+BUILTIN_MODULE = "ecom_tasks.builtin_plugin"
+
+#: (role, text) pairs, oldest first.
+Messages = Sequence[tuple[str, str]]
+FALLBACK_REPLY = "I cannot answer this prompt."
 
 
 @functools.cache
 def plugin_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
-    # Registered under its entry-point name so an installed copy is not loaded twice.
-    manager.register(builtin_plugin, name="builtin")
     manager.load_setuptools_entrypoints(hookspecs.PROJECT)
+    if manager.get_plugin(BUILTIN) is None:
+        # Running from a source tree that was never pip-installed: no entry points to find.
+        manager.register(importlib.import_module(BUILTIN_MODULE), name=BUILTIN)
     return manager
 
 
 def contributions(hook_name: str) -> list[tuple[str, Any]]:
-    """Each plugin's result for a hook, with the plugin's registered name."""
+    """Each plugin's result for a hook, with the plugin's registered name (built-ins first)."""
     manager = plugin_manager()
     caller = getattr(manager.hook, hook_name)
     out = []
@@ -30,25 +46,49 @@ def contributions(hook_name: str) -> list[tuple[str, Any]]:
         result = impl.function()
         if result:
             out.append((impl.plugin_name, result))
+    out.sort(key=lambda pair: pair[0] != BUILTIN)
     return out
 
 
-def _merged(hook_name: str) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
-    for plugin, mapping in contributions(hook_name):
-        for name, value in mapping.items():
-            if name in merged:
-                raise ValueError(f"{hook_name}: {name!r} from plugin {plugin!r} is already registered")
-            merged[name] = value
+def metric_specs() -> dict[str, hookspecs.MetricSpec]:
+    """Every registered metric by name; a name registered twice is an error naming both plugins."""
+    merged: dict[str, hookspecs.MetricSpec] = {}
+    owner: dict[str, str] = {}
+    for plugin, specs in contributions("ecom_tasks_metrics"):
+        for spec in specs:
+            if not isinstance(spec, hookspecs.MetricSpec):
+                raise TypeError(f"ecom_tasks_metrics: plugin {plugin!r} returned {spec!r}, not a MetricSpec")
+            if spec.name in merged:
+                raise ValueError(
+                    f"ecom_tasks_metrics: {spec.name!r} from plugin {plugin!r} is already registered by {owner[spec.name]!r}"
+                )
+            merged[spec.name], owner[spec.name] = spec, plugin
     return merged
 
 
-def metrics() -> dict[str, Callable[..., Any]]:
-    return _merged("ecom_tasks_metrics")
+def parse_metric_names(names: str | Sequence[str] | None) -> list[str] | None:
+    """``"acc2, macro_f1"`` or a list -> names; None, ``""`` or ``"all"`` -> None (every metric)."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        if names.strip().lower() in ("", "all"):
+            return None
+        names = names.split(",")
+    return [str(name).strip() for name in names if str(name).strip()]
 
 
-def retrievers() -> dict[str, Callable[..., Any]]:
-    return _merged("ecom_tasks_retrievers")
+def select_metrics(kind: str, names: str | Sequence[str] | None = None) -> list[hookspecs.MetricSpec]:
+    """The registered metrics of ``kind``: all of them, or those ``names`` selects (in that order)."""
+    of_kind = {name: spec for name, spec in metric_specs().items() if spec.kind == kind}
+    chosen = parse_metric_names(names)
+    if chosen is None:
+        return list(of_kind.values())
+    unknown = [name for name in chosen if name not in of_kind]
+    if unknown:
+        raise ValueError(
+            f"unknown {kind} metric(s) {', '.join(unknown)}; registered for this kind: {', '.join(of_kind) or 'none'}"
+        )
+    return [of_kind[name] for name in dict.fromkeys(chosen)]
 
 
 def datasets() -> dict[str, hookspecs.DatasetSpec]:
@@ -60,3 +100,19 @@ def lm_eval_task_dirs() -> list[str]:
     for _, found in contributions("ecom_tasks_lm_eval_task_dirs"):
         dirs.extend(str(d) for d in found if str(d) not in dirs)
     return dirs
+
+
+def baseline_responders() -> list[Callable[[Messages], str | None]]:
+    """Plugins' responders first: ours end with MonBench's, which answers any A-D question."""
+    found = contributions("ecom_tasks_baseline_responders")
+    ordered = [*(g for p, g in found if p != BUILTIN), *(g for p, g in found if p == BUILTIN)]
+    return [responder for group in ordered for responder in group]
+
+
+def baseline_reply(messages: Messages) -> str:
+    """The offline baseline's reply: the first responder that recognises the prompt answers it."""
+    for responder in baseline_responders():
+        reply = responder(messages)
+        if reply is not None:
+            return reply
+    return FALLBACK_REPLY

@@ -20,9 +20,8 @@ PREFERRED_COLUMNS = (
     "acc_fmt_content",
     "acc_fmt_label_content",
     "consistency",
-    "violation_rate",
-    "mismatch_rate",
     "invalid_rate",
+    "mismatch_rate",
     "l2_dim_acc",
 )
 COUNT_COLUMNS = frozenset({"n"})
@@ -34,7 +33,7 @@ SHORT_NAMES = {
     "acc_pos_B": "pos_B",
     "acc_pos_C": "pos_C",
     "acc_pos_D": "pos_D",
-    "violation_rate": "viol",
+    "invalid_rate": "invalid",
     "mismatch_rate": "mismatch",
     "consistency": "consist",
 }

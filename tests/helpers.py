@@ -122,9 +122,9 @@ Rule = Callable[[str, str], str]
 
 def baseline_rule(system: str, user: str) -> str:
     """The offline baseline's reply: a served 'model' that answers like ``ecom/baseline``."""
-    from ecom_tasks.baselines import respond
+    from ecom_tasks.plugins import baseline_reply
 
-    return respond([("system", system), ("user", user)])
+    return baseline_reply([("system", system), ("user", user)])
 
 
 def label_rule(letter: str) -> Rule:
@@ -159,19 +159,19 @@ def expected_baseline_metrics(design: str, formats: str | None = None, *, limit:
     (system, user) pair, scored with the shared scoring code. Keys as in the
     Inspect log: ``acc``, ``<task>/acc``, ...
     """
-    from ecom_tasks.baselines import respond
     from ecom_tasks.monbench.protocol import expand, runs_for
     from ecom_tasks.monbench.schema import load_records
-    from ecom_tasks.monbench.scoring import item_fields, monbench_metrics, score_reply
+    from ecom_tasks.monbench.scoring import score_reply, summarize
+    from ecom_tasks.plugins import baseline_reply, select_metrics
 
     items = expand(load_records(None, split="test"), runs_for(design, formats))
     if limit is not None:
         items = items[:limit]
     outcomes = [
-        score_reply(item_fields(item), respond([("system", item.system_prompt), ("user", item.user_prompt)]))[1]
+        score_reply(item.fields, baseline_reply([("system", item.system_prompt), ("user", item.user_prompt)]))[1]
         for item in items
     ]
-    return monbench_metrics(outcomes)
+    return summarize(outcomes, select_metrics("choice_runs"))
 
 
 def parse_lm_eval_tables(stdout: str) -> dict[str, dict[str, dict[str, str]]]:

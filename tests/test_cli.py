@@ -12,13 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import check_ok, expected_baseline_metrics, parse_lm_eval_tables, run_cli
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.lm_eval_tasks import TASKS_DIR
 from ecom_tasks.monbench.schema import TASKS, load_records
-from helpers import check_ok, expected_baseline_metrics, parse_lm_eval_tables, run_cli
-
 
 # --- the guard itself ----------------------------------------------------------------
 
@@ -59,7 +58,7 @@ def test_lm_eval_path_prints_the_task_folder(tmp_path: Path) -> None:
     assert out.splitlines() == [str(TASKS_DIR)]
     folder = Path(out.strip())
     assert folder.is_dir()
-    assert (folder / "monbench" / "_monbench.yaml").is_file()
+    assert (folder / "monbench" / "_monbench_perm.yaml").is_file()
 
 
 def test_validate_bundled_fixtures(tmp_path: Path) -> None:
@@ -126,7 +125,7 @@ def test_validate_unknown_benchmark_exits_2(tmp_path: Path) -> None:
 
 def test_plain_lm_eval_does_not_know_ecom_baseline(tmp_path: Path) -> None:
     proc = run_cli(
-        ["lm_eval", "--tasks", "monbench_query_ad_relevance", "--include_path", str(TASKS_DIR),
+        ["lm_eval", "--tasks", "monbench_canonical_query_ad_relevance", "--include_path", str(TASKS_DIR),
          "--model", "ecom-baseline", "--limit", "1"],
         cwd=tmp_path,
     )
@@ -139,44 +138,45 @@ def test_plain_lm_eval_include_path_with_dummy_model(tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
     proc = check_ok(
         run_cli(
-            ["lm_eval", "--tasks", "monbench_query_ad_relevance", "--include_path", str(TASKS_DIR),
+            ["lm_eval", "--tasks", "monbench_canonical_query_ad_relevance", "--include_path", str(TASKS_DIR),
              "--model", "dummy", "--limit", "2", "--output_path", str(out_dir)],
             cwd=tmp_path,
         )
     )
     table = parse_lm_eval_tables(proc.stdout)
-    assert table["Tasks"] == {"monbench_query_ad_relevance": {"acc": "0", "violation_rate": "1"}}
+    assert table["Tasks"] == {"monbench_canonical_query_ad_relevance": {"acc": "0", "acc_ci": "NaN", "invalid_rate": "1"}}
     (results_file,) = out_dir.rglob("results_*.json")
     saved = json.loads(results_file.read_text())
-    result = saved["results"]["monbench_query_ad_relevance"]
+    result = saved["results"]["monbench_canonical_query_ad_relevance"]
     assert result["acc,tags"] == 0.0
-    assert result["violation_rate,tags"] == 1.0
+    assert result["invalid_rate,tags"] == 1.0
     assert result["sample_len"] == 2
     n_test = len(load_records(None, split="test", tasks=["query_ad_relevance"]))
-    assert saved["n-samples"]["monbench_query_ad_relevance"] == {"original": n_test, "effective": 2}
+    assert saved["n-samples"]["monbench_canonical_query_ad_relevance"] == {"original": n_test, "effective": 2}
 
 
 # --- ecom-lm-eval ----------------------------------------------------------------------
 
 
 def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
-    proc = check_ok(run_cli(["ecom-lm-eval", "--tasks", "monbench", "--model", "ecom-baseline"], cwd=tmp_path))
+    proc = check_ok(run_cli(["ecom-lm-eval", "--tasks", "monbench_canonical", "--model", "ecom-baseline"], cwd=tmp_path))
     expected = expected_baseline_metrics("canonical", "label")
     tables = parse_lm_eval_tables(proc.stdout)
     assert tables["Groups"] == {
-        "monbench": {"acc": f"{expected['acc']:.4f}", "violation_rate": f"{expected['violation_rate']:.4f}"}
+        "monbench_canonical": {"acc": f"{expected['acc']:.4f}", "invalid_rate": f"{expected['invalid_rate']:.4f}"}
     }
     assert tables["Tasks"] == {
-        "monbench": tables["Groups"]["monbench"],
+        "monbench_canonical": tables["Groups"]["monbench_canonical"],
         **{
-            f"monbench_{task}": {
+            f"monbench_canonical_{task}": {
                 "acc": f"{expected[f'{task}/acc']:.4f}",
-                "violation_rate": f"{expected[f'{task}/violation_rate']:.4f}",
+                "acc_ci": "NaN",  # one run: no interval
+                "invalid_rate": f"{expected[f'{task}/invalid_rate']:.4f}",
             }
             for task in TASKS
         },
     }
-    assert f"|monbench|      1|tags  |     0|acc           |↑  |{expected['acc']:.4f}|±  |   N/A|" in proc.stdout
+    assert f"|monbench_canonical|      1|tags  |     0|acc         |↑  |{expected['acc']:.4f}|±  |   N/A|" in proc.stdout
 
 
 # --- inspect ---------------------------------------------------------------------------
@@ -202,7 +202,7 @@ def test_inspect_monbench_canonical_with_baseline(tmp_path: Path) -> None:
     metrics = {name: metric.value for name, metric in score.metrics.items()}
     expected = expected_baseline_metrics("canonical", "label")
     assert metrics["acc"] == pytest.approx(expected["acc"])
-    assert metrics["violation_rate"] == 0.0
+    assert metrics["invalid_rate"] == 0.0
     for task in TASKS:
         assert metrics[f"{task}/acc"] == pytest.approx(expected[f"{task}/acc"]), task
     assert metrics["n_runs"] == 1.0

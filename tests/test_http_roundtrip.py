@@ -26,6 +26,7 @@ from pathlib import Path
 
 import lm_eval
 import pytest
+from helpers import check_ok, expected_baseline_metrics, run_cli, start_monbench_server
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -33,7 +34,6 @@ from ecom_tasks.inspect_evals.monbench import monbench_perm
 from ecom_tasks.lm_eval_tasks import TASKS_DIR, task_manager
 from ecom_tasks.monbench.protocol import runs_for
 from ecom_tasks.monbench.schema import TASKS, load_records
-from helpers import check_ok, expected_baseline_metrics, run_cli, start_monbench_server
 
 N_RUNS = len(runs_for("full"))  # 24 orderings x 3 formats
 N_QUESTIONS = len(load_records(None, split="test"))
@@ -81,7 +81,7 @@ def test_inspect_openai_api_roundtrip(tmp_path: Path) -> None:
     for task in TASKS:
         assert metrics[f"{task}/acc"] == reference[f"{task}/acc"], task
         assert metrics[f"{task}/n_items"] == 2 * N_RUNS, task
-    assert metrics["violation_rate"] == 0.0
+    assert metrics["invalid_rate"] == 0.0
     # Every metric, not only acc, matches the in-process baseline run.
     assert metrics.keys() == reference.keys()
     for name, value in reference.items():
@@ -134,7 +134,7 @@ def test_lm_eval_local_chat_completions_roundtrip(script: str, tmp_path: Path, l
         name = f"monbench_perm_{task}"
         assert results[name]["acc,tags"] == reference[name]["acc,tags"], name
         assert results[name]["acc,tags"] == pytest.approx(expected[f"{task}/acc"]), name
-        assert results[name]["violation_rate,tags"] == 0.0, name
+        assert results[name]["invalid_rate,tags"] == 0.0, name
         assert results[name]["sample_len"] == N_RUNS * len(load_records(None, split="test", tasks=[task]))
     for key, value in reference["monbench_perm"].items():
         if isinstance(value, float):

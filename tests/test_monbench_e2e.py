@@ -8,10 +8,10 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
 from lm_eval.api.model import LM
 
-from ecom_tasks.baselines.lexical import last_options_block, reply_in_requested_format
 from ecom_tasks.inspect_evals.monbench import monbench
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.lm_eval_tasks.models import EcomBaselineLM
+from ecom_tasks.monbench.baseline import last_options_block, reply_in_requested_format
 from ecom_tasks.monbench.protocol import expand, runs_for
 from ecom_tasks.monbench.schema import TASKS, load_records
 
@@ -58,7 +58,7 @@ def test_inspect_first_option_model_gets_exactly_a_quarter(design, n_runs, tmp_p
     assert metrics["acc_pos_A"] == 1.0
     assert metrics["acc_pos_B"] == metrics["acc_pos_C"] == metrics["acc_pos_D"] == 0.0
     assert metrics["consistency"] == 0.0
-    assert metrics["violation_rate"] == 0.0
+    assert metrics["invalid_rate"] == 0.0
     # Every question shows its answer first in exactly a quarter of the orderings, so every run is 0.25
     # only on average: the CI is computed over runs and is positive.
     assert metrics["acc_ci"] > 0
@@ -79,7 +79,7 @@ def test_inspect_bad_replies_are_counted_not_raised(tmp_path):
     model = scripted_inspect_model(lambda messages: next(replies))
     metrics, log = run_inspect(monbench(task="query_query_intent", design="canonical"), model, tmp_path)
     assert metrics["acc"] == 0.0
-    assert metrics["violation_rate"] == 1.0
+    assert metrics["invalid_rate"] == 1.0
     statuses = {s.scores["monbench_scorer"].metadata["status"] for s in log.samples}
     assert statuses >= {"no_tag", "out_of_range", "conflicting_tags"}
 
@@ -93,7 +93,7 @@ def test_inspect_mismatch_is_wrong_and_counted_apart(tmp_path):
     metrics, _ = run_inspect(task, scripted_inspect_model(mismatching), tmp_path)
     assert metrics["acc"] == 0.0
     assert metrics["mismatch_rate"] == 1.0
-    assert metrics["violation_rate"] == 0.0
+    assert metrics["invalid_rate"] == 0.0
 
 
 def test_inspect_task_args_are_recorded_and_shots_reach_the_prompt(tmp_path, monkeypatch):
@@ -210,6 +210,6 @@ def test_epochs_are_reduced_by_mean(tmp_path):
     metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
     assert log.eval.config.epochs == 2
     assert metrics["acc"] == pytest.approx(0.5)
-    assert metrics["violation_rate"] == pytest.approx(0.5)
+    assert metrics["invalid_rate"] == pytest.approx(0.5)
     assert metrics["consistency"] == 0.0  # wrong in one epoch is not right in every run
     assert metrics["n_items"] == 4 * len(load_records(split="test", tasks=["query_query_intent"]))

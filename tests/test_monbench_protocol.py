@@ -13,7 +13,7 @@ from ecom_tasks.monbench.parsing import (
     OK,
     OUT_OF_RANGE,
     UNKNOWN_CONTENT,
-    parse_answer,
+    parse_reply,
 )
 from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt
 from ecom_tasks.monbench.protocol import CYCLIC_ORDERINGS, ORDERINGS, expand, runs_for
@@ -168,15 +168,15 @@ SHOWN = ("Substitute", "Complement", "Narrowing", "Irrelevant")
     ],
 )
 def test_parse_answer(fmt, reply, position, status):
-    parsed = parse_answer(reply, fmt, SHOWN)
+    parsed = parse_reply(reply, fmt, SHOWN)
     assert (parsed.position, parsed.status) == (position, status)
-    assert parsed.violation == (status not in (OK, MISMATCH))
+    assert parsed.invalid == (status not in (OK, MISMATCH))
 
 
 def test_no_substring_guessing_outside_tags():
     # The right option's text appears, but not inside the requested tag.
-    assert parse_answer("Complement <Label></Label>", "label", SHOWN).status == OUT_OF_RANGE
-    assert parse_answer("I pick B. Complement", "label_content", SHOWN).status == NO_TAG
+    assert parse_reply("Complement <Label></Label>", "label", SHOWN).status == OUT_OF_RANGE
+    assert parse_reply("I pick B. Complement", "label_content", SHOWN).status == NO_TAG
 
 
 def test_user_prompt_builder():

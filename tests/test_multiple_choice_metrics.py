@@ -6,14 +6,17 @@ import math
 
 import pytest
 
+from ecom_tasks.monbench.metrics import reweighted_accuracy, run_accuracies, summarize
+from ecom_tasks.plugins import select_metrics
 from ecom_tasks.scorers.core import mean_ci
-from ecom_tasks.scorers.multiple_choice import reweighted_accuracy, run_accuracies, summarize
+
+SPECS = select_metrics("choice_runs")
 
 TASKS = ("t0", "t1")
 FORMATS = ("label", "content")
 
 
-def outcome(task=0, question=0, ordering=0, fmt=0, position=0, correct=1, violation=0, mismatch=0, category=0):
+def outcome(task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invalid=0, mismatch=0, category=0):
     return {
         "task": task,
         "question": question,
@@ -22,7 +25,7 @@ def outcome(task=0, question=0, ordering=0, fmt=0, position=0, correct=1, violat
         "position": position,
         "category": category,
         "correct": correct,
-        "violation": violation,
+        "invalid": invalid,
         "mismatch": mismatch,
     }
 
@@ -31,11 +34,11 @@ def test_single_task_summary_by_hand():
     # Two questions x two runs (ordering 0 / 1, label format).
     outcomes = [
         outcome(question=0, ordering=0, position=0, correct=1),
-        outcome(question=1, ordering=0, position=2, correct=0, violation=1),
+        outcome(question=1, ordering=0, position=2, correct=0, invalid=1),
         outcome(question=0, ordering=1, position=1, correct=1),
         outcome(question=1, ordering=1, position=3, correct=1),
     ]
-    summary = summarize(outcomes, TASKS, FORMATS)
+    summary = summarize(outcomes, SPECS, TASKS, FORMATS)
     assert run_accuracies(outcomes) == {(0, 0): 0.5, (1, 0): 1.0}
     mean, half = mean_ci([0.5, 1.0])
     assert summary["acc"] == pytest.approx(0.75) == pytest.approx(mean)
@@ -44,7 +47,7 @@ def test_single_task_summary_by_hand():
     assert summary["acc_pos_C"] == 0.0 and summary["acc_pos_D"] == 1.0
     assert summary["acc_fmt_label"] == 0.75 and math.isnan(summary["acc_fmt_content"])
     assert summary["consistency"] == 0.5  # question 0 right in both runs, question 1 not
-    assert summary["violation_rate"] == 0.25
+    assert summary["invalid_rate"] == 0.25
     assert summary["mismatch_rate"] == 0.0
     assert summary["n_runs"] == 2
 
@@ -57,7 +60,7 @@ def test_overall_is_unweighted_task_mean_with_ci_over_runs():
         *[outcome(task=1, question=q, ordering=0, correct=1) for q in (1, 2, 3)],
         *[outcome(task=1, question=q, ordering=1, correct=int(q != 3)) for q in (1, 2, 3)],
     ]
-    summary = summarize(outcomes, TASKS, FORMATS)
+    summary = summarize(outcomes, SPECS, TASKS, FORMATS)
     assert summary["t0/acc"] == 0.5
     assert summary["t1/acc"] == pytest.approx((1 + 2 / 3) / 2)
     run_means = [(1 + 1) / 2, (0 + 2 / 3) / 2]
@@ -69,7 +72,7 @@ def test_overall_is_unweighted_task_mean_with_ci_over_runs():
 
 
 def test_empty_outcomes_are_nan():
-    summary = summarize([], TASKS, FORMATS)
+    summary = summarize([], SPECS, TASKS, FORMATS)
     assert math.isnan(summary["acc"]) and math.isnan(summary["acc_ci"])
     assert math.isnan(summary["consistency"])
 
@@ -84,4 +87,4 @@ def test_reweighted_accuracy_by_hand():
     # category 1 acc 0.5 weight 3, category 2 acc 1.0 weight 1, category 5 absent -> dropped.
     assert reweighted_accuracy(outcomes, {1: 3, 2: 1, 5: 10}) == pytest.approx((3 * 0.5 + 1 * 1.0) / 4)
     assert math.isnan(reweighted_accuracy(outcomes, {7: 1}))
-    assert summarize(outcomes, TASKS, FORMATS, category_weights={1: 1, 2: 1})["acc_reweighted"] == pytest.approx(0.75)
+    assert summarize(outcomes, SPECS, TASKS, FORMATS, category_weights={1: 1, 2: 1})["acc_reweighted"] == pytest.approx(0.75)

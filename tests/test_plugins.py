@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pluggy
 import pytest
+from helpers import PLUGIN_EXAMPLE, check_ok, parse_lm_eval_tables, run_cli
 
 from ecom_tasks import builtin_plugin, hookspecs, plugins
 from ecom_tasks.lm_eval_tasks import TASKS_DIR
-from helpers import PLUGIN_EXAMPLE, check_ok, parse_lm_eval_tables, run_cli
 
 PLUGIN_ENV = {"PYTHONPATH": str(PLUGIN_EXAMPLE)}
 PLUGIN_TASKS_DIR = PLUGIN_EXAMPLE / "ecom_example_plugin" / "lm_eval_tasks"
@@ -56,13 +56,13 @@ def test_list_shows_plugin_contributions(tmp_path: Path) -> None:
     assert f"  {'example':<28} ecom_example_plugin" in lines
     assert f"  {'builtin':<28} ecom_tasks.builtin_plugin" in lines
     assert f"  {'task':<10} {'example_echo':<42} [example: {PLUGIN_TASKS_DIR}]" in lines
-    assert f"  {'example_exact_match':<28} [example]" in lines
-    assert f"  {'accuracy':<28} [builtin]" in lines
+    assert f"  {'cohen_kappa':<28} {'labels':<12} [example] Cohen's kappa (scikit-learn)" in lines
+    assert any(line.startswith(f"  {'macro_f1':<28} {'labels':<12} [builtin] ") for line in lines)
     # The built-in tasks are still listed, from the built-in folder.
-    assert f"  {'group':<10} {'monbench':<42} [builtin: {TASKS_DIR}]" in lines
+    assert f"  {'group':<10} {'monbench_perm':<42} [builtin: {TASKS_DIR}]" in lines
     # Without the plugin none of this appears.
     plain = check_ok(run_cli(["ecom-tasks", "list"], cwd=tmp_path)).stdout
-    for name in ("ecom_example_plugin", "example_echo", "example_exact_match"):
+    for name in ("ecom_example_plugin", "example_echo", "cohen_kappa"):
         assert name not in plain
 
 
@@ -109,49 +109,62 @@ def _fresh_manager(*extra: tuple[object, str]) -> pluggy.PluginManager:
     return manager
 
 
-def test_metrics_merge_sees_plugin_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_metric_specs_include_the_plugin_metric_after_the_builtins(monkeypatch: pytest.MonkeyPatch) -> None:
     example = _load_example_module()
     manager = _fresh_manager((example, "example"))
-    # ``contributions``/``metrics`` look the manager up at call time: swap the cached one.
+    # ``contributions``/``metric_specs`` look the manager up at call time: swap the cached one.
     monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)
 
-    merged = plugins.metrics()
-    builtin_names = list(builtin_plugin.ecom_tasks_metrics())
-    assert list(merged) == [*builtin_names, "example_exact_match"]
-    assert merged["example_exact_match"] is example.example_exact_match
-    assert merged["example_exact_match"]("C", "<Label>C</Label>") == 1.0
-    assert merged["example_exact_match"]("C", "<Label>A</Label>") == 0.0
-    assert merged["example_exact_match"]("C", "lol") == 0.0
+    specs = plugins.metric_specs()
+    builtin_names = [spec.name for spec in builtin_plugin.ecom_tasks_metrics()]
+    assert list(specs) == [*builtin_names, "cohen_kappa"]
+    assert specs["cohen_kappa"].compute is example.cohen_kappa
+    assert [s.name for s in plugins.select_metrics("labels")] == ["acc2", "acc4", "macro_f1", "cohen_kappa"]
+    assert [s.name for s in plugins.select_metrics("labels", "cohen_kappa, acc4")] == ["cohen_kappa", "acc4"]
+    assert [s.name for s in plugins.select_metrics("choice_runs")] == ["acc", "acc_ci"]
+    with pytest.raises(ValueError, match=r"unknown labels metric\(s\) acc; registered for this kind: acc2, acc4, macro_f1, cohen_kappa"):
+        plugins.select_metrics("labels", "acc")
     assert [name for name, _ in plugins.contributions("ecom_tasks_metrics")] == ["builtin", "example"]
     assert plugins.lm_eval_task_dirs() == [str(TASKS_DIR), str(PLUGIN_TASKS_DIR)]
     # The suite's own (cached) manager is untouched by the example plugin.
     monkeypatch.undo()
-    assert "example_exact_match" not in plugins.metrics()
+    assert "cohen_kappa" not in plugins.metric_specs()
 
 
-def test_duplicate_metric_name_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_duplicate_or_malformed_metric_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     example = _load_example_module()
 
     class Clash:
         @hookspecs.hookimpl
         def ecom_tasks_metrics(self):
-            return {"example_exact_match": lambda gold, reply: 0.0}
+            return [hookspecs.MetricSpec("cohen_kappa", "labels", lambda data: 0.0)]
 
     manager = _fresh_manager((example, "example"), (Clash(), "clash"))
     monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)
     with pytest.raises(ValueError) as info:
-        plugins.metrics()
-    assert str(info.value) == "ecom_tasks_metrics: 'example_exact_match' from plugin 'clash' is already registered"
+        plugins.metric_specs()
+    assert str(info.value) == "ecom_tasks_metrics: 'cohen_kappa' from plugin 'clash' is already registered by 'example'"
 
     # Clashing with a built-in name is caught the same way.
     class Shadow:
         @hookspecs.hookimpl
         def ecom_tasks_metrics(self):
-            return {"accuracy": lambda gold, reply: 0.0}
+            return [hookspecs.MetricSpec("macro_f1", "labels", lambda data: 0.0)]
 
     monkeypatch.setattr(plugins, "plugin_manager", lambda: _fresh_manager((Shadow(), "shadow")))
-    with pytest.raises(ValueError, match=r"^ecom_tasks_metrics: 'accuracy' from plugin 'shadow' is already registered$"):
-        plugins.metrics()
+    with pytest.raises(ValueError, match=r"^ecom_tasks_metrics: 'macro_f1' from plugin 'shadow' is already registered by 'builtin'$"):
+        plugins.metric_specs()
+
+    class OldStyle:  # a name -> function mapping, as the hook took before metric kinds
+        @hookspecs.hookimpl
+        def ecom_tasks_metrics(self):
+            return {"my_metric": lambda gold, pred: 0.0}
+
+    monkeypatch.setattr(plugins, "plugin_manager", lambda: _fresh_manager((OldStyle(), "old")))
+    with pytest.raises(TypeError, match=r"plugin 'old' returned 'my_metric', not a MetricSpec"):
+        plugins.metric_specs()
+    with pytest.raises(ValueError, match="unknown kind 'scores'"):
+        hookspecs.MetricSpec("x", "scores", lambda data: 0.0)
 
 
 def test_hookimpl_with_wrong_signature_is_rejected() -> None:
@@ -162,3 +175,96 @@ def test_hookimpl_with_wrong_signature_is_rejected() -> None:
 
     with pytest.raises(pluggy.PluginValidationError, match="unexpected"):
         _fresh_manager((Bad(), "bad"))
+
+
+# --- a plugin metric is computed by every benchmark of its kind, in both frameworks -------
+
+
+def _pairs_from_outcomes(outcomes: list[dict]) -> tuple[list[str], list[str]]:
+    """Gold and predicted labels read back from RAIR outcomes (hard, one epoch)."""
+    levels, answers = ["L1", "L2", "L3", "L4"], ["L1", "L2", "L3", "L4", "invalid"]
+    gold = [levels[int(o["gold"])] for o in outcomes]
+    pred = [answers[[int(o[f"pred_{a}"]) for a in answers].index(1)] for o in outcomes]
+    return gold, pred
+
+
+def test_plugin_metric_appears_in_rair_results_in_both_frameworks(tmp_path: Path) -> None:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+    from sklearn.metrics import cohen_kappa_score
+
+    logs = tmp_path / "logs"
+    check_ok(
+        run_cli(
+            ["inspect", "eval", "ecom_tasks/rair_general", "--model", "ecom/baseline", "--log-dir", logs,
+             "--display", "none"],
+            env=PLUGIN_ENV,
+            cwd=tmp_path,
+        )
+    )
+    (log_info,) = list_eval_logs(str(logs))
+    log = read_eval_log(log_info)
+    by_id = {s.id: s.scores["rair_scorer"].value for s in log.samples}
+    gold, pred = _pairs_from_outcomes(list(by_id.values()))
+    expected = cohen_kappa_score(gold, pred)
+    assert 0 < expected < 1  # the baseline is neither perfect nor chance on the fixtures
+    inspect_metrics = {k: m.value for score in log.results.scores for k, m in score.metrics.items()}
+    assert inspect_metrics["cohen_kappa"] == pytest.approx(expected, abs=1e-12)
+
+    out = tmp_path / "out"
+    check_ok(
+        run_cli(
+            ["ecom-lm-eval", "--tasks", "rair_general", "--model", "ecom-baseline", "--output_path", out, "--log_samples"],
+            env=PLUGIN_ENV,
+            cwd=tmp_path,
+        )
+    )
+    (results_file,) = out.rglob("results_*.json")
+    results = json.loads(results_file.read_text())["results"]["rair_general"]
+    assert results["cohen_kappa,none"] == pytest.approx(expected, abs=1e-12)
+    (samples_file,) = out.rglob("samples_rair_general_*.jsonl")
+    lm_samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    lm_by_id = {sample["doc"]["id"]: sample["acc2"] for sample in lm_samples}  # every key holds the whole outcome
+    assert _pairs_from_outcomes([lm_by_id[i] for i in by_id]) == (gold, pred)
+
+
+def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    logs = tmp_path / "logs"
+    check_ok(
+        run_cli(
+            ["inspect", "eval", "ecom_tasks/rair_hard", "--model", "ecom/baseline", "--log-dir", logs,
+             "--display", "none", "-T", "metrics=cohen_kappa,macro_f1"],
+            env=PLUGIN_ENV,
+            cwd=tmp_path,
+        )
+    )
+    (log_info,) = list_eval_logs(str(logs))
+    log = read_eval_log(log_info, header_only=True)
+    summary = log.results.scores[0].metrics
+    assert [k for k in summary if "/" not in k] == ["cohen_kappa", "macro_f1", "invalid_rate", "n", "l2_dim_acc"]
+    assert "cohen_kappa/intent/DJ" in summary and "acc2/intent/DJ" not in summary
+    assert log.eval.task_args["metrics"] == ["cohen_kappa", "macro_f1"]  # inspect splits -T a,b into a list
+
+    out = tmp_path / "out"
+    check_ok(
+        run_cli(
+            ["ecom-lm-eval", "--tasks", "rair_hard", "--model", "ecom-baseline", "--output_path", out,
+             "--metadata", json.dumps({"metrics": "cohen_kappa,macro_f1"})],
+            env=PLUGIN_ENV,
+            cwd=tmp_path,
+        )
+    )
+    (results_file,) = out.rglob("results_*.json")
+    results = json.loads(results_file.read_text())["results"]["rair_hard"]
+    headline = [k.split(",")[0] for k in results if "," in k and "/" not in k and "_stderr" not in k]
+    assert headline == ["cohen_kappa", "macro_f1", "invalid_rate", "n", "l2_dim_acc"]
+    assert results["macro_f1,none"] == pytest.approx(summary["macro_f1"].value)
+    assert results["cohen_kappa,none"] == pytest.approx(summary["cohen_kappa"].value)
+    # An unknown name is a clear error naming what is registered.
+    proc = run_cli(
+        ["ecom-lm-eval", "--tasks", "rair_hard", "--model", "ecom-baseline", "--metadata", '{"metrics": "kappa"}'],
+        cwd=tmp_path,
+    )
+    assert proc.returncode != 0
+    assert "unknown labels metric(s) kappa; registered for this kind: acc2, acc4, macro_f1" in proc.stderr

@@ -11,21 +11,21 @@ from pathlib import Path
 import lm_eval
 import lm_eval.models  # noqa: F401  (lm-eval's own models: registering ours first skips its lazy import)
 import pytest
-import yaml
+from helpers import baseline_rule, check_ok, policy_from_rule, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ContentImage, ModelOutput, get_model
 
-from ecom_tasks.baselines import respond
 from ecom_tasks.inspect_evals.rair import rair_general, rair_hard, rair_visual
-from ecom_tasks.lm_eval_tasks import TASKS_DIR, task_manager
+from ecom_tasks.lm_eval_tasks import task_manager
+from ecom_tasks.plugins import baseline_reply, select_metrics
 from ecom_tasks.rair.parsing import INVALID_STATUSES
-from ecom_tasks.rair.prompts import build_items, render_answer
+from ecom_tasks.rair.prompts import render_answer
+from ecom_tasks.rair.protocol import build_items
 from ecom_tasks.rair.rules import load_rules
 from ecom_tasks.rair.schema import SUBSETS, load_records
-from ecom_tasks.rair.scoring import rair_metrics, score_reply, subset_metric_keys
+from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
 from ecom_tasks.testing.openai_server import image_parts, serve_openai_compatible
-from helpers import baseline_rule, check_ok, policy_from_rule, run_cli
 
 TASKS = {"general": rair_general, "hard": rair_hard, "visual": rair_visual}
 LM_EVAL_TASK = {"general": "rair_general", "hard": "rair_hard", "visual": "rair_visual_text"}
@@ -36,8 +36,8 @@ RULES_VERSION = "ecom-tasks-rair-rules/1.0"
 def baseline_metrics(subset: str, rules: str = "none", image: bool = False) -> dict[str, float]:
     """What the baseline must score, computed straight from the shared core."""
     items = build_items(load_records(subset=subset), rules=load_rules(rules), image=image)
-    replies = [respond([("system", i.system_prompt), ("user", i.user_prompt)]) for i in items]
-    return rair_metrics([score_reply(i.fields, r)[1] for i, r in zip(items, replies)])
+    replies = [baseline_reply([("system", i.system_prompt), ("user", i.user_prompt)]) for i in items]
+    return summarize([score_reply(i.fields, r)[1] for i, r in zip(items, replies)], select_metrics("labels"))
 
 
 def inspect_metrics(log) -> dict[str, float]:
@@ -186,25 +186,11 @@ def test_lm_eval_groups_with_the_baseline_match_the_shared_core():
         for suffix, rules in (("", "none"), ("_rules", "builtin")):
             name = LM_EVAL_TASK[subset] + suffix
             expected = baseline_metrics(subset, rules=rules)
-            assert_same(rows[name], expected, [k for k in subset_metric_keys(subset) if k in expected])
+            assert_same(rows[name], expected, [k for k in subset_metric_keys(subset, select_metrics("labels")) if k in expected])
             contexts = [s["arguments"][0][0] for s in results["samples"][name]]
             assert all((f"({RULES_VERSION})" in c) == bool(suffix) for c in contexts)
     for group in ("rair", "rair_rules"):
         assert set(rows[group]) >= {"acc2", "acc4", "macro_f1", "invalid_rate"}
-
-
-def test_lm_eval_metric_lists_follow_the_scoring_keys():
-    loader = type("Loader", (yaml.SafeLoader,), {})
-    loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    folder = TASKS_DIR / "rair"
-    for name, subset in (("industry", "general"), ("intent", "hard")):
-        config = yaml.load((folder / f"_rair_{name}_metrics.yaml").read_text(), Loader=loader)
-        assert [m["metric"] for m in config["metric_list"]] == subset_metric_keys(subset)
-    for subset, task in LM_EVAL_TASK.items():
-        for suffix in ("", "_rules"):
-            config = yaml.load((folder / f"{task}{suffix}.yaml").read_text(), Loader=loader)
-            assert config["dataset_kwargs"]["subset"] == subset
-            assert config["include"] == ("_rair_intent_metrics.yaml" if subset == "hard" else "_rair_industry_metrics.yaml")
 
 
 # --- the loopback OpenAI-compatible server ---------------------------------------------------

@@ -11,17 +11,23 @@ from hypothesis import strategies as st
 from inspect_ai.scorer import SampleScore, Score, mean_score
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
-from ecom_tasks.rair.scoring import GROUPS, rair_dimension_table, rair_metrics, subset_metric_keys
-from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS
-from ecom_tasks.scorers.inspect_rair import rair_breakdown, rair_summary
-from ecom_tasks.scorers.relevance import (
-    INVALID_CODE,
-    LEVELS,
-    PRED_LABELS,
-    encode_outcome,
-    key_name,
-    summarize,
-)
+from ecom_tasks.inspect_evals.rair import rair_breakdown, rair_summary
+from ecom_tasks.plugins import select_metrics
+from ecom_tasks.rair.metrics import INVALID_CODE, PRED_LABELS, encode_outcome, key_name
+from ecom_tasks.rair.metrics import summarize as summarize_outcomes
+from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
+from ecom_tasks.rair.scoring import GROUPS, dimension_table, subset_metric_keys
+from ecom_tasks.rair.scoring import summarize as rair_summarize
+
+LABEL_SPECS = select_metrics("labels")
+
+
+def rair_metrics(outcomes):
+    return rair_summarize(outcomes, LABEL_SPECS)
+
+
+def summarize(outcomes, **kwargs):
+    return summarize_outcomes(outcomes, LABEL_SPECS, **kwargs)
 
 SIDE = {"L1": "irrelevant", "L2": "irrelevant", "L3": "relevant", "L4": "relevant", "invalid": "invalid"}
 
@@ -90,17 +96,19 @@ def test_seeded_large_sets_match_sklearn():
 
 
 def test_lm_eval_aggregations_equal_the_summary():
-    from ecom_tasks.lm_eval_tasks.rair import utils
-    from ecom_tasks.scorers.lm_eval_aggregations import aggregation_name
+    from ecom_tasks.lm_eval_tasks import task_manager
 
+    tasks = task_manager().load(["rair_general", "rair_hard"])["tasks"]
     rng = random.Random(5)
     for n in (0, 3, 300):
         outcomes = [encode_outcome(g, p, industry=i, intent=t) for g, p, i, t in _random_rows(rng, n)]
         result = rair_metrics(outcomes)
         for subset in ("general", "hard"):
-            for key in subset_metric_keys(subset):
+            aggregations = tasks[f"rair_{subset}"].aggregation()
+            assert list(aggregations) == subset_metric_keys(subset, LABEL_SPECS)
+            for key in subset_metric_keys(subset, LABEL_SPECS):
                 # A fresh list each time, as lm-eval passes one list per metric.
-                value = getattr(utils, aggregation_name(key))(list(outcomes))
+                value = aggregations[key](list(outcomes))
                 if key in result:
                     assert value == result[key] or (math.isnan(value) and math.isnan(result[key])), key
                 else:  # a group or dimension absent from the data
@@ -179,7 +187,7 @@ def test_mismatch_dimension_metrics_and_fig5_table():
     assert result["error_share/brand"] == pytest.approx(1 / 3)
     assert result["error_share/color"] == pytest.approx(1 / 3)
     assert result["error_share/none"] == pytest.approx(1 / 3)
-    table = rair_dimension_table(outcomes)
+    table = dimension_table(outcomes)
     assert list(table) == ["Color", "Brand", "none"]
     assert table["Brand"]["n"] == 3 and table["Brand"]["errors"] == 1 and table["Brand"]["acc4"] == pytest.approx(2 / 3)
     assert table["Brand"]["pred:Brand"] == 1 and table["Brand"]["pred:Color"] == 1

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inspect_ai.model import ContentImage
 
-from ecom_tasks.baselines import respond
-from ecom_tasks.baselines.rair import respond_rair
 from ecom_tasks.inspect_evals.rair import rair_dataset
+from ecom_tasks.plugins import baseline_reply
+from ecom_tasks.rair.baseline import respond_rair
 from ecom_tasks.rair.parsing import (
     EMPTY,
     MULTIPLE_LABELS,
@@ -21,7 +21,12 @@ from ecom_tasks.rair.parsing import (
     canonical_dimension,
     parse_reply,
 )
-from ecom_tasks.rair.prompts import build_items, build_system_prompt, build_user_prompt, render_answer
+from ecom_tasks.rair.prompts import (
+    build_system_prompt,
+    build_user_prompt,
+    render_answer,
+)
+from ecom_tasks.rair.protocol import build_items
 from ecom_tasks.rair.rules import builtin_rules, load_rules
 from ecom_tasks.rair.schema import DIMENSIONS, LEVELS, SUBSETS, load_records
 from ecom_tasks.rair.scoring import score_reply
@@ -165,7 +170,7 @@ def test_baseline_answers_every_fixture_prompt_validly_and_deterministically():
     for item in build_items(load_records(), rules=builtin_rules()):
         messages = [("system", item.system_prompt), ("user", item.user_prompt)]
         reply = respond_rair(messages)
-        assert reply == respond(messages) == respond_rair(messages)
+        assert reply == baseline_reply(messages) == respond_rair(messages)
         assert parse_reply(reply).valid, (item.id, reply)
         assert reply.startswith("<think>")
 

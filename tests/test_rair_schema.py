@@ -12,7 +12,15 @@ import pytest
 from ecom_tasks.cli import main as ecom_tasks_cli
 from ecom_tasks.data import DataValidationError, Row, fixtures_dir
 from ecom_tasks.rair.rules import builtin_rules, gold_dimension, load_rules
-from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS, SUBSETS, load_records, validate_rows
+from ecom_tasks.rair.schema import (
+    DIMENSIONS,
+    INDUSTRIES,
+    INTENTS,
+    LEVELS,
+    SUBSETS,
+    load_records,
+    validate_rows,
+)
 
 FIXTURE_IMAGE = fixtures_dir("rair") / "images" / "color_red.png"
 

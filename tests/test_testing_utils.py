@@ -16,7 +16,11 @@ from typing import Any
 
 import pytest
 
-from ecom_tasks.testing.netguard import BlockedConnectionError, NetworkGuard, is_loopback_host
+from ecom_tasks.testing.netguard import (
+    BlockedConnectionError,
+    NetworkGuard,
+    is_loopback_host,
+)
 from ecom_tasks.testing.openai_server import (
     OpenAICompatibleServer,
     image_parts,

@@ -14,7 +14,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from ecom_tasks.baselines import respond
+from ecom_tasks.plugins import baseline_reply
 
 MODELS = ("baseline",)
 
@@ -42,7 +42,7 @@ class EcomBaselineAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         messages = [(message.role, message.text) for message in input]
-        reply = respond(messages)
+        reply = baseline_reply(messages)
         output = ModelOutput.from_content(model=f"ecom/{self.model_name}", content=reply)
         prompt_tokens = sum(len(text.split()) for _, text in messages)
         completion_tokens = len(reply.split())

@@ -1,88 +1,103 @@
-"""MonBench as Inspect tasks.
+"""MonBench in Inspect: the tasks, the scorer and the metric (thin; the benchmark is in ``ecom_tasks.monbench``).
 
-``inspect eval ecom_tasks/monbench --model ecom/baseline`` runs all four tasks
-under the paper's full protocol (24 option orderings x 3 return formats = 72
-runs per question). Parameters (``-T name=value``):
-
-- ``task``: ``all`` (default) or one of ``query_ad_relevance``,
-  ``product_co_purchase``, ``query_product_relation``, ``query_query_intent``.
-- ``design``: ``full`` (72 runs, the paper's), ``cyclic`` (4 rotations x 3
-  formats = 12 runs; every option visits every position once) or
-  ``canonical`` (data order, one run per format).
-- ``formats``: comma list of ``label``, ``content``, ``label_content`` (default all).
-- ``shots``: 0, 1 or 5 few-shot examples from the ``fewshot`` split, in the
-  system prompt (App. C).
-- ``data``: a local JSONL/CSV/Parquet file or folder, or a Hugging Face id;
-  default: the bundled fixtures (paper examples + synthetic items).
-- ``split``: ``test`` (default) or ``validation``.
-- ``category_weights``: JSON object ``{category_id: share}`` for the
-  reweighted accuracy (App. B.1.1).
-
-Metrics: ``acc`` and ``acc_ci`` (mean of run accuracies, 95% Student-t
-half-width over runs; with several tasks the unweighted task mean, like
-Table 2's Avg.), ``<task>/acc`` etc. per task, ``acc_pos_A..D``,
-``acc_fmt_*``, ``consistency``, ``violation_rate``, ``mismatch_rate``.
-Paper reference (Table 2, full protocol, test split, Avg. % ± 95% CI):
-GPT-5.2 82.52 ± 0.36, GPT-5-Chat 80.48 ± 0.35, GPT-4o 76.80 ± 0.69,
-DeepSeek-V3 74.03 ± 0.94, Qwen3-1.7B-nothink 44.04 ± 5.31.
-
-Deviations (details in ``ecom_tasks/monbench/README.md``):
-- Few-shot examples sit in the system prompt in data order, answered in the
-  run's format, so a run's static prefix is byte-identical across questions.
-- In the Content format, the open-content tasks (ad relevance, co-purchase)
-  ask for the option's full text and give no example answer.
-- ``<think>`` blocks are dropped before parsing. Content must match an
-  option's text exactly (case, spacing and a final period aside).
-- ``design=cyclic`` goes beyond the paper (12 runs instead of 72).
-- The bundled fixtures are the paper's examples plus synthetic items, not
-  the private test set.
+``inspect eval ecom_tasks/monbench_perm --model ...`` runs all four tasks under
+the paper's full protocol. The presets (``monbench_perm``, ``monbench_cyclic``,
+``monbench_canonical`` and ``<preset>_<task>``) come from
+``ecom_tasks/monbench/variants.py``, the same table the lm-eval YAML is
+generated from. ``monbench`` takes every setting as a parameter; parameters,
+metrics, reference numbers and deviations are in ``ecom_tasks/monbench/README.md``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
-from inspect_ai.solver import generate
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    Value,
+    metric,
+    scorer,
+)
+from inspect_ai.solver import TaskState, generate
 
-from ecom_tasks.monbench.protocol import build_items
-from ecom_tasks.monbench.schema import TASKS
-from ecom_tasks.monbench.scoring import item_fields
-from ecom_tasks.scorers.inspect_scorers import monbench_scorer, monbench_summary, outcome_mean
+from ecom_tasks.monbench.protocol import load_items
+from ecom_tasks.monbench.schema import LETTERS, TASKS
+from ecom_tasks.monbench.scoring import score_reply, summarize
+from ecom_tasks.monbench.variants import VARIANTS, Variant
+from ecom_tasks.plugins import parse_metric_names, select_metrics
+from ecom_tasks.scorers.inspect_scorers import outcome_mean
+from ecom_tasks.scorers.kinds import CHOICE_RUNS
+
+FIXTURES = "ecom_tasks/fixtures/monbench"
+
+
+@metric
+def monbench_summary(category_weights: dict[str, float] | None = None, metrics: list[str] | None = None) -> Metric:
+    """MonBench metrics: the selected ``choice_runs`` metrics (acc, acc_ci, plugins'), by position,
+    by format, consistency, invalid and mismatch rates. Reads only ``Score.value`` outcomes."""
+    specs = select_metrics(CHOICE_RUNS, metrics)
+    weights = {int(k): float(v) for k, v in (category_weights or {}).items()}
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return summarize([s.score.value for s in scores], specs, category_weights=weights)  # type: ignore[misc]
+
+    return compute
+
+
+@scorer(metrics=[monbench_summary()])
+def monbench_scorer() -> Scorer:
+    """Score a MonBench reply: only the requested tags count; invalid replies are wrong and counted."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        parsed, outcome = score_reply(state.metadata, state.output.completion)
+        chosen = LETTERS[parsed.position] if parsed.position is not None else None
+        return Score(
+            value=outcome,
+            answer=chosen or parsed.status,
+            explanation=parsed.detail or parsed.status,
+            metadata={"status": parsed.status},
+        )
+
+    return score
 
 
 def monbench_dataset(
-    task: str = "all",
+    tasks: tuple[str, ...] | list[str],
     design: str = "full",
-    formats: str | list[str] | None = None,
+    formats: str | list[str] | tuple[str, ...] | None = None,
     shots: int = 0,
     data: str | None = None,
     split: str = "test",
 ) -> MemoryDataset:
     """One Sample per (question, ordering, format); ids ``{id}_p{ordering}_{format}``."""
-    tasks = list(TASKS) if task == "all" else [task]
-    items = build_items(data, tasks, split=split, design=design, formats=formats, shots=shots)
+    items = load_items(data, tasks=tasks, split=split, design=design, formats=formats, shots=shots)
     samples = [
         Sample(
             id=item.id,
             input=[ChatMessageSystem(content=item.system_prompt), ChatMessageUser(content=item.user_prompt)],
             target=item.target_letter,
-            metadata=item_fields(item),
+            metadata=item.fields,
         )
         for item in items
     ]
-    name = f"monbench_{task}_{design}"
-    return MemoryDataset(samples, name=name, location=str(data or "ecom_tasks/fixtures/monbench"))
+    name = f"monbench_{'_'.join(tasks) if len(tasks) == 1 else 'all'}_{design}"
+    return MemoryDataset(samples, name=name, location=str(data or FIXTURES))
 
 
-def _weights(category_weights: str | dict[str, Any] | None) -> dict[int, float] | None:
+def _weights(category_weights: str | dict[str, Any] | None) -> dict[str, float] | None:
     if not category_weights:
         return None
     mapping = json.loads(category_weights) if isinstance(category_weights, str) else category_weights
-    return {int(k): float(v) for k, v in mapping.items()}
+    return {str(int(k)): float(v) for k, v in mapping.items()}
 
 
 @task
@@ -94,59 +109,50 @@ def monbench(
     data: str | None = None,
     split: str = "test",
     category_weights: str | None = None,
+    metrics: str | None = None,
     max_tokens: int = 1024,
 ) -> Task:
-    """MonBench with the robustness protocol (see the module docstring for parameters)."""
+    """MonBench with every setting a parameter; the defaults are ``monbench_perm``'s."""
     if task != "all" and task not in TASKS:
         raise ValueError(f"unknown MonBench task {task!r}; expected 'all' or one of {', '.join(TASKS)}")
+    names = parse_metric_names(metrics)
     return Task(
-        dataset=monbench_dataset(task, design, formats, shots, data, split),
+        dataset=monbench_dataset(TASKS if task == "all" else (task,), design, formats, shots, data, split),
         solver=generate(),
         scorer=monbench_scorer(),
-        metrics=[monbench_summary(category_weights=_weights(category_weights))],
+        metrics=[monbench_summary(category_weights=_weights(category_weights), metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version="1.0.0",
         epochs=Epochs(1, outcome_mean()),
     )
 
 
-@task
-def monbench_perm(data: str | None = None, shots: int = 0, split: str = "test") -> Task:
-    """All four tasks, full 72-run protocol (the paper's Table 2 setting)."""
-    return monbench(task="all", design="full", data=data, shots=shots, split=split)
+def _preset(variant: Variant) -> Callable[..., Task]:
+    def preset(
+        data: str | None = None,
+        shots: int = 0,
+        split: str = "test",
+        category_weights: str | None = None,
+        metrics: str | None = None,
+        max_tokens: int = 1024,
+    ) -> Task:
+        return monbench(
+            task=variant.tasks[0] if len(variant.tasks) == 1 else "all",
+            design=variant.design,
+            formats=",".join(variant.formats),
+            shots=shots,
+            data=data,
+            split=split,
+            category_weights=category_weights,
+            metrics=metrics,
+            max_tokens=max_tokens,
+        )
+
+    preset.__name__ = preset.__qualname__ = variant.name
+    preset.__doc__ = f"{variant.description}. Parameters: data, shots, split, category_weights, metrics, max_tokens."
+    return task(name=variant.name)(preset)
 
 
-@task
-def monbench_cyclic(data: str | None = None, shots: int = 0, split: str = "test") -> Task:
-    """All four tasks, 12 cyclic runs: 6x cheaper than the full protocol."""
-    return monbench(task="all", design="cyclic", data=data, shots=shots, split=split)
-
-
-@task
-def monbench_canonical(data: str | None = None, shots: int = 0, split: str = "test") -> Task:
-    """All four tasks in data order, Label format only: the quick single-run check."""
-    return monbench(task="all", design="canonical", formats="label", data=data, shots=shots, split=split)
-
-
-@task
-def monbench_query_ad_relevance(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
-    """Query-Ad Relevance: pick the ad that best serves the query in its location and market."""
-    return monbench(task="query_ad_relevance", design=design, data=data, shots=shots, split=split)
-
-
-@task
-def monbench_product_co_purchase(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
-    """Product Co-Purchase: pick the product a buyer of the given one may also buy."""
-    return monbench(task="product_co_purchase", design=design, data=data, shots=shots, split=split)
-
-
-@task
-def monbench_query_product_relation(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
-    """Query-Product Relation: ExactMatch / Substitute / Complement / Irrelevant."""
-    return monbench(task="query_product_relation", design=design, data=data, shots=shots, split=split)
-
-
-@task
-def monbench_query_query_intent(design: str = "full", data: str | None = None, shots: int = 0, split: str = "test") -> Task:
-    """Query-Query Intent: Narrowing / Complement / Irrelevant / Substitute between two queries."""
-    return monbench(task="query_query_intent", design=design, data=data, shots=shots, split=split)
+#: ``monbench_perm``, ``monbench_cyclic_query_ad_relevance``, ...: one Inspect task per variant.
+PRESETS = {name: _preset(variant) for name, variant in VARIANTS.items()}
+globals().update(PRESETS)

@@ -1,56 +1,97 @@
-"""RAIR as Inspect tasks: ``rair_general``, ``rair_hard``, ``rair_visual``.
+"""RAIR in Inspect: the tasks, the scorer and the metrics (thin; the benchmark is in ``ecom_tasks.rair``).
 
-``inspect eval ecom_tasks/rair_visual --model ecom/baseline`` runs the
-Visually Salient subset with item images. Parameters (``-T name=value``):
-
-- ``rules``: ``none`` (default; the paper's "Base"), ``builtin`` (our
-  versioned rules document, ``ecom_tasks/rair/rules_v1.json``) or a path to a
-  rules file (JSON in that schema, or any text file inserted verbatim, e.g.
-  the official rules). The rules go into the system message, the static
-  prefix shared by every sample, so provider prompt caching applies.
-- ``image``: attach the item image to the user message (default ``true`` for
-  ``rair_visual``, ``false`` for the others; the paper's "w/ image" / "w/o image").
-- ``data``: a local JSONL/CSV/Parquet file or folder, or a Hugging Face id;
-  default: the bundled fixtures (paper examples + labelled synthetic items).
-- ``language``: ``en`` or ``zh`` to evaluate only records in that language;
-  default: all, each asked in its own language.
-- ``max_tokens``: generation budget (default 4096; reasoning comes first).
-
-Decoding is greedy (temperature 0), as in the paper. The rules version and
-prompt version are recorded in the task metadata and every sample's metadata;
-``rules`` and ``image`` are in the log's task args.
-
-Metrics: ``acc2`` (Acc@2, {L1,L2} vs {L3,L4}), ``acc4`` (Acc@4), ``macro_f1``
-(over L1-L4, the paper's primary metric), ``invalid_rate``, ``n``,
-``l2_dim_acc`` (predicted vs gold mismatch dimension); per industry and hard
-intent ``acc2|acc4|macro_f1|n/<industry|intent>/<name>``,
-``confusion/<gold>/<pred>`` (pred includes ``invalid``) and
-``error_share/<dimension>`` (share of Acc@4 errors by gold rule dimension, Fig. 5).
-
-Paper reference rows (Acc@2 / Acc@4 / Macro-F1):
-General, Table 5: GPT-5 base 0.781 / 0.654 / 0.434, w/ rule 0.845 / 0.714 / 0.433;
-Qwen3-235B-Instruct base 0.839 / 0.714 / 0.466.
-Hard, Table 5: GPT-5 w/ rule 0.681 / 0.435 / 0.407; Gemini 2.5 Pro w/ rule 0.627 / 0.481 / 0.392.
-Visually Salient, Table 4: Gemini 2.5 Pro w/o image 0.578 / 0.481 / 0.285, w/ image
-0.670 / 0.561 / 0.377; GPT-5 w/ image 0.682 / 0.508 / 0.369.
-(RAIR paper: Lu et al., 2025, "RAIR: A Rule-Aware Multimodal Benchmark for
-Challenging E-Commerce Relevance Assessment".)
+``inspect eval ecom_tasks/rair_visual --model ...`` runs the Visually Salient
+subset with item images. The presets (``rair_general``, ``rair_hard``,
+``rair_visual``, ``rair_visual_text`` and their ``_rules`` forms) come from
+``ecom_tasks/rair/variants.py``, the same table the lm-eval YAML is generated
+from. Parameters, metrics, reference numbers and deviations are in
+``ecom_tasks/rair/README.md``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, GenerateConfig
+from inspect_ai.model import (
+    ChatMessageSystem,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+)
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    Value,
+    metric,
+    scorer,
+)
+from inspect_ai.solver import TaskState
 
-from ecom_tasks.rair.prompts import PROMPT_VERSION, RairItem, build_items
+from ecom_tasks.plugins import parse_metric_names, select_metrics
+from ecom_tasks.rair.metrics import COUNTS
+from ecom_tasks.rair.prompts import PROMPT_VERSION
+from ecom_tasks.rair.protocol import RairItem, load_items
 from ecom_tasks.rair.rules import RuleSet, load_rules, rules_version
-from ecom_tasks.rair.schema import SUBSETS, load_records
-from ecom_tasks.scorers.inspect_rair import rair_scorer
-from ecom_tasks.scorers.inspect_scorers import outcome_mean
+from ecom_tasks.rair.scoring import score_reply, summarize
+from ecom_tasks.rair.variants import VARIANTS, Variant
+from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
+from ecom_tasks.scorers.kinds import LABELS
 
-_FIXTURES = "ecom_tasks/fixtures/rair"
+FIXTURES = "ecom_tasks/fixtures/rair"
+
+
+def _summary_keys(metrics: list[str] | None) -> tuple[str, ...]:
+    return (*(spec.name for spec in select_metrics(LABELS, metrics)), *COUNTS, "l2_dim_acc")
+
+
+@metric
+def rair_summary(metrics: list[str] | None = None) -> Metric:
+    """The selected ``labels`` metrics (Acc@2, Acc@4, Macro-F1, plugins'), invalid rate, items,
+    L2 mismatch-dimension accuracy."""
+    specs = select_metrics(LABELS, metrics)
+    keys = _summary_keys(metrics)
+
+    def compute(scores: list[SampleScore]) -> Value:
+        result = summarize(outcome_values(scores), specs)
+        return {key: result[key] for key in keys}
+
+    return compute
+
+
+@metric
+def rair_breakdown(metrics: list[str] | None = None) -> Metric:
+    """Per industry and hard intent, confusion matrix, error share by gold dimension."""
+    specs = select_metrics(LABELS, metrics)
+    keys = set(_summary_keys(metrics))
+
+    def compute(scores: list[SampleScore]) -> Value:
+        result = summarize(outcome_values(scores), specs)
+        return {key: value for key, value in result.items() if key not in keys}
+
+    return compute
+
+
+@scorer(metrics=[rair_summary(), rair_breakdown()])
+def rair_scorer() -> Scorer:
+    """Score a RAIR reply: the level after ``</think>``; anything else is invalid (wrong, counted)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        parsed, outcome = score_reply(state.metadata, state.output.completion)
+        return Score(
+            value=outcome,
+            answer=parsed.display,
+            explanation=parsed.detail or parsed.status,
+            metadata={"status": parsed.status, "dimension": parsed.dimension},
+        )
+
+    return score
 
 
 def _flag(value: bool | str | int) -> bool:
@@ -76,47 +117,40 @@ def _sample(item: RairItem) -> Sample:
     )
 
 
-def _dataset(subset: str, ruleset: RuleSet | None, image: bool, data: str | None, language: str | None) -> MemoryDataset:
-    if subset not in SUBSETS:
-        raise ValueError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
-    records = load_records(data, subset=subset, language=language or None, check_images=image)
-    if not records:
-        where = data or "the bundled fixtures"
-        raise ValueError(f"no RAIR records of subset {subset!r}{f' in language {language!r}' if language else ''} in {where}")
-    items = build_items(records, rules=ruleset, image=image)
-    return MemoryDataset([_sample(i) for i in items], name=f"rair_{subset}", location=str(data or _FIXTURES))
-
-
 def rair_dataset(
     subset: str,
-    rules: str | None = "none",
+    rules: str | RuleSet | None = "none",
     image: bool = False,
     data: str | None = None,
     language: str | None = None,
 ) -> MemoryDataset:
     """One Sample per record of ``subset``; images are checked with pillow when they will be sent."""
-    return _dataset(subset, load_rules(rules), image, data, language)
+    items = load_items(data, subset=subset, rules=rules, image=image, language=language)
+    return MemoryDataset([_sample(i) for i in items], name=f"rair_{subset}", location=str(data or FIXTURES))
 
 
 def rair_task(
     subset: str,
     *,
-    rules: str | None,
-    image: bool | str,
-    data: str | None,
-    language: str | None,
-    max_tokens: int,
+    rules: str | None = "none",
+    image: bool | str = False,
+    data: str | None = None,
+    language: str | None = None,
+    metrics: str | None = None,
+    max_tokens: int = 4096,
 ) -> Task:
     show_image = _flag(image)
     ruleset = load_rules(rules)
+    names = parse_metric_names(metrics)
     return Task(
-        dataset=_dataset(subset, ruleset, show_image, data, language),
+        dataset=rair_dataset(subset, ruleset, show_image, data, language),
         scorer=rair_scorer(),
+        metrics=[rair_summary(metrics=names), rair_breakdown(metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version="1.0.0",
         epochs=Epochs(1, outcome_mean()),
         # The paper's primary metric (Sec. 6.1): it penalizes majority-class answering.
-        headline_metric=HeadlineMetric(metric="macro_f1"),
+        headline_metric=HeadlineMetric(metric="macro_f1") if names is None or "macro_f1" in names else None,
         metadata={
             "benchmark": "rair",
             "subset": subset,
@@ -128,25 +162,24 @@ def rair_task(
     )
 
 
-@task
-def rair_general(
-    rules: str = "none", image: bool = False, data: str | None = None, language: str | None = None, max_tokens: int = 4096
-) -> Task:
-    """RAIR General subset (industry-balanced; Table 5). Parameters: see the module docstring."""
-    return rair_task("general", rules=rules, image=image, data=data, language=language, max_tokens=max_tokens)
+def _preset(variant: Variant) -> Callable[..., Task]:
+    def preset(
+        rules: str = variant.rules,
+        image: bool = variant.image,
+        data: str | None = None,
+        language: str | None = None,
+        metrics: str | None = None,
+        max_tokens: int = 4096,
+    ) -> Task:
+        return rair_task(
+            variant.subset, rules=rules, image=image, data=data, language=language, metrics=metrics, max_tokens=max_tokens
+        )
+
+    preset.__name__ = preset.__qualname__ = variant.name
+    preset.__doc__ = f"{variant.description}. Parameters: rules, image, data, language, metrics, max_tokens."
+    return task(name=variant.name)(preset)
 
 
-@task
-def rair_hard(
-    rules: str = "none", image: bool = False, data: str | None = None, language: str | None = None, max_tokens: int = 4096
-) -> Task:
-    """RAIR Hard subset (intents DJ ER SS QA NC MA; Table 5). Parameters: see the module docstring."""
-    return rair_task("hard", rules=rules, image=image, data=data, language=language, max_tokens=max_tokens)
-
-
-@task
-def rair_visual(
-    rules: str = "none", image: bool = True, data: str | None = None, language: str | None = None, max_tokens: int = 4096
-) -> Task:
-    """RAIR Visually Salient subset, image on by default (Table 4). Parameters: see the module docstring."""
-    return rair_task("visual", rules=rules, image=image, data=data, language=language, max_tokens=max_tokens)
+#: ``rair_general``, ``rair_hard_rules``, ``rair_visual``, ...: one Inspect task per variant.
+PRESETS = {name: _preset(variant) for name, variant in VARIANTS.items()}
+globals().update(PRESETS)

@@ -1,4 +1,4 @@
-"""lm-eval model ``ecom-baseline``: the offline lexical baseline (see ``ecom_tasks.baselines``)."""
+"""lm-eval model ``ecom-baseline``: the offline baseline (each benchmark's ``baseline.py`` responder, through the plugin hook)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from ecom_tasks.baselines import respond
+from ecom_tasks.plugins import baseline_reply
 
 
 @register_model("ecom-baseline")
@@ -39,7 +39,7 @@ class EcomBaselineLM(LM):
         replies = []
         for request in requests:
             context = request.args[0]
-            reply = respond(self._messages(context))
+            reply = baseline_reply(self._messages(context))
             replies.append(reply)
             self.cache_hook.add_partial("generate_until", request.args, reply)
         return replies

@@ -1,7 +1,7 @@
 """MonBench answer extraction: only what stands inside the requested tags counts.
 
 A reply is classified, never raised on: ``ok`` (a valid choice), or one of
-the violation statuses (counted in the format-violation rate and always
+the invalid statuses (format violations, counted in ``invalid_rate`` and always
 wrong), or ``mismatch`` for Label+Content replies whose label and content name
 different options (wrong, counted apart as in the paper's Table 15).
 """
@@ -11,11 +11,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ecom_tasks.monbench.prompts import ANSWER_TAG, LABEL_TAG
 from ecom_tasks.monbench.schema import LETTERS
 
 _THINK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
-_LABEL = re.compile(r"<\s*Label\s*>(.*?)<\s*/\s*Label\s*>", re.IGNORECASE | re.DOTALL)
-_ANSWER = re.compile(r"<\s*Answer\s*>(.*?)<\s*/\s*Answer\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def _tag_pattern(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"<\s*{tag}\s*>(.*?)<\s*/\s*{tag}\s*>", re.IGNORECASE | re.DOTALL)
+
+
+_LABEL = _tag_pattern(LABEL_TAG)
+_ANSWER = _tag_pattern(ANSWER_TAG)
 
 OK = "ok"
 MISMATCH = "mismatch"
@@ -23,7 +30,7 @@ NO_TAG = "no_tag"
 CONFLICTING_TAGS = "conflicting_tags"
 OUT_OF_RANGE = "out_of_range"
 UNKNOWN_CONTENT = "unknown_content"
-VIOLATIONS = (NO_TAG, CONFLICTING_TAGS, OUT_OF_RANGE, UNKNOWN_CONTENT)
+INVALID_STATUSES = (NO_TAG, CONFLICTING_TAGS, OUT_OF_RANGE, UNKNOWN_CONTENT)
 
 
 @dataclass(frozen=True)
@@ -33,8 +40,8 @@ class ParsedAnswer:
     detail: str = ""
 
     @property
-    def violation(self) -> bool:
-        return self.status in VIOLATIONS
+    def invalid(self) -> bool:
+        return self.status in INVALID_STATUSES
 
 
 def _normalize(text: str) -> str:
@@ -77,7 +84,7 @@ def _content_position(text: str, displayed: tuple[str, ...]) -> tuple[int | None
     return matches[0], OK, ""
 
 
-def parse_answer(completion: str, fmt: str, displayed: tuple[str, ...] | list[str]) -> ParsedAnswer:
+def parse_reply(completion: str, fmt: str, displayed: tuple[str, ...] | list[str]) -> ParsedAnswer:
     """Classify a model reply for one item shown with options ``displayed``."""
     text = strip_reasoning(completion or "")
     displayed = tuple(displayed)

@@ -33,12 +33,16 @@ VALID_EXAMPLES_HEADER = "**Valid Examples**"
 OPEN_CONTENT_PLACEHOLDER = "full text of the chosen option"
 
 
+LABEL_TAG = "Label"
+ANSWER_TAG = "Answer"
+
+
 def label_tag(letter: str) -> str:
-    return f"<Label>{letter}</Label>"
+    return f"<{LABEL_TAG}>{letter}</{LABEL_TAG}>"
 
 
 def answer_tag(text: str) -> str:
-    return f"<Answer>{text}</Answer>"
+    return f"<{ANSWER_TAG}>{text}</{ANSWER_TAG}>"
 
 
 def render_answer(fmt: str, position: int, displayed: tuple[str, ...] | list[str]) -> str:

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
-from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt, render_answer
-from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord
+from ecom_tasks.monbench.prompts import (
+    build_system_prompt,
+    build_user_prompt,
+    render_answer,
+)
+from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord, load_records
 
 ORDERINGS: tuple[tuple[int, int, int, int], ...] = tuple(itertools.permutations(range(4)))  # type: ignore[assignment]
 FORMATS = ("label", "content", "label_content")
@@ -76,13 +81,23 @@ class MonBenchItem:
         return LETTERS[self.target_position]
 
     @property
-    def task_index(self) -> int:
-        return TASKS.index(self.record.task)
-
-    @property
     def target_answer(self) -> str:
         """The correct reply in this run's format (used by scripted models and tests)."""
         return render_answer(self.run.format, self.target_position, self.displayed)
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """JSON-friendly facts that scoring needs (Inspect metadata, lm-eval doc columns)."""
+        return {
+            "record_id": self.record.id,
+            "task": self.record.task,
+            "question_index": self.question_index,
+            "ordering": self.run.ordering,
+            "format": self.run.format,
+            "displayed": list(self.displayed),
+            "target_position": self.target_position,
+            "category": self.record.category or "",
+        }
 
 
 def displayed_choices(record: MonBenchRecord, ordering: int) -> tuple[tuple[str, str, str, str], int]:
@@ -133,22 +148,31 @@ def expand(
 
 
 def build_items(
-    data: str | None,
-    tasks: list[str],
+    records: list[MonBenchRecord],
     *,
+    tasks: tuple[str, ...] | list[str] = TASKS,
     split: str = "test",
     design: str = "full",
     formats: tuple[str, ...] | list[str] | str | None = None,
     shots: int | str = 0,
 ) -> list[MonBenchItem]:
-    """Load, validate and expand: what both framework adapters evaluate."""
-    from ecom_tasks.monbench.schema import load_records
-
+    """The evaluated split of ``tasks`` under the design's runs, few-shot examples from the ``fewshot`` split."""
     if split not in ("validation", "test"):
         raise ValueError(f"evaluate the 'test' or 'validation' split, not {split!r}")
-    records = load_records(data, split=None, tasks=tasks)
-    evaluated = [r for r in records if r.split == split]
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        raise ValueError(f"unknown MonBench task(s) {', '.join(unknown)}; expected any of {', '.join(TASKS)}")
+    evaluated = [r for r in records if r.split == split and r.task in tasks]
     if not evaluated:
-        raise ValueError(f"no MonBench records for {', '.join(tasks)} in split {split!r} of {data or 'the bundled fixtures'}")
+        raise ValueError(f"no MonBench records for {', '.join(tasks)} in split {split!r}")
     fewshot = [r for r in records if r.split == "fewshot"]
     return expand(evaluated, runs_for(design, formats), fewshot=fewshot, shots=int(shots))
+
+
+def load_items(data: str | None, **variant: Any) -> list[MonBenchItem]:
+    """Load and validate ``data`` (bundled fixtures when None), then ``build_items(records, **variant)``."""
+    records = load_records(data, split=None)
+    try:
+        return build_items(records, **variant)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (data: {data or 'the bundled fixtures'})") from exc

@@ -69,10 +69,6 @@ class MonBenchRecord:
     category: str | None = None
     source: str = ""  # file:row, for messages
 
-    @property
-    def answer_letter(self) -> str:
-        return LETTERS[self.answer]
-
 
 def _choices(row: Row, problems: list[Problem]) -> list[str]:
     value = row.values.get("choices")

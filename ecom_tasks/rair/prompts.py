@@ -14,12 +14,8 @@ level, and (image mode) the image among the sources to combine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from ecom_tasks.rair.rules import RuleSet, rules_version
+from ecom_tasks.rair.rules import RuleSet
 from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, LANGUAGES, RairRecord
-from ecom_tasks.rair.scoring import record_fields
 
 PROMPT_VERSION = "rair-fig9/1"
 
@@ -72,23 +68,12 @@ _RULES_HEADER = {
     "en": "Judge strictly by the following rules.\n",
     "zh": "请严格依据以下规则进行判断。\n",
 }
-_USER = {
-    "en": (
-        "Input:\n"
-        "User Query: {query}\n"
-        "Item Title: {title}\n"
-        "Item Shop: {shop_name}\n"
-        "Item CPV: {cpv}\n"
-        "Item SKU: {sku}"
-    ),
-    "zh": (
-        "输入：\n"
-        "用户查询：{query}\n"
-        "商品标题：{title}\n"
-        "商品店铺：{shop_name}\n"
-        "商品CPV：{cpv}\n"
-        "商品SKU：{sku}"
-    ),
+#: The input heading and the label of each item field in the user message (the
+#: offline baseline reads prompts back through these).
+INPUT_HEADING = {"en": "Input:", "zh": "输入："}
+FIELD_LABELS = {
+    "en": {"query": "User Query:", "title": "Item Title:", "shop_name": "Item Shop:", "cpv": "Item CPV:", "sku": "Item SKU:"},
+    "zh": {"query": "用户查询：", "title": "商品标题：", "shop_name": "商品店铺：", "cpv": "商品CPV：", "sku": "商品SKU："},
 }
 #: Closes the user text when an image part follows it.
 _IMAGE_LINE = {"en": "Item Image:", "zh": "商品图片："}
@@ -113,9 +98,11 @@ def build_user_prompt(record: RairRecord, image: bool = False) -> str:
     """The per-sample part, in the record's language. With ``image``, ends with an
     "Item Image:" line the image part follows."""
     language = record.language
-    text = _USER[language].format(
-        query=record.query, title=record.title, shop_name=record.shop_name, cpv=record.cpv, sku=record.sku
-    )
+    # English labels are followed by a space, Chinese ones end in a full-width colon.
+    separator = " " if language == "en" else ""
+    lines = [INPUT_HEADING[language]]
+    lines += [f"{label}{separator}{getattr(record, field)}" for field, label in FIELD_LABELS[language].items()]
+    text = "\n".join(lines)
     if image:
         text += "\n" + (_IMAGE_LINE[language] if record.image else _NO_IMAGE_LINE[language])
     return text
@@ -127,43 +114,3 @@ def render_answer(label: str, dimension: str | None = None, reasoning: str = "",
     if label == "L2" and dimension:
         final = f"[L2-{DIMENSION_NAMES_ZH[dimension]}不匹配]" if language == "zh" else f"[L2-{dimension} Mismatch]"
     return f"<think>{reasoning}</think>\n{final}"
-
-
-@dataclass(frozen=True)
-class RairItem:
-    """One record as a model sees it, plus the facts scoring needs."""
-
-    record: RairRecord
-    system_prompt: str
-    user_prompt: str
-    image: str | None  # attached after the user text (absolute path, data URI or URL)
-    fields: dict[str, Any]
-
-    @property
-    def id(self) -> str:
-        return self.record.id
-
-    @property
-    def target(self) -> str:
-        return self.record.label
-
-
-def build_items(records: list[RairRecord], *, rules: RuleSet | None = None, image: bool = False) -> list[RairItem]:
-    """Prompts for every record, in data order; each record is asked in its own language."""
-    system: dict[str, str] = {}
-    version = rules_version(rules)
-    items = []
-    for record in records:
-        if record.language not in system:
-            system[record.language] = build_system_prompt(record.language, rules, image)
-        attach = record.image if image else None
-        items.append(
-            RairItem(
-                record=record,
-                system_prompt=system[record.language],
-                user_prompt=build_user_prompt(record, image=image),
-                image=attach,
-                fields=record_fields(record, ruleset=rules, rules_version=version, prompt_version=PROMPT_VERSION, image=image),
-            )
-        )
-    return items

@@ -36,14 +36,6 @@ LANGUAGES = ("zh", "en")
 
 #: Hard-subset intents (Sec. 4.2, Table 2), in the paper's order.
 INTENTS = ("DJ", "ER", "SS", "QA", "NC", "MA")
-INTENT_NAMES = {
-    "DJ": "Domain Jargon",
-    "ER": "Entity Relationship",
-    "SS": "Solution Seeking",
-    "QA": "Question Answering",
-    "NC": "Negative Constraints",
-    "MA": "Multi-Attribute",
-}
 
 #: The 14 industries. The first nine are named in the paper's text (Sec. 4.1,
 #: App. A Table 7, App. B.1); Figure 8, which lists all 14, is an image in our
@@ -119,10 +111,6 @@ class RairRecord:
     rule_ids: tuple[str, ...]
     language: str
     source: str = ""  # file:row, for messages
-
-    @property
-    def label_index(self) -> int:
-        return LEVELS.index(self.label)
 
 
 def _label(row: Row, problems: list[Problem]) -> str:

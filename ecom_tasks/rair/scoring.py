@@ -2,42 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.rair.metrics import (
+    INVALID_CODE,
+    encode_outcome,
+    metric_keys,
+    mismatch_dimension_table,
+)
+from ecom_tasks.rair.metrics import summarize as summarize_outcomes
 from ecom_tasks.rair.parsing import OTHER_DIMENSION, ParsedRelevance, parse_reply
-from ecom_tasks.rair.rules import RuleSet, gold_dimension
-from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS, RairRecord
-from ecom_tasks.scorers.relevance import INVALID_CODE, encode_outcome, metric_keys, mismatch_dimension_table, summarize
+from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
 
 GROUPS = {"industry": INDUSTRIES, "intent": INTENTS}
 #: The breakdown the paper reports per subset: industries (Table 7) or hard intents.
 SUBSET_GROUPS = {"general": "industry", "visual": "industry", "hard": "intent"}
-
-
-def record_fields(
-    record: RairRecord,
-    *,
-    ruleset: RuleSet | None,
-    rules_version: str,
-    prompt_version: str,
-    image: bool,
-) -> dict[str, Any]:
-    """JSON-friendly facts about a sample that scoring and reports need (Inspect metadata, lm-eval columns)."""
-    return {
-        "record_id": record.id,
-        "subset": record.subset,
-        "label": record.label,
-        "industry": record.industry,
-        "intent": record.intent or "",
-        "rule_ids": list(record.rule_ids),
-        "gold_dimension": gold_dimension(record.rule_ids, ruleset) or "",
-        "language": record.language,
-        "image_shown": bool(image and record.image),
-        "rules_version": rules_version,
-        "prompt_version": prompt_version,
-        "source": record.source,
-    }
 
 
 def _index(value: str, names: tuple[str, ...]) -> int:
@@ -62,17 +43,17 @@ def score_reply(fields: Mapping[str, Any], completion: str | None) -> tuple[Pars
     return parsed, outcome
 
 
-def rair_metrics(outcomes: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    """All RAIR metrics (see ``scorers.relevance.summarize``)."""
-    return summarize(list(outcomes), groups=GROUPS, dimensions=DIMENSIONS)
+def summarize(outcomes: Iterable[Mapping[str, float]], specs: Sequence[MetricSpec]) -> dict[str, float]:
+    """All RAIR metrics with the selected ``labels``-kind metric specs (see ``metrics.summarize``)."""
+    return summarize_outcomes(list(outcomes), specs, groups=GROUPS, dimensions=DIMENSIONS)
 
 
-def rair_dimension_table(outcomes: Iterable[Mapping[str, float]]) -> dict[str, dict[str, float]]:
+def dimension_table(outcomes: Iterable[Mapping[str, float]]) -> dict[str, dict[str, float]]:
     """Errors by gold rule dimension and the dimensions models name (Fig. 5, extended)."""
     return mismatch_dimension_table(list(outcomes), DIMENSIONS)
 
 
-def subset_metric_keys(subset: str) -> list[str]:
+def subset_metric_keys(subset: str, specs: Sequence[MetricSpec]) -> list[str]:
     """The fixed metric list of one subset's lm-eval task (its paper breakdown)."""
     group = SUBSET_GROUPS[subset]
-    return metric_keys({group: GROUPS[group]}, DIMENSIONS)
+    return metric_keys(specs, {group: GROUPS[group]}, DIMENSIONS)

@@ -30,14 +30,16 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> tuple[float, f
     mean = float(data.mean())
     if data.size < 2:
         return mean, NAN
-    from scipy.special import stdtrit  # Student-t quantile (what scipy.stats.t.ppf calls), cheap to import
+    from scipy.special import (
+        stdtrit,  # Student-t quantile (what scipy.stats.t.ppf calls), cheap to import
+    )
 
     sem = float(data.std(ddof=1)) / math.sqrt(data.size)
     t = float(stdtrit(data.size - 1, (1 + confidence) / 2))
     return mean, t * sem
 
 
-def accuracy(gold: Sequence[object], pred: Sequence[object]) -> float:
+def accuracy(gold: Sequence[object], pred: Sequence[object], sample_weight: Sequence[float] | None = None) -> float:
     """Share of exact matches; an ``INVALID`` prediction is always wrong."""
     if len(gold) != len(pred):
         raise ValueError(f"gold has {len(gold)} items, predictions {len(pred)}")
@@ -45,10 +47,12 @@ def accuracy(gold: Sequence[object], pred: Sequence[object]) -> float:
         return NAN
     from sklearn.metrics import accuracy_score
 
-    return float(accuracy_score([str(g) for g in gold], [str(p) for p in pred]))
+    return float(accuracy_score([str(g) for g in gold], [str(p) for p in pred], sample_weight=sample_weight))
 
 
-def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
+def macro_f1(
+    gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], sample_weight: Sequence[float] | None = None
+) -> float:
     """Macro-F1 over the fixed label set ``labels`` (``zero_division=0``).
 
     Predictions outside ``labels`` (``INVALID``) count as wrong for the gold
@@ -60,7 +64,11 @@ def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) ->
         return NAN
     from sklearn.metrics import f1_score
 
-    return float(f1_score(list(gold), list(pred), labels=list(labels), average="macro", zero_division=0))
+    return float(
+        f1_score(
+            list(gold), list(pred), labels=list(labels), average="macro", zero_division=0, sample_weight=sample_weight
+        )
+    )
 
 
 def binarized_accuracy(
@@ -81,16 +89,18 @@ def binarized_accuracy(
     return accuracy(gold_sides, [side(p) for p in pred])
 
 
-def confusion(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> list[list[int]]:
-    """Confusion matrix, rows = gold, columns = ``labels`` + ``INVALID``."""
+def confusion(
+    gold: Sequence[str], pred: Sequence[str], labels: Sequence[str], sample_weight: Sequence[float] | None = None
+) -> list[list[float]]:
+    """Confusion matrix, rows = gold, columns = ``labels`` + ``INVALID`` (weighted counts with ``sample_weight``)."""
     columns = [*labels, INVALID]
     if not gold:
-        return [[0] * len(columns) for _ in labels]
+        return [[0.0] * len(columns) for _ in labels]
     from sklearn.metrics import confusion_matrix
 
     mapped = [p if p in labels else INVALID for p in pred]
-    matrix = confusion_matrix(list(gold), mapped, labels=columns)
-    return matrix[: len(labels)].tolist()
+    matrix = confusion_matrix(list(gold), mapped, labels=columns, sample_weight=sample_weight)
+    return [[float(v) for v in row] for row in matrix[: len(labels)]]
 
 
 def recall_at_k(

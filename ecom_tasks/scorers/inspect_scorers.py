@@ -1,15 +1,25 @@
-"""Inspect ``@scorer`` / ``@metric`` wrappers around the shared scoring core."""
+"""Inspect pieces any task reuses: the outcome reducer and a labelled-classification scorer.
+
+A third-party relevance task scores with Acc@2 / Acc@K / Macro-F1 (and every
+plugin metric of the ``labels`` kind) without copying code::
+
+    from ecom_tasks.scorers.inspect_scorers import label_metrics, label_scorer
+
+    Task(dataset=..., solver=generate(),
+         scorer=label_scorer(labels=["bad", "ok", "good"]),
+         metrics=[label_metrics(positive=["ok", "good"])])
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
 
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
     Score,
-    ScoreReducer,
     Scorer,
+    ScoreReducer,
     Target,
     Value,
     mean_score,
@@ -19,7 +29,10 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.monbench.scoring import monbench_metrics, score_reply
+from ecom_tasks.plugins import select_metrics
+from ecom_tasks.scorers.core import INVALID
+from ecom_tasks.scorers.kinds import LABELS
+from ecom_tasks.scorers.labels import label_outcome, labels_of, summarize_labels
 
 
 @score_reducer(name="outcome_mean")
@@ -39,32 +52,44 @@ def outcome_mean() -> ScoreReducer:
     return reduce
 
 
-@metric
-def monbench_summary(category_weights: Mapping[int, float] | None = None) -> Metric:
-    """MonBench metrics (acc ± CI over runs, by position, by format, consistency, violation rate).
+def outcome_values(scores: list[SampleScore]) -> list[dict[str, float]]:
+    """The outcome dicts of scored samples (a sample scored otherwise would be a bug upstream)."""
+    return [s.score.value for s in scores if isinstance(s.score.value, dict)]  # type: ignore[misc]
 
-    Reads only ``Score.value`` outcomes, so epoch reduction and re-scoring work.
+
+@metric
+def label_metrics(positive: list[str] | None = None, metrics: list[str] | None = None) -> Metric:
+    """The registered ``labels`` metrics (or the ``metrics`` named) plus ``invalid_rate`` and ``n``.
+
+    The label set is read from the outcomes; ``positive`` names the relevant
+    side of Acc@2 (without it ``acc2`` is nan).
     """
+    specs = select_metrics(LABELS, metrics)
 
     def compute(scores: list[SampleScore]) -> Value:
-        weights = {int(k): float(v) for k, v in (category_weights or {}).items()}
-        return monbench_metrics([s.score.value for s in scores], category_weights=weights)  # type: ignore[misc]
+        outcomes = outcome_values(scores)
+        labels = labels_of(outcomes[0]) if outcomes else ()
+        return summarize_labels(outcomes, labels, specs, tuple(positive or ()))
 
     return compute
 
 
-@scorer(metrics=[monbench_summary()])
-def monbench_scorer() -> Scorer:
-    """Score a MonBench reply: only the requested tags count; violations are wrong and counted."""
+@scorer(metrics=[label_metrics()])
+def label_scorer(labels: list[str]) -> Scorer:
+    """The target is the gold label; the reply's answer is the last label of ``labels`` it names
+    (whole word, case-insensitive). A reply naming none is invalid: wrong, and counted."""
+    names = [str(label) for label in labels]
+    pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)", re.IGNORECASE)
+    folded = {n.casefold(): i for i, n in enumerate(names)}
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, outcome = score_reply(state.metadata, state.output.completion)
-        chosen = "ABCD"[parsed.position] if parsed.position is not None else None
+        if target.text not in names:
+            raise ValueError(f"target {target.text!r} is not one of the labels {names}")
+        found = pattern.findall(state.output.completion or "")
+        pred = folded[found[-1].casefold()] if found else len(names)
         return Score(
-            value=outcome,
-            answer=chosen or parsed.status,
-            explanation=parsed.detail or parsed.status,
-            metadata={"status": parsed.status},
+            value=label_outcome(names, names.index(target.text), pred),
+            answer=names[pred] if found else INVALID,
         )
 
     return score

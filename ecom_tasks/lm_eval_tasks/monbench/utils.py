@@ -1,84 +1,71 @@
-"""lm-eval glue for MonBench: loading, per-document scoring and aggregations.
+"""lm-eval glue for MonBench: documents, the reply filter and the task class (thin; the benchmark is
+in ``ecom_tasks.monbench``).
 
-Thin by design: records, prompts, parsing and metrics all come from
-``ecom_tasks.monbench`` and ``ecom_tasks.scorers``, exactly as for Inspect.
-User options arrive through ``--metadata``: ``data`` (file, folder or hub
-id), ``split`` (test | validation), ``shots`` (0, 1, 5), ``formats``.
+The variant (tasks, design, formats) is fixed by the task's YAML; user options
+arrive through ``--metadata``: ``data`` (file, folder or hub id), ``split``
+(test | validation), ``shots`` (0, 1, 5) and ``metrics`` (the
+``choice_runs`` metrics to compute; default all).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import datasets
 
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.monbench.metrics import POSITION_NAMES
 from ecom_tasks.monbench.parsing import strip_reasoning
-from ecom_tasks.monbench.protocol import build_items
-from ecom_tasks.monbench.scoring import item_fields, monbench_metrics, score_reply
-from ecom_tasks.scorers.lm_eval_aggregations import define_aggregations
-
-METRICS = (
-    "acc",
-    "acc_ci",
-    "acc_pos_A",
-    "acc_pos_B",
-    "acc_pos_C",
-    "acc_pos_D",
-    "acc_fmt_label",
-    "acc_fmt_content",
-    "acc_fmt_label_content",
-    "consistency",
-    "violation_rate",
-    "mismatch_rate",
-)
+from ecom_tasks.monbench.protocol import load_items, runs_for
+from ecom_tasks.monbench.scoring import score_reply, summarize
+from ecom_tasks.scorers.kinds import CHOICE_RUNS
+from ecom_tasks.scorers.lm_eval import OutcomeTask
 
 
-def _docs(task: str, design: str, formats: Any = None, data: str | None = None, split: str = "test", shots: int | str = 0, **_: Any):
-    items = build_items(data, [task], split=split, design=design, formats=formats, shots=shots)
+def load_docs(tasks: list[str], design: str, formats: list[str], data: str | None = None, split: str = "test", shots: int | str = 0, **_: Any):
+    """``custom_dataset``: one document per (question, ordering, format); ids ``{id}_p{ordering}_{format}``."""
+    items = load_items(data, tasks=tasks, split=split, design=design, formats=formats, shots=shots)
     docs = [
         {
             "id": item.id,
             "system_prompt": item.system_prompt,
+            # The prompt plus the blank line that separates it from the question without a chat template.
             "system_prefix": item.system_prompt + "\n\n",
             "user_prompt": item.user_prompt,
             "target": item.target_answer,
-            **item_fields(item),
+            **item.fields,
         }
         for item in items
     ]
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
-def load_canonical(task: str, **metadata: Any):
-    """One run: options in data order, Label format (``monbench_<task>``)."""
-    metadata.setdefault("formats", "label")
-    return _docs(task, "canonical", **metadata)
-
-
-def load_perm(task: str, design: str = "full", **metadata: Any):
-    """The paper's 72 runs (24 orderings x 3 formats) per question (``monbench_perm_<task>``)."""
-    return _docs(task, design, **metadata)
-
-
 def extract_reply(resps, docs):
-    """Named filter: drop ``<think>`` blocks; the tags are read by ``process_results``."""
+    """Named filter: drop ``<think>`` blocks; the tags are read by the shared parser when scoring."""
     return [[strip_reasoning(r) for r in doc_resps] for doc_resps in resps]
 
 
-CANONICAL_METRICS = ("acc", "violation_rate")
+class MonBenchTask(OutcomeTask):
+    """MonBench's metrics: the ``choice_runs`` metric specs plus the position, format and failure breakdown."""
 
+    metric_kind = CHOICE_RUNS
+    lower_is_better = frozenset({"invalid_rate", "mismatch_rate"})
 
-def process_results(doc: dict, results: list[str]) -> dict[str, dict[str, int]]:
-    """Every metric receives the whole outcome; the aggregations pick what they need."""
-    _, outcome = score_reply(doc, results[0])
-    return {name: outcome for name in METRICS}
+    def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
+        variant = config["dataset_kwargs"]
+        keys = [spec.name for spec in specs]
+        if len(runs_for(variant["design"], variant["formats"])) > 1:  # a single run has no breakdown
+            keys += [f"acc_pos_{name}" for name in POSITION_NAMES]
+            keys += [f"acc_fmt_{name}" for name in variant["formats"]]
+            keys.append("consistency")
+        keys.append("invalid_rate")
+        if "label_content" in variant["formats"]:
+            keys.append("mismatch_rate")
+        return keys
 
+    def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
+        return summarize(outcomes, specs)
 
-def process_results_canonical(doc: dict, results: list[str]) -> dict[str, dict[str, int]]:
-    """Single-run tasks: no CI, position or format breakdown to report."""
-    _, outcome = score_reply(doc, results[0])
-    return {name: outcome for name in CANONICAL_METRICS}
-
-
-# agg_acc, agg_acc_ci, ...: one module-level function per metric, as `!function utils.agg_<key>` needs.
-define_aggregations(globals(), METRICS, monbench_metrics)
+    def score(self, doc: dict, reply: str) -> Any:
+        return score_reply(doc, reply)[1]

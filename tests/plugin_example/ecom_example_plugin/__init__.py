@@ -3,7 +3,9 @@
 Putting ``tests/plugin_example`` on ``PYTHONPATH`` makes ``importlib.metadata``
 find ``ecom_example_plugin-0.1.0.dist-info`` and its entry point
 ``[ecom_tasks] example = ecom_example_plugin``, exactly as if the plugin had
-been pip-installed. It contributes one metric and one lm-eval task folder.
+been pip-installed. It contributes a metric of the ``labels`` kind (Cohen's
+kappa from scikit-learn, so every relevance benchmark computes it) and one
+lm-eval task folder.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ecom_tasks.hookspecs import hookimpl
+from ecom_tasks.hookspecs import MetricSpec, hookimpl
 
 TASKS_DIR = Path(__file__).parent / "lm_eval_tasks"
 _LABEL = re.compile(r"<Label>\s*([A-D])\s*</Label>")
@@ -28,9 +30,16 @@ def example_exact_match(gold: str, reply: str) -> float:
     return float(label_letter(reply) == gold)
 
 
+def cohen_kappa(data) -> float:
+    """Cohen's kappa between gold and predicted labels (``data`` is a ``scorers.kinds.LabelPairs``)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    return float(cohen_kappa_score(list(data.gold), list(data.pred), sample_weight=data.weights))
+
+
 @hookimpl
 def ecom_tasks_metrics():
-    return {"example_exact_match": example_exact_match}
+    return [MetricSpec("cohen_kappa", "labels", cohen_kappa, description="Cohen's kappa (scikit-learn)")]
 
 
 @hookimpl

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import datasets
-
 from ecom_example_plugin import example_exact_match
 
 DOCS = [

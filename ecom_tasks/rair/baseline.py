@@ -13,12 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ecom_tasks.rair.prompts import render_answer
+from ecom_tasks.rair.prompts import FIELD_LABELS, render_answer
 
-_FIELDS = {
-    "en": ("User Query:", "Item Title:", "Item Shop:", "Item CPV:", "Item SKU:"),
-    "zh": ("用户查询：", "商品标题：", "商品店铺：", "商品CPV：", "商品SKU："),
-}
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]", re.IGNORECASE)
 _STOPWORDS = frozenset(
     "a an and are as at be by do for from how i in is it my of on or the to what with without "
@@ -69,11 +65,10 @@ def _last_value(text: str, label: str) -> str | None:
 def read_prompt(messages: Sequence[tuple[str, str]]) -> tuple[str, dict[str, str]] | None:
     """The language and the query/item fields of the last RAIR input in the conversation."""
     text = "\n".join(t for _, t in messages)
-    for language, labels in _FIELDS.items():
-        values = [_last_value(text, label) for label in labels]
-        if values[0] is not None and values[1] is not None:
-            keys = ("query", "title", "shop_name", "cpv", "sku")
-            return language, {k: v or "" for k, v in zip(keys, values)}
+    for language, labels in FIELD_LABELS.items():
+        values = {field: _last_value(text, label) for field, label in labels.items()}
+        if values["query"] is not None and values["title"] is not None:
+            return language, {field: value or "" for field, value in values.items()}
     return None
 
 

@@ -1,4 +1,4 @@
-"""Permutation-robust multiple-choice metrics (MonBench's protocol, reusable).
+"""MonBench's metric maths: permutation-robust multiple choice over runs (numpy).
 
 Each scored item is an *outcome*: a flat mapping of numbers, so it can be an
 Inspect ``Score.value`` (reducible across epochs) or an lm-eval per-document
@@ -8,9 +8,12 @@ metric item alike:
 ``ordering`` option ordering index ``format``   return-format index
 ``position`` displayed position of the correct option (0 = A)
 ``category`` 1-based query category, 0 when unknown
-``correct`` / ``violation`` / ``mismatch``: 0 or 1
+``correct`` / ``invalid`` / ``mismatch``: 0 or 1
 
-A *run* is one (ordering, format) pair over all questions of a task.
+A *run* is one (ordering, format) pair over all questions of a task. The
+accuracy metrics (``acc``, ``acc_ci`` and any plugin metric of the
+``choice_runs`` kind) are the registered metric specs, computed on
+``scorers.kinds.ChoiceRuns``; the breakdowns below are MonBench's own.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ecom_tasks.scorers.core import NAN, mean_ci
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.scorers.core import NAN
+from ecom_tasks.scorers.kinds import ChoiceRuns, compute_metrics
 
-OUTCOME_FIELDS = ("task", "question", "ordering", "format", "position", "category", "correct", "violation", "mismatch")
+OUTCOME_FIELDS = ("task", "question", "ordering", "format", "position", "category", "correct", "invalid", "mismatch")
 POSITION_NAMES = ("A", "B", "C", "D")
 _COLUMN = {name: i for i, name in enumerate(OUTCOME_FIELDS)}
 
@@ -48,60 +53,40 @@ def _nanmean(values: list[float]) -> float:
     return float(np.mean(kept)) if kept else NAN
 
 
-def _group_means(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct keys and the mean of ``values`` within each."""
-    distinct, inverse = np.unique(keys, return_inverse=True)
-    return distinct, np.bincount(inverse, weights=values) / np.bincount(inverse)
-
-
 def _run_keys(table: np.ndarray) -> np.ndarray:
     return _col(table, "ordering") * 1000 + _col(table, "format")
 
 
+def choice_runs(table: np.ndarray, confidence: float = 0.95) -> ChoiceRuns:
+    """The ``choice_runs``-kind metric input of an outcome table."""
+    return ChoiceRuns(_col(table, "correct"), _run_keys(table), _col(table, "task"), confidence)
+
+
 def run_accuracies(outcomes: Sequence[Mapping[str, float]]) -> dict[tuple[int, int], float]:
-    """Accuracy of every (ordering, format) run."""
+    """Accuracy of every (ordering, format) run of one task."""
     table = _table(outcomes)
-    keys, accs = _group_means(_run_keys(table), _col(table, "correct"))
-    return {(int(k) // 1000, int(k) % 1000): float(a) for k, a in zip(keys, accs)}
+    runs = choice_runs(table)
+    keys = np.unique(runs.run)
+    return {(int(k) // 1000, int(k) % 1000): float(a) for k, a in zip(keys, runs.run_accuracies())}
 
 
-def task_summary(
-    outcomes: Sequence[Mapping[str, float]], format_names: Sequence[str], confidence: float = 0.95
-) -> dict[str, float]:
-    """Metrics of one task: acc ± CI over runs, by position, by format, consistency, failure rates."""
-    table = _table(outcomes)
+def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, float]:
+    """MonBench's own metrics of one task: by position, by format, consistency, failure rates."""
     correct = _col(table, "correct")
-    _, run_accs = _group_means(_run_keys(table), correct)
-    acc, ci = mean_ci(run_accs, confidence)
-    summary = {"acc": acc, "acc_ci": ci, "n_runs": float(run_accs.size), "n_items": float(len(table))}
+    summary = {"n_runs": float(np.unique(_run_keys(table)).size), "n_items": float(len(table))}
     for p, name in enumerate(POSITION_NAMES):
         summary[f"acc_pos_{name}"] = _mean(correct[_col(table, "position") == p])
     for f, name in enumerate(format_names):
         summary[f"acc_fmt_{name}"] = _mean(correct[_col(table, "format") == f])
     # Right in every run (and, after epoch reduction, in every epoch): the worst outcome is 1.
     _, inverse = np.unique(_col(table, "question"), return_inverse=True)
+    inverse = inverse.reshape(-1)
     worst = np.full(inverse.max() + 1 if inverse.size else 0, np.inf)
     np.minimum.at(worst, inverse, correct)
     summary["consistency"] = _mean((worst == 1.0).astype(float))
-    summary["violation_rate"] = _mean(_col(table, "violation"))
+    summary["invalid_rate"] = _mean(_col(table, "invalid"))
     summary["mismatch_rate"] = _mean(_col(table, "mismatch"))
     return summary
-
-
-def overall_accuracy(
-    outcomes: Sequence[Mapping[str, float]], confidence: float = 0.95
-) -> tuple[float, float]:
-    """Unweighted mean of the task accuracies, CI over runs (each run averaged over tasks).
-
-    Runs missing for some task are averaged over the tasks that have them.
-    """
-    table = _table(outcomes)
-    runs = _run_keys(table)
-    tasks = _col(table, "task")
-    # Accuracy per (task, run), then the mean over tasks within each run.
-    pair_keys, pair_accs = _group_means(tasks * 1_000_000 + runs, _col(table, "correct"))
-    _, run_means = _group_means(pair_keys % 1_000_000, pair_accs)
-    return mean_ci(run_means, confidence)
 
 
 def reweighted_accuracy(
@@ -125,6 +110,7 @@ def reweighted_accuracy(
 
 def summarize(
     outcomes: Iterable[Mapping[str, float]],
+    specs: Sequence[MetricSpec],
     task_names: Sequence[str],
     format_names: Sequence[str],
     *,
@@ -133,21 +119,26 @@ def summarize(
 ) -> dict[str, float]:
     """All metrics; with several tasks, per-task keys are prefixed ``<task>/``.
 
-    The top-level ``acc``/``acc_ci`` are always the overall (unweighted
-    task-mean) accuracy, which for a single task is that task's accuracy.
+    The selected ``choice_runs`` metrics (``specs``) are computed on the whole
+    table: for ``acc``/``acc_ci`` that is the unweighted task mean with its CI
+    over runs (each run averaged over tasks), Table 2's "Avg.". MonBench's own
+    breakdowns at the top level are unweighted means of the per-task values.
     """
     table = _table(list(outcomes))
     tasks = [int(t) for t in np.unique(_col(table, "task"))]
+
+    def task_summary(part: np.ndarray) -> dict[str, float]:
+        return {**compute_metrics(specs, choice_runs(part, confidence)), **task_breakdown(part, format_names)}
+
     if len(tasks) <= 1:
-        result = task_summary(table, format_names, confidence)
+        result = task_summary(table)
     else:
-        per_task = {t: task_summary(table[_col(table, "task") == t], format_names, confidence) for t in tasks}
-        # Overall values are unweighted task means, like Table 2's "Avg." and lm-eval's group rows.
+        per_task = {t: task_summary(table[_col(table, "task") == t]) for t in tasks}
         result = {key: _nanmean([summary[key] for summary in per_task.values()]) for key in per_task[tasks[0]]}
         result["n_items"] = float(len(table))
+        result.update(compute_metrics(specs, choice_runs(table, confidence)))
         for t, summary in per_task.items():
             result.update({f"{task_names[t]}/{k}": v for k, v in summary.items()})
-    result["acc"], result["acc_ci"] = overall_accuracy(table, confidence) if len(table) else (NAN, NAN)
     if category_weights:
         result["acc_reweighted"] = reweighted_accuracy(table, category_weights)
     return result

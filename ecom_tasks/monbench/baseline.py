@@ -1,4 +1,4 @@
-"""Lexical-overlap heuristics for the offline baseline.
+"""MonBench's offline baseline responder: lexical overlap (``ecom/baseline``, ``ecom-baseline``).
 
 Multiple choice: the option sharing the most word tokens with the question
 wins (ties go to the earlier option, which gives the baseline a realistic
@@ -11,6 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from ecom_tasks.monbench.prompts import (
+    ANSWER_TAG,
+    LABEL_TAG,
+    OUTPUT_FORMAT_HEADER,
+    VALID_EXAMPLES_HEADER,
+    answer_tag,
+    label_tag,
+)
+from ecom_tasks.monbench.schema import LETTERS
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _OPTION = re.compile(r"^([A-D])\.\s+(.*)$")
@@ -50,9 +60,9 @@ def last_options_block(text: str) -> tuple[str, list[str]] | None:
 
 def requested_format(text: str) -> tuple[bool, bool]:
     """Whether the instructions ask for a <Label> tag and/or an <Answer> tag."""
-    head = text.split("** Output Format **", 1)
-    spec = head[1].split("**Valid Examples**", 1)[0] if len(head) == 2 else text
-    wants_label, wants_answer = "<Label>" in spec, "<Answer>" in spec
+    head = text.split(OUTPUT_FORMAT_HEADER, 1)
+    spec = head[1].split(VALID_EXAMPLES_HEADER, 1)[0] if len(head) == 2 else text
+    wants_label, wants_answer = f"<{LABEL_TAG}>" in spec, f"<{ANSWER_TAG}>" in spec
     return (wants_label or not wants_answer), wants_answer
 
 
@@ -104,7 +114,7 @@ def reply_in_requested_format(instructions: str, options: Sequence[str], positio
     wants_label, wants_answer = requested_format(instructions)
     parts = []
     if wants_label:
-        parts.append(f"<Label>{'ABCD'[position]}</Label>")
+        parts.append(label_tag(LETTERS[position]))
     if wants_answer:
-        parts.append(f"<Answer>{options[position]}</Answer>")
+        parts.append(answer_tag(options[position]))
     return " ".join(parts)

@@ -1,0 +1,75 @@
+"""Write MonBench's lm-eval YAML from ``ecom_tasks/monbench/variants.py``: ``python _generate_configs.py [--check]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ecom_tasks.lm_eval_tasks._configs import Function, dump, main
+from ecom_tasks.monbench.protocol import runs_for
+from ecom_tasks.monbench.variants import LM_EVAL_GROUPS, VARIANTS
+
+FOLDER = Path(__file__).parent
+TEMPLATE = "_monbench_template.yaml"
+
+#: Shared settings of every MonBench task (the metric list is built by utils.MonBenchTask).
+TEMPLATE_CONFIG = {
+    "class": Function("utils.MonBenchTask"),
+    "output_type": "generate_until",
+    "custom_dataset": Function("utils.load_docs"),
+    "test_split": "test",
+    "doc_to_text": "user_prompt",
+    "doc_to_target": "target",
+    # The system prompt (instruction, output format, few-shot block) varies with the run's return
+    # format, so it is a document column; `system_prefix` is a plain column (a Jinja template
+    # would be re-rendered for every document).
+    "description": "system_prefix",
+    "target_delimiter": "",
+    "fewshot_delimiter": "\n\n",
+    "num_fewshot": 0,
+    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 1024},
+    "filter_list": [
+        {"name": "tags", "filter": [{"function": "custom", "filter_fn": Function("utils.extract_reply")}, {"function": "take_first"}]}
+    ],
+    "metadata": {"version": 1.0},
+}
+#: Group rows: unweighted means over the four tasks, as Table 2's "Avg." (its CI is in the Inspect task).
+GROUP_METRICS = (
+    "acc",
+    "acc_pos_A",
+    "acc_pos_B",
+    "acc_pos_C",
+    "acc_pos_D",
+    "consistency",
+    "invalid_rate",
+    "mismatch_rate",
+)
+
+
+def render() -> dict[str, str]:
+    files = {TEMPLATE: dump(TEMPLATE_CONFIG, "monbench")}
+    for variant in VARIANTS.values():
+        if len(variant.tasks) == 1:
+            config = {
+                "include": TEMPLATE,
+                "task": variant.name,
+                "dataset_kwargs": {"tasks": list(variant.tasks), "design": variant.design, "formats": list(variant.formats)},
+            }
+            files[f"{variant.name}.yaml"] = dump(config, "monbench")
+    for group, members in LM_EVAL_GROUPS.items():
+        variant = VARIANTS[group]
+        if len(runs_for(variant.design, variant.formats)) > 1:
+            metrics = [*GROUP_METRICS[:5], *(f"acc_fmt_{f}" for f in variant.formats), *GROUP_METRICS[5:]]
+        else:
+            metrics = ["acc", "invalid_rate"]
+        config = {
+            "group": group,
+            "task": members,
+            "aggregate_metric_list": [{"metric": m, "aggregation": "mean", "weight_by_size": False} for m in metrics],
+            "metadata": {"version": 1.0},
+        }
+        files[f"_{group}.yaml"] = dump(config, "monbench")
+    return files
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(FOLDER, render))

@@ -1,0 +1,58 @@
+"""Write RAIR's lm-eval YAML from ``ecom_tasks/rair/variants.py``: ``python _generate_configs.py [--check]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ecom_tasks.lm_eval_tasks._configs import Function, dump, main
+from ecom_tasks.rair.variants import LM_EVAL_GROUPS, VARIANTS
+
+FOLDER = Path(__file__).parent
+TEMPLATE = "_rair_template.yaml"
+
+#: Shared settings of every RAIR task (the metric list is built by utils.RairTask).
+TEMPLATE_CONFIG = {
+    "class": Function("utils.RairTask"),
+    "output_type": "generate_until",
+    "custom_dataset": Function("utils.load_docs"),
+    "test_split": "test",
+    "doc_to_text": "user_prompt",
+    "doc_to_target": "target",
+    # The static system prompt (Fig. 9 instructions, plus the rules in the *_rules tasks) is the
+    # same for every document; it ends with a newline, so without a chat template it is still
+    # separated from the input.
+    "description": "system_prompt",
+    "target_delimiter": "",
+    "num_fewshot": 0,
+    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 4096},
+    "metadata": {"version": 1.0},
+}
+GROUP_METRICS = ("acc2", "acc4", "macro_f1", "invalid_rate")
+
+
+def render() -> dict[str, str]:
+    files = {TEMPLATE: dump(TEMPLATE_CONFIG, "rair")}
+    for variant in VARIANTS.values():
+        if variant.in_lm_eval:
+            config = {
+                "include": TEMPLATE,
+                "task": variant.name,
+                "dataset_kwargs": {"subset": variant.subset, "variant_rules": variant.rules},
+            }
+            files[f"{variant.name}.yaml"] = dump(config, "rair")
+    for group, members in LM_EVAL_GROUPS.items():
+        config = {
+            "group": group,
+            "task": members,
+            # The paper reports each subset on its own; the group row is their unweighted mean.
+            "aggregate_metric_list": [
+                {"metric": metric, "aggregation": "mean", "weight_by_size": False} for metric in GROUP_METRICS
+            ],
+            "metadata": {"version": 1.0},
+        }
+        files[f"_{group}.yaml"] = dump(config, "rair")
+    return files
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(FOLDER, render))

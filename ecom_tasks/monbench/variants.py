@@ -1,0 +1,60 @@
+"""MonBench's named variants, declared once: the Inspect presets and the lm-eval YAML both come from here.
+
+A name means the same protocol in both frameworks:
+
+- ``monbench_perm``: the paper's full design, 24 option orderings x 3 return
+  formats = 72 runs per question (Table 2);
+- ``monbench_cyclic``: the 4 cyclic rotations x 3 formats = 12 runs (beyond the paper);
+- ``monbench_canonical``: options in data order, Label format: one run.
+
+Each exists for all four tasks (an Inspect task; an lm-eval group) and per
+task as ``<variant>_<task>`` (a task in both). Inspect's parametric
+``monbench`` task defaults to ``monbench_perm``'s settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ecom_tasks.monbench.protocol import FORMATS
+from ecom_tasks.monbench.schema import TASKS
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    tasks: tuple[str, ...]
+    design: str
+    formats: tuple[str, ...]
+    description: str
+
+
+_DESIGNS = {
+    "perm": ("full", FORMATS, "full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2)"),
+    "cyclic": ("cyclic", FORMATS, "4 cyclic option rotations x 3 return formats = 12 runs per question"),
+    "canonical": ("canonical", ("label",), "options in data order, Label format: one run"),
+}
+TASK_TITLES = {
+    "query_ad_relevance": "Query-Ad Relevance",
+    "product_co_purchase": "Product Co-Purchase",
+    "query_product_relation": "Query-Product Relation",
+    "query_query_intent": "Query-Query Intent",
+}
+
+
+def _variants() -> dict[str, Variant]:
+    table: dict[str, Variant] = {}
+    for short, (design, formats, what) in _DESIGNS.items():
+        name = f"monbench_{short}"
+        table[name] = Variant(name, TASKS, design, formats, f"MonBench, all four tasks, {what}")
+        for task in TASKS:
+            table[f"{name}_{task}"] = Variant(f"{name}_{task}", (task,), design, formats, f"MonBench {TASK_TITLES[task]}, {what}")
+    return table
+
+
+VARIANTS = _variants()
+
+#: lm-eval has no multi-task tasks: the all-task variants are groups of their per-task variants.
+LM_EVAL_GROUPS = {
+    name: [f"{name}_{task}" for task in TASKS] for name, variant in VARIANTS.items() if len(variant.tasks) > 1
+}

@@ -1,0 +1,57 @@
+"""RAIR's named variants, declared once: the Inspect presets and the lm-eval YAML both come from here.
+
+A name means the same protocol in both frameworks. Variants that attach the
+item image exist in Inspect only (the lm-eval tasks are text-only); the
+``_rules`` variants show our built-in rules document (``rules_v1.json``,
+not the paper's file); every variant takes a ``rules`` override
+(``none`` | ``builtin`` | a path) in both frameworks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ecom_tasks.rair.rules import BUILTIN, NONE
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    subset: str
+    rules: str  # none | builtin
+    image: bool
+    description: str
+
+    @property
+    def in_lm_eval(self) -> bool:
+        return not self.image
+
+
+_SUBSET_TEXT = {
+    "general": "General subset (industry-balanced; Table 5)",
+    "hard": "Hard subset (intents DJ ER SS QA NC MA; Table 5)",
+    "visual": "Visually Salient subset",
+}
+
+
+def _variants() -> dict[str, Variant]:
+    table: dict[str, Variant] = {}
+    for subset in ("general", "hard", "visual"):
+        for image in ((False, True) if subset == "visual" else (False,)):
+            base = f"rair_{subset}" if image or subset != "visual" else "rair_visual_text"
+            what = _SUBSET_TEXT[subset] + (", with the item image (Table 4 w/ image)" if image else "")
+            if subset == "visual" and not image:
+                what += ", text only (Table 4 w/o image)"
+            table[base] = Variant(base, subset, NONE, image, f"RAIR {what}; no rules (the paper's Base)")
+            name = f"{base}_rules"
+            table[name] = Variant(name, subset, BUILTIN, image, f"RAIR {what}; our built-in rules document (not the paper's)")
+    return table
+
+
+VARIANTS = _variants()
+
+#: lm-eval groups: the base and rule-guided text tasks, never averaged together.
+LM_EVAL_GROUPS = {
+    "rair": [v.name for v in VARIANTS.values() if v.in_lm_eval and v.rules == NONE],
+    "rair_rules": [v.name for v in VARIANTS.values() if v.in_lm_eval and v.rules == BUILTIN],
+}

@@ -1,0 +1,171 @@
+"""What each kind of metric consumes, the built-in metrics of every kind, and running them.
+
+A benchmark turns its outcomes into the input of its kind (``LabelPairs`` for
+RAIR, ``ChoiceRuns`` for MonBench, ``Rankings`` for retrieval, ``RubricGrades``
+for judge-graded answers) and calls :func:`compute_metrics` with the metric
+specs selected for the run. The specs come from the ``ecom_tasks_metrics``
+hook, where the built-ins below are registered exactly like a plugin's, so a
+third-party metric of a kind appears in every benchmark of that kind, in
+Inspect and lm-eval alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.scorers.core import (
+    NAN,
+    accuracy,
+    binarized_accuracy,
+    macro_f1,
+    mean_ci,
+    mean_recall_at_k,
+    rubric_to_100,
+)
+
+LABELS = "labels"
+CHOICE_RUNS = "choice_runs"
+RANKING = "ranking"
+RUBRIC = "rubric"
+
+
+@dataclass(frozen=True)
+class LabelPairs:
+    """Gold and predicted labels, one pair per answer given (``INVALID`` for an unparseable one).
+
+    ``labels`` are the classes a macro average runs over; ``positive`` the
+    labels on the relevant side of a binary split (empty: no split defined);
+    ``weights`` the share of each pair (epoch-averaged answers), None when all are 1.
+    """
+
+    gold: Sequence[str]
+    pred: Sequence[str]
+    labels: tuple[str, ...]
+    positive: tuple[str, ...] = ()
+    weights: Sequence[float] | None = None
+
+    def __len__(self) -> int:
+        return len(self.gold)
+
+
+@dataclass(frozen=True)
+class ChoiceRuns:
+    """Per-item correctness (0..1) of a multiple-choice protocol repeated over runs.
+
+    ``run`` identifies the run (ordering x format) of each item, ``task`` its
+    task; a run's accuracy with several tasks is the mean of its task accuracies.
+    """
+
+    correct: np.ndarray
+    run: np.ndarray
+    task: np.ndarray
+    confidence: float = 0.95
+
+    def __len__(self) -> int:
+        return int(self.correct.size)
+
+    def run_accuracies(self) -> np.ndarray:
+        """One accuracy per run (unweighted mean over the tasks present in that run)."""
+        # Run keys stay below 1e6 (ordering * 1000 + format), so one number keys a (task, run) pair.
+        pair_keys, pair_accs = _group_means(self.task * 1_000_000 + self.run, self.correct)
+        return _group_means(pair_keys % 1_000_000, pair_accs)[1]
+
+
+def _group_means(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys and the mean of ``values`` within each."""
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    return distinct, np.bincount(inverse, weights=values) / np.bincount(inverse)
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """Ranked ids per query (best first) and graded relevance judgements (qrels)."""
+
+    ranked: Mapping[str, Sequence[str]]
+    qrels: Mapping[str, Mapping[str, float]]
+
+    def __len__(self) -> int:
+        return len(self.qrels)
+
+
+@dataclass(frozen=True)
+class RubricGrades:
+    """Judge grades on the 0..3 rubric (judge failures are not in here: they are counted apart)."""
+
+    grades: Sequence[float]
+
+    def __len__(self) -> int:
+        return len(self.grades)
+
+
+def _acc2(data: LabelPairs) -> float:
+    if not data.positive:
+        return NAN
+    negative = tuple(label for label in data.labels if label not in data.positive)
+    if data.weights is None:
+        return binarized_accuracy(data.gold, data.pred, positive=data.positive, negative=negative)
+    side = {**{label: "pos" for label in data.positive}, **{label: "neg" for label in negative}}
+    return accuracy([side[g] for g in data.gold], [side.get(p, "invalid") for p in data.pred], sample_weight=data.weights)
+
+
+def _acc4(data: LabelPairs) -> float:
+    return accuracy(data.gold, data.pred, sample_weight=data.weights)
+
+
+def _macro_f1(data: LabelPairs) -> float:
+    return macro_f1(data.gold, data.pred, data.labels, sample_weight=data.weights)
+
+
+def _acc(data: ChoiceRuns) -> float:
+    return mean_ci(data.run_accuracies(), data.confidence)[0]
+
+
+def _acc_ci(data: ChoiceRuns) -> float:
+    return mean_ci(data.run_accuracies(), data.confidence)[1]
+
+
+def recall_at(k: int) -> MetricSpec:
+    """``recall@k`` averaged over queries with a relevant document (plugins may register other k)."""
+    return MetricSpec(
+        f"recall@{k}",
+        RANKING,
+        lambda data: mean_recall_at_k(data.ranked, data.qrels, k),
+        description=f"share of a query's relevant items in its top {k}, averaged over queries",
+    )
+
+
+def _rubric_score(data: RubricGrades) -> float:
+    return float(np.mean([rubric_to_100(g) for g in data.grades]))
+
+
+BUILTIN_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("acc2", LABELS, _acc2, description="Acc@2: accuracy on the binary split (positive labels vs the rest)"),
+    MetricSpec("acc4", LABELS, _acc4, description="Acc@K: exact-label accuracy (RAIR: K = 4 levels)"),
+    MetricSpec("macro_f1", LABELS, _macro_f1, description="Macro-F1 over the label set (zero_division=0)"),
+    MetricSpec("acc", CHOICE_RUNS, _acc, description="mean accuracy over runs"),
+    MetricSpec("acc_ci", CHOICE_RUNS, _acc_ci, higher_is_better=False, description="half-width of the Student-t CI of acc over runs"),
+    recall_at(20),
+    recall_at(50),
+    MetricSpec("rubric_score", RUBRIC, _rubric_score, description="mean judge grade, 0-3 mapped linearly onto 0-100"),
+)
+
+
+def compute_metrics(specs: Sequence[MetricSpec], data: object) -> dict[str, float]:
+    """Each spec's value on ``data``; ``nan`` for all when ``data`` is empty (live progress, empty groups).
+
+    A metric that raises is an error naming the metric, never a silent gap.
+    """
+    if not len(data):  # type: ignore[arg-type]
+        return {spec.name: NAN for spec in specs}
+    result = {}
+    for spec in specs:
+        try:
+            result[spec.name] = float(spec.compute(data))
+        except Exception as exc:
+            raise RuntimeError(f"metric {spec.name!r} ({spec.kind}) failed: {exc}") from exc
+    return result

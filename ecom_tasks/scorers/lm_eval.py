@@ -1,0 +1,92 @@
+"""lm-eval pieces any task reuses: a task class whose metrics are the registered metric specs.
+
+lm-eval names every metric of a task in its YAML ``metric_list``, each with
+its aggregation. Our metrics depend on what plugins register (and on the
+``metrics`` a run selects through ``--metadata``), so the list cannot be
+fixed in the YAML: :class:`OutcomeTask`, used through lm-eval's own
+``class: !function ...`` task key, builds it when the task is created.
+Documents are scored into outcome dicts; every metric key aggregates the
+same outcomes through one ``summarize``, computed once per task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from lm_eval.api.task import ConfigurableTask
+
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.plugins import select_metrics
+
+
+def summary_aggregations(
+    keys: Sequence[str], summarize: Callable[[list[Any]], Mapping[str, float]]
+) -> dict[str, Callable[[list[Any]], float]]:
+    """One aggregation per key over the same per-document outcomes, sharing one ``summarize`` call.
+
+    ``process_results`` hands the same outcome object to every metric of a
+    document, so lm-eval calls each aggregation with lists of the same objects.
+    A key the summary lacks (a group absent from the data) aggregates to ``nan``.
+    """
+    last: dict[str, Any] = {"items": None, "summary": None}
+
+    def summary_of(items: list[Any]) -> Mapping[str, float]:
+        seen = last["items"]
+        # Identity, not equality: the kept list holds the objects alive, so ids cannot be reused.
+        if seen is None or len(seen) != len(items) or any(a is not b for a, b in zip(seen, items)):
+            last["items"], last["summary"] = list(items), summarize(items)
+        return last["summary"]
+
+    def aggregation(key: str) -> Callable[[list[Any]], float]:
+        def aggregate(items: list[Any]) -> float:
+            return float(summary_of(items).get(key, float("nan")))
+
+        aggregate.__name__ = f"aggregate_{key}"
+        return aggregate
+
+    return {key: aggregation(key) for key in keys}
+
+
+class OutcomeTask(ConfigurableTask):
+    """A ``generate_until`` task scored into outcome dicts, with metrics built from metric specs.
+
+    A benchmark subclasses it with its ``metric_kind`` and three methods:
+    ``metric_keys``, ``summarize`` and ``score``. The run's selection is ``--metadata
+    '{"metrics": "acc2,macro_f1"}'`` (default: every registered metric of the kind).
+    """
+
+    metric_kind: ClassVar[str]
+    #: Keys whose smaller values are better (everything else: larger is better).
+    lower_is_better: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        config = dict(config or {})
+        config.pop("class", None)  # lm-eval's marker for this route, not a TaskConfig field
+        metadata = config.get("metadata") or {}
+        self.metric_specs = select_metrics(self.metric_kind, metadata.get("metrics"))
+        keys = self.metric_keys(config, self.metric_specs)
+        aggregations = summary_aggregations(keys, lambda items: self.summarize(items, self.metric_specs))
+        worse_up = self.lower_is_better | {spec.name for spec in self.metric_specs if not spec.higher_is_better}
+        config["metric_list"] = [
+            {"metric": key, "aggregation": aggregations[key], "higher_is_better": key.split("/")[0] not in worse_up}
+            for key in keys
+        ]
+        # Any callable: it makes lm-eval leave per-document scoring to process_results.
+        config["process_results"] = self.process_results
+        super().__init__(config=config)
+
+    def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
+        """Every metric receives the whole outcome; the aggregations pick what they need."""
+        outcome = self.score(doc, results[0])
+        return {key: outcome for key in self._aggregation_list}
+
+    # The benchmark's part.
+    def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
+        raise NotImplementedError
+
+    def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
+        raise NotImplementedError
+
+    def score(self, doc: dict, reply: str) -> Any:
+        raise NotImplementedError

@@ -1,0 +1,98 @@
+"""Variants declared once: the lm-eval YAML agrees with its generator, and a name means one protocol in both frameworks."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, get_model
+
+from ecom_tasks.inspect_evals import monbench as inspect_monbench
+from ecom_tasks.inspect_evals import rair as inspect_rair
+from ecom_tasks.lm_eval_tasks import TASKS_DIR, task_manager
+from ecom_tasks.lm_eval_tasks._configs import stale_files
+from ecom_tasks.monbench.variants import LM_EVAL_GROUPS as MONBENCH_GROUPS
+from ecom_tasks.monbench.variants import VARIANTS as MONBENCH_VARIANTS
+from ecom_tasks.rair.variants import LM_EVAL_GROUPS as RAIR_GROUPS
+from ecom_tasks.rair.variants import VARIANTS as RAIR_VARIANTS
+from ecom_tasks.scorers.inspect_scorers import label_metrics, label_scorer
+
+
+@pytest.mark.parametrize("benchmark", ["monbench", "rair"])
+def test_checked_in_yaml_is_what_the_generator_writes(benchmark, tmp_path):
+    generator = importlib.import_module(f"ecom_tasks.lm_eval_tasks.{benchmark}._generate_configs")
+    assert stale_files(TASKS_DIR / benchmark, generator.render()) == []
+    # The check is not vacuous: an edited or extra file is reported.
+    for name, text in generator.render().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    first = sorted(generator.render())[-1]
+    (tmp_path / first).write_text("task: edited\n", encoding="utf-8")
+    (tmp_path / "stray.yaml").write_text("task: stray\n", encoding="utf-8")
+    assert stale_files(tmp_path, generator.render()) == [f"differs: {first}", "not generated: stray.yaml"]
+    assert generator.main(tmp_path, generator.render, ["--check"]) == 1
+
+
+def test_every_variant_exists_under_its_name_in_each_framework():
+    manager = task_manager(include_defaults=False)
+    lm_eval_names = set(manager.all_subtasks) | set(manager.all_groups)
+    monbench_in_lm_eval = {n for n, v in MONBENCH_VARIANTS.items() if len(v.tasks) == 1} | set(MONBENCH_GROUPS)
+    rair_in_lm_eval = {n for n, v in RAIR_VARIANTS.items() if v.in_lm_eval} | set(RAIR_GROUPS)
+    assert monbench_in_lm_eval == set(MONBENCH_VARIANTS)  # every MonBench variant in both
+    assert {n for n in lm_eval_names if n.startswith("monbench")} == monbench_in_lm_eval
+    assert {n for n in lm_eval_names if n.startswith("rair")} == rair_in_lm_eval
+    assert set(inspect_monbench.PRESETS) == set(MONBENCH_VARIANTS)
+    assert set(inspect_rair.PRESETS) == set(RAIR_VARIANTS)
+    # lm-eval has no `monbench` task: only Inspect's parametric one carries the bare name.
+    assert "monbench" not in lm_eval_names
+
+
+@pytest.mark.parametrize("name", ["monbench_perm", "monbench_cyclic_query_query_intent", "monbench_canonical"])
+def test_a_monbench_name_builds_the_same_documents_in_both_frameworks(name):
+    variant = MONBENCH_VARIANTS[name]
+    samples = list(inspect_monbench.PRESETS[name]().dataset)
+    tasks = [name] if len(variant.tasks) == 1 else MONBENCH_GROUPS[name]
+    loaded = task_manager(include_defaults=False).load(tasks)["tasks"]
+    docs = [doc for task in tasks for doc in loaded[task].test_docs()]
+    assert sorted(s.id for s in samples) == sorted(d["id"] for d in docs)
+    by_id = {d["id"]: d for d in docs}
+    for sample in samples:
+        doc = by_id[sample.id]
+        assert [m.text for m in sample.input] == [doc["system_prompt"], doc["user_prompt"]]
+
+
+@pytest.mark.parametrize("name", ["rair_general", "rair_hard_rules", "rair_visual_text"])
+def test_a_rair_name_builds_the_same_prompts_in_both_frameworks(name):
+    samples = list(inspect_rair.PRESETS[name]().dataset)
+    docs = list(task_manager(include_defaults=False).load([name])["tasks"][name].test_docs())
+    assert [s.id for s in samples] == [d["id"] for d in docs]
+    for sample, doc in zip(samples, docs):
+        assert [m.text for m in sample.input] == [doc["system_prompt"], doc["user_prompt"]]
+        assert sample.metadata["rules_version"] == doc["rules_version"]
+
+
+def test_third_party_task_reuses_the_label_scorer(tmp_path):
+    """A relevance task of someone else's scores with our Acc@2 / Acc@K / Macro-F1 without copying code."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import generate
+    from sklearn.metrics import accuracy_score, f1_score
+
+    labels = ["bad", "ok", "good"]
+    gold = ["bad", "ok", "good", "good", "ok", "bad"]
+    replies = ["It is bad.", "Verdict: good", "good", "OK", "no idea", "Bad, not ok"]
+    task = Task(
+        dataset=[Sample(input=f"item {i}", target=g) for i, g in enumerate(gold)],
+        solver=generate(),
+        scorer=label_scorer(labels=labels),
+        metrics=[label_metrics(positive=["ok", "good"])],
+    )
+    outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
+    (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(tmp_path), display="none")
+    metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()}
+    pred = ["bad", "good", "good", "ok", "invalid", "ok"]  # the last label named; "no idea" names none
+    assert metrics["acc4"] == accuracy_score(gold, pred) == pytest.approx(2 / 6)
+    assert metrics["macro_f1"] == pytest.approx(f1_score(gold, pred, labels=labels, average="macro", zero_division=0))
+    side = {"bad": 0, "ok": 1, "good": 1, "invalid": -1}
+    assert metrics["acc2"] == accuracy_score([side[g] for g in gold], [side[p] for p in pred]) == pytest.approx(4 / 6)
+    assert metrics["invalid_rate"] == pytest.approx(1 / 6) and metrics["n"] == 6
