@@ -64,6 +64,18 @@ class Row:
         return path.parent if path.exists() else None
 
 
+def parse_flag(value: bool | str | int | None, name: str) -> bool:
+    """A yes/no task setting that may arrive as a string (``-T image=false``, JSON metadata)."""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ("1", "true", "yes", "on"):
+            return True
+        if word in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
 def fixtures_dir(benchmark: str) -> Path:
     """The bundled fixture folder of a benchmark (works from an installed wheel)."""
     return Path(str(resources.files("ecom_tasks") / "fixtures" / benchmark))

@@ -144,12 +144,12 @@ def test_plain_lm_eval_include_path_with_dummy_model(tmp_path: Path) -> None:
         )
     )
     table = parse_lm_eval_tables(proc.stdout)
-    assert table["Tasks"] == {"monbench_canonical_query_ad_relevance": {"acc": "0", "acc_ci": "NaN", "invalid_rate": "1"}}
+    assert table["Tasks"] == {"monbench_canonical_query_ad_relevance": {"acc": "0", "acc_ci": "NaN", "invalid_rate": "1", "truncated_rate": "0"}}
     (results_file,) = out_dir.rglob("results_*.json")
     saved = json.loads(results_file.read_text())
     result = saved["results"]["monbench_canonical_query_ad_relevance"]
-    assert result["acc,tags"] == 0.0
-    assert result["invalid_rate,tags"] == 1.0
+    assert result["acc,none"] == 0.0
+    assert result["invalid_rate,none"] == 1.0
     assert result["sample_len"] == 2
     n_test = len(load_records(None, split="test", tasks=["query_ad_relevance"]))
     assert saved["n-samples"]["monbench_canonical_query_ad_relevance"] == {"original": n_test, "effective": 2}
@@ -163,7 +163,11 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
     expected = expected_baseline_metrics("canonical", "label")
     tables = parse_lm_eval_tables(proc.stdout)
     assert tables["Groups"] == {
-        "monbench_canonical": {"acc": f"{expected['acc']:.4f}", "invalid_rate": f"{expected['invalid_rate']:.4f}"}
+        "monbench_canonical": {
+            "acc": f"{expected['acc']:.4f}",
+            "invalid_rate": f"{expected['invalid_rate']:.4f}",
+            "truncated_rate": "0.0000",
+        }
     }
     assert tables["Tasks"] == {
         "monbench_canonical": tables["Groups"]["monbench_canonical"],
@@ -172,11 +176,12 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
                 "acc": f"{expected[f'{task}/acc']:.4f}",
                 "acc_ci": "NaN",  # one run: no interval
                 "invalid_rate": f"{expected[f'{task}/invalid_rate']:.4f}",
+                "truncated_rate": "0.0000",
             }
             for task in TASKS
         },
     }
-    assert f"|monbench_canonical|      1|tags  |     0|acc         |↑  |{expected['acc']:.4f}|±  |   N/A|" in proc.stdout
+    assert f"|monbench_canonical|      1|none  |     0|acc           |↑  |{expected['acc']:.4f}|±  |   N/A|" in proc.stdout
 
 
 # --- inspect ---------------------------------------------------------------------------

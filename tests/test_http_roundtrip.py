@@ -34,6 +34,7 @@ from ecom_tasks.inspect_evals.monbench import monbench_perm
 from ecom_tasks.lm_eval_tasks import TASKS_DIR, task_manager
 from ecom_tasks.monbench.protocol import runs_for
 from ecom_tasks.monbench.schema import TASKS, load_records
+from ecom_tasks.monbench.variants import MAX_TOKENS
 
 N_RUNS = len(runs_for("full"))  # 24 orderings x 3 formats
 N_QUESTIONS = len(load_records(None, split="test"))
@@ -94,7 +95,7 @@ def test_inspect_openai_api_roundtrip(tmp_path: Path) -> None:
         roles, texts = _roles_and_texts(body["messages"])
         assert roles == ["system", "user"]
         assert body["model"] == "test-model"
-        assert body.get("temperature") == 0.0 and body.get("max_tokens") == 1024
+        assert body.get("temperature") == 0.0 and body.get("max_tokens") == MAX_TOKENS == 16384
         sent.append(texts)
     assert baseline.samples is not None
     prompts = [tuple(m.text for m in sample.input) for sample in baseline.samples]
@@ -125,16 +126,16 @@ def test_lm_eval_local_chat_completions_roundtrip(script: str, tmp_path: Path, l
 
     reference = lm_eval_reference
     expected = expected_baseline_metrics("full")
-    assert reference["monbench_perm"]["acc,tags"] == pytest.approx(expected["acc"])
+    assert reference["monbench_perm"]["acc,none"] == pytest.approx(expected["acc"])
     (results_file,) = out_dir.rglob("results_*.json")
     saved = json.loads(results_file.read_text())
     results = saved["results"]
-    assert results["monbench_perm"]["acc,tags"] == reference["monbench_perm"]["acc,tags"]
+    assert results["monbench_perm"]["acc,none"] == reference["monbench_perm"]["acc,none"]
     for task in TASKS:
         name = f"monbench_perm_{task}"
-        assert results[name]["acc,tags"] == reference[name]["acc,tags"], name
-        assert results[name]["acc,tags"] == pytest.approx(expected[f"{task}/acc"]), name
-        assert results[name]["invalid_rate,tags"] == 0.0, name
+        assert results[name]["acc,none"] == reference[name]["acc,none"], name
+        assert results[name]["acc,none"] == pytest.approx(expected[f"{task}/acc"]), name
+        assert results[name]["invalid_rate,none"] == 0.0, name
         assert results[name]["sample_len"] == N_RUNS * len(load_records(None, split="test", tasks=[task]))
     for key, value in reference["monbench_perm"].items():
         if isinstance(value, float):
@@ -148,3 +149,72 @@ def test_lm_eval_local_chat_completions_roundtrip(script: str, tmp_path: Path, l
         assert body["model"] == "test-model"
         assert "** Output Format **" in texts[0]
         assert "\nA. " in texts[1] and "\nD. " in texts[1]
+
+
+# --- a reasoning model: a long <think> block (quoting wrong answers), then the answer ---------------
+
+
+def _reasoning_reply(answer: str, wrong: str) -> str:
+    thought = " ".join(["Let me weigh each option against the query once more."] * 400)
+    # The model quotes a wrong answer while thinking, and a closing tag without the opening one
+    # (as when a chat template opened <think> in the prompt) ends the reasoning.
+    return f"{thought} At first glance {wrong} looks right, but no.</think>\n{answer}"
+
+
+def test_reasoning_model_is_scored_correctly_in_both_frameworks_with_the_defaults(tmp_path: Path) -> None:
+    from ecom_tasks.monbench.protocol import load_items as monbench_items
+    from ecom_tasks.rair.prompts import render_answer
+    from ecom_tasks.rair.protocol import load_items as rair_items
+    from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible
+
+    # The right answer for every prompt either benchmark can send (one run: user texts are unique).
+    monbench = {i.user_prompt: i for i in monbench_items(None, design="canonical", formats=["label"])}
+    rair = {i.user_prompt: i for i in rair_items(None, subset="hard")}
+
+    def reasoning_model(body: dict) -> str:
+        user = last_user_text(body)
+        if user in monbench:
+            item = monbench[user]
+            wrong = f"<Label>{'ABCD'[(item.target_position + 1) % 4]}</Label>"
+            return _reasoning_reply(item.target_answer, wrong)
+        item = rair[user]
+        wrong = "L1" if item.target != "L1" else "L4"
+        dimension = "Brand" if item.target == "L2" else None
+        answer = render_answer(item.target, dimension).split("</think>", 1)[1].strip()
+        return _reasoning_reply(f"Final answer: {answer}", f"Final answer: {wrong}")
+
+    with serve_openai_compatible(reasoning_model, model_name="thinker") as server:
+        logs = tmp_path / "logs"
+        check_ok(
+            run_cli(
+                ["inspect", "eval", "ecom_tasks/monbench_canonical", "ecom_tasks/rair_hard",
+                 "--model", "openai-api/vllm/thinker", "--log-dir", str(logs), "--display", "none"],
+                env={"VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "x"},
+                cwd=tmp_path,
+            )
+        )
+        out = tmp_path / "out"
+        check_ok(
+            run_cli(
+                ["ecom-lm-eval", "--tasks", "monbench_canonical,rair_hard", "--model", "local-chat-completions",
+                 "--model_args", f"model=thinker,base_url={server.chat_completions_url},num_concurrent=4",
+                 "--apply_chat_template", "--output_path", str(out)],
+                cwd=tmp_path,
+            )
+        )
+        requests = list(server.requests)
+    assert all(body["max_tokens"] == MAX_TOKENS for body in requests)
+    for info in list_eval_logs(str(logs)):
+        log = read_eval_log(info, header_only=True)
+        metrics = {k: m.value for score in log.results.scores for k, m in score.metrics.items()}
+        if log.eval.task.endswith("rair_hard"):
+            assert (metrics["acc4"], metrics["macro_f1"], metrics["invalid_rate"]) == (1.0, 1.0, 0.0), metrics
+        else:
+            assert (metrics["acc"], metrics["invalid_rate"], metrics["truncated_rate"]) == (1.0, 0.0, 0.0), metrics
+    (results_file,) = out.rglob("results_*.json")
+    results = json.loads(results_file.read_text())["results"]
+    assert results["rair_hard"]["acc4,none"] == results["rair_hard"]["macro_f1,none"] == 1.0
+    assert results["rair_hard"]["invalid_rate,none"] == 0.0
+    for task in TASKS:
+        assert results[f"monbench_canonical_{task}"]["acc,none"] == 1.0, task
+        assert results[f"monbench_canonical_{task}"]["truncated_rate,none"] == 0.0, task

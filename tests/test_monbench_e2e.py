@@ -84,13 +84,22 @@ def test_inspect_bad_replies_are_counted_not_raised(tmp_path):
     assert statuses >= {"no_tag", "out_of_range", "conflicting_tags"}
 
 
-def test_inspect_mismatch_is_wrong_and_counted_apart(tmp_path):
+def test_inspect_label_content_disagreement_is_graded_by_the_label_and_counted(tmp_path):
     def mismatching(messages):
         _, options = last_options_block(messages[-1][1])
         return f"<Label>A</Label> <Answer>{options[1]}</Answer>"
 
+    records = load_records(None, split="test", tasks=["query_query_intent"])
+    answered_a = sum(r.answer == 0 for r in records) / len(records)  # canonical order: the label A is right
+    assert answered_a == 1 / 7
     task = monbench(task="query_query_intent", design="canonical", formats="label_content")
-    metrics, _ = run_inspect(task, scripted_inspect_model(mismatching), tmp_path)
+    metrics, _ = run_inspect(task, scripted_inspect_model(mismatching), tmp_path / "lenient")
+    assert metrics["acc"] == pytest.approx(answered_a)
+    assert metrics["mismatch_rate"] == 1.0
+    assert metrics["invalid_rate"] == 0.0
+    # The strict reading: wrong unless both tags name the right option.
+    strict = monbench(task="query_query_intent", design="canonical", formats="label_content", strict=True)
+    metrics, _ = run_inspect(strict, scripted_inspect_model(mismatching), tmp_path / "strict")
     assert metrics["acc"] == 0.0
     assert metrics["mismatch_rate"] == 1.0
     assert metrics["invalid_rate"] == 0.0

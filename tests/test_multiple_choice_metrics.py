@@ -16,7 +16,7 @@ TASKS = ("t0", "t1")
 FORMATS = ("label", "content")
 
 
-def outcome(task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invalid=0, mismatch=0, category=0):
+def outcome(task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invalid=0, mismatch=0, category=0, truncated=0):
     return {
         "task": task,
         "question": question,
@@ -27,6 +27,7 @@ def outcome(task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invali
         "correct": correct,
         "invalid": invalid,
         "mismatch": mismatch,
+        "truncated": truncated,
     }
 
 

@@ -242,7 +242,7 @@ def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
     (log_info,) = list_eval_logs(str(logs))
     log = read_eval_log(log_info, header_only=True)
     summary = log.results.scores[0].metrics
-    assert [k for k in summary if "/" not in k] == ["cohen_kappa", "macro_f1", "invalid_rate", "n", "l2_dim_acc"]
+    assert [k for k in summary if "/" not in k] == ["cohen_kappa", "macro_f1", "invalid_rate", "truncated_rate", "n", "l2_dim_acc"]
     assert "cohen_kappa/intent/DJ" in summary and "acc2/intent/DJ" not in summary
     assert log.eval.task_args["metrics"] == ["cohen_kappa", "macro_f1"]  # inspect splits -T a,b into a list
 
@@ -258,7 +258,7 @@ def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
     (results_file,) = out.rglob("results_*.json")
     results = json.loads(results_file.read_text())["results"]["rair_hard"]
     headline = [k.split(",")[0] for k in results if "," in k and "/" not in k and "_stderr" not in k]
-    assert headline == ["cohen_kappa", "macro_f1", "invalid_rate", "n", "l2_dim_acc"]
+    assert headline == ["cohen_kappa", "macro_f1", "invalid_rate", "truncated_rate", "n", "l2_dim_acc"]
     assert results["macro_f1,none"] == pytest.approx(summary["macro_f1"].value)
     assert results["cohen_kappa,none"] == pytest.approx(summary["cohen_kappa"].value)
     # An unknown name is a clear error naming what is registered.

@@ -104,7 +104,7 @@ def test_inspect_baseline_runs_all_three_tasks(tmp_path):
 
 def test_inspect_scripted_oracle_with_invalid_replies_counted(tmp_path):
     answers = oracle_answers()
-    bad = itertools.cycle(["L5", "relevant", "", "<think>x</think>\nL2 or L3", "<think>cut off mid-reasoning"])
+    bad = itertools.cycle(["L5", "relevant", "", "<think>x</think>\nPartially relevant", "<think>cut off mid-reasoning"])
     calls = itertools.count()
 
     def policy(key):
@@ -138,6 +138,10 @@ def test_image_and_rules_are_one_parameter_away_and_logged(tmp_path):
     assert (changed.eval.task_args["image"], changed.eval.task_args["rules"]) == (False, "builtin")
     assert default.eval.metadata["rules_version"] == "none"
     assert changed.eval.metadata["rules_version"] == RULES_VERSION
+    rules_file = Path(__file__).parents[1] / "ecom_tasks" / "rair" / "rules_v1.json"
+    assert changed.eval.metadata["rules_sha256"] == hashlib.sha256(rules_file.read_bytes()).hexdigest()
+    assert changed.eval.metadata["rules_source"] == "builtin"
+    assert (default.eval.metadata["rules_source"], default.eval.metadata["rules_sha256"]) == ("none", "")
     assert all(any(isinstance(c, ContentImage) for c in s.input[1].content) for s in default.samples)
     assert all(isinstance(s.input[1].content, str) for s in changed.samples)
     assert all(f"({RULES_VERSION})" in s.input[0].text for s in changed.samples)
@@ -179,18 +183,24 @@ def test_missing_image_file_at_load_time_names_file_row_field(tmp_path):
 
 def test_lm_eval_groups_with_the_baseline_match_the_shared_core():
     results = lm_eval.simple_evaluate(
-        model="ecom-baseline", tasks=["rair", "rair_rules"], task_manager=task_manager(include_defaults=False), bootstrap_iters=0, log_samples=True
+        model="ecom-baseline", tasks=["rair", "rair_builtin_rules"], task_manager=task_manager(include_defaults=False), bootstrap_iters=0, log_samples=True
     )
     rows = lm_eval_rows(results)
     for subset in SUBSETS:
-        for suffix, rules in (("", "none"), ("_rules", "builtin")):
+        for suffix, rules in (("", "none"), ("_builtin_rules", "builtin")):
             name = LM_EVAL_TASK[subset] + suffix
             expected = baseline_metrics(subset, rules=rules)
             assert_same(rows[name], expected, [k for k in subset_metric_keys(subset, select_metrics("labels")) if k in expected])
             contexts = [s["arguments"][0][0] for s in results["samples"][name]]
             assert all((f"({RULES_VERSION})" in c) == bool(suffix) for c in contexts)
-    for group in ("rair", "rair_rules"):
-        assert set(rows[group]) >= {"acc2", "acc4", "macro_f1", "invalid_rate"}
+    for group in ("rair", "rair_builtin_rules"):
+        assert set(rows[group]) >= {"acc2", "acc4", "macro_f1", "invalid_rate", "truncated_rate"}
+    # Which rules were shown is in every task's config of the results: version, sha256, source.
+    rules_file = Path(__file__).parents[1] / "ecom_tasks" / "rair" / "rules_v1.json"
+    guided = results["configs"]["rair_hard_builtin_rules"]["metadata"]
+    assert (guided["rules_source"], guided["rules_version"]) == ("builtin", RULES_VERSION)
+    assert guided["rules_sha256"] == hashlib.sha256(rules_file.read_bytes()).hexdigest()
+    assert results["configs"]["rair_hard"]["metadata"]["rules_version"] == "none"
 
 
 # --- the loopback OpenAI-compatible server ---------------------------------------------------

@@ -32,11 +32,11 @@ def summarize(outcomes, **kwargs):
 SIDE = {"L1": "irrelevant", "L2": "irrelevant", "L3": "relevant", "L4": "relevant", "invalid": "invalid"}
 
 
-def sklearn_metrics(gold: list[str], pred: list[str]) -> dict:
+def sklearn_metrics(gold: list[str], pred: list[str], labels: list[str] = list(LEVELS)) -> dict:
     return {
         "acc4": accuracy_score(gold, pred),
         "acc2": accuracy_score([SIDE[g] for g in gold], [SIDE[p] for p in pred]),
-        "macro_f1": f1_score(gold, pred, labels=list(LEVELS), average="macro", zero_division=0),
+        "macro_f1": f1_score(gold, pred, labels=labels, average="macro", zero_division=0),
         "confusion": confusion_matrix(gold, pred, labels=list(PRED_LABELS))[:4].tolist(),
     }
 
@@ -74,7 +74,9 @@ def test_random_sets_match_sklearn_exactly(rows):
             if not members:
                 assert f"acc4/{part}" not in result
                 continue
-            sub = sklearn_metrics([gold[k] for k in members], [pred[k] for k in members])
+            # A breakdown group's Macro-F1 averages the levels present among its gold labels.
+            present = [level for level in LEVELS if level in {gold[k] for k in members}]
+            sub = sklearn_metrics([gold[k] for k in members], [pred[k] for k in members], present)
             assert result[f"acc4/{part}"] == sub["acc4"]
             assert result[f"acc2/{part}"] == sub["acc2"]
             assert result[f"macro_f1/{part}"] == sub["macro_f1"]
@@ -201,3 +203,25 @@ def test_outcome_encoding_rejects_bad_indices():
     with pytest.raises(ValueError):
         encode_outcome(0, 5)
     assert encode_outcome(3, 4)["pred_invalid"] == 1
+
+
+def test_breakdown_macro_f1_averages_the_levels_present_in_the_group():
+    # Industry 1 has no L1 and is answered perfectly: 1.0, not 0.75 (an absent level's F1 of 0).
+    group = [encode_outcome(g, g, industry=1) for g in (1, 2, 3, 3)]
+    # Industry 2: gold L1, L4; predictions L1 (right), L3 (wrong).
+    other = [encode_outcome(0, 0, industry=2), encode_outcome(3, 2, industry=2)]
+    result = rair_metrics(group + other)
+    assert result["macro_f1/industry/fashion_apparel"] == 1.0
+    # Present gold levels L1 and L4: F1(L1) = 1, F1(L4) = 0 (L3 is predicted but absent from gold).
+    expected = f1_score(["L1", "L4"], ["L1", "L3"], labels=["L1", "L4"], average="macro", zero_division=0)
+    assert result["macro_f1/industry/home_furnishing"] == expected == 0.5
+    # The overall figure keeps Eq. 7's C = 4 over all levels.
+    gold = ["L2", "L3", "L4", "L4", "L1", "L4"]
+    pred = ["L2", "L3", "L4", "L4", "L1", "L3"]
+    assert result["macro_f1"] == f1_score(gold, pred, labels=list(LEVELS), average="macro", zero_division=0)
+
+
+def test_truncated_replies_are_counted():
+    outcomes = [encode_outcome(3, 3), encode_outcome(3, INVALID_CODE, truncated=True), encode_outcome(1, 1)]
+    assert rair_metrics(outcomes)["truncated_rate"] == pytest.approx(1 / 3)
+    assert rair_metrics(outcomes)["invalid_rate"] == pytest.approx(1 / 3)

@@ -12,11 +12,15 @@ from ecom_tasks.plugins import baseline_reply
 from ecom_tasks.rair.baseline import respond_rair
 from ecom_tasks.rair.parsing import (
     EMPTY,
-    MULTIPLE_LABELS,
+    INVALID_STATUSES,
     NO_LABEL,
     OK,
     OTHER_DIMENSION,
     OUT_OF_RANGE,
+    RULE_BRACKET,
+    RULE_LAST_LEVEL,
+    RULE_LAST_LINE,
+    RULE_MARKER,
     UNCLOSED_THINK,
     canonical_dimension,
     parse_reply,
@@ -114,8 +118,9 @@ REPLIES = [
     (None, None, None, EMPTY),
     ("<think>x</think>   \n", None, None, EMPTY),
     ("<think>never closed, L3", None, None, UNCLOSED_THINK),
-    ("<think>x</think>\nL2 or L3", None, None, MULTIPLE_LABELS),
-    ("<think>x</think>\nL3 and L5", None, None, MULTIPLE_LABELS),
+    # Several levels named: the last one counts (these two were multiple_labels before).
+    ("<think>x</think>\nL2 or L3", "L3", None, OK),
+    ("<think>x</think>\nL3 and L5", None, None, OUT_OF_RANGE),
 ]
 
 
@@ -124,6 +129,56 @@ def test_parse_reply(reply, label, dimension, status):
     parsed = parse_reply(reply)
     assert (parsed.label, parsed.dimension, parsed.status) == (label, dimension, status)
     assert parsed.valid == (status == OK)
+    assert (status in INVALID_STATUSES) == (status != OK)
+
+
+#: Typical instruct-model replies naming more than one level: (reply, label, dimension, status, rule).
+INSTRUCT_REPLIES = [
+    ("Final answer: L3 — not L4 because the colour differs", "L3", None, OK, RULE_MARKER),
+    ("The item is L2 at most... Final Answer: [L2-Color Mismatch]", "L2", "Color", OK, RULE_MARKER),
+    ("I think L4.\n\nL3", "L3", None, OK, RULE_LAST_LINE),
+    ("**Final answer:** L1", "L1", None, OK, RULE_MARKER),
+    ("最终答案：L2", "L2", None, OK, RULE_MARKER),
+    ("最终答案：【L2-颜色不匹配】", "L2", "Color", OK, RULE_MARKER),
+    ("答案：L3（不是L4，颜色有差异）", "L3", None, OK, RULE_MARKER),
+    ("相关性：L1", "L1", None, OK, RULE_MARKER),
+    ("<think>L1? L2?</think>\nFinal Answer - L4", "L4", None, OK, RULE_MARKER),
+    ("Relevance: L2. Not L1, since the category matches.\n[L2-Brand Mismatch]", "L2", "Brand", OK, RULE_MARKER),
+    ("Level: L3\nL4 would need the exact size.", "L3", None, OK, RULE_MARKER),
+    ("## Final Answer\n\n**L3**", "L3", None, OK, RULE_MARKER),
+    # a line break separates a marker from its level only after a heading, not after prose
+    ("Colours differ at the detail level\nL4 would need an exact match, so L3.", "L3", None, OK, RULE_LAST_LEVEL),
+    ("The final answer is **L4**.", "L4", None, OK, RULE_MARKER),
+    ("Answer: L1\nFinal answer: L2", "L2", None, OK, RULE_MARKER),  # the last marker wins
+    ("Brand differs, so not L4 or L3.\n[L2-Brand Mismatch]", "L2", "Brand", OK, RULE_BRACKET),
+    ("Query wants red; the item is blue. L4 is out. **L2**.", "L2", None, OK, RULE_LAST_LEVEL),
+    ("Close, but not L4:\n\n- **L3**.", "L3", None, OK, RULE_LAST_LINE),
+    ("Between L2 and L3 I lean to L3 overall", "L3", None, OK, RULE_LAST_LEVEL),
+    ("[L2 or L3]", "L3", None, OK, RULE_LAST_LEVEL),  # not the bracket form: no dimension, two levels
+    ("The item matches the query well.", None, None, NO_LABEL, ""),
+    ("L5", None, None, OUT_OF_RANGE, RULE_LAST_LINE),
+    ("Final answer: L5 (beyond L4)", None, None, OUT_OF_RANGE, RULE_MARKER),
+    ("<think>weighing L3 against L4", None, None, UNCLOSED_THINK, ""),
+    ("<think>Final answer: L3", None, None, UNCLOSED_THINK, ""),
+]
+
+
+@pytest.mark.parametrize(("reply", "label", "dimension", "status", "rule"), INSTRUCT_REPLIES)
+def test_parse_reply_with_several_levels_named(reply, label, dimension, status, rule):
+    parsed = parse_reply(reply)
+    assert (parsed.label, parsed.dimension, parsed.status, parsed.rule) == (label, dimension, status, rule)
+    if status == OK:
+        assert parsed.detail == rule  # the rule shows in the Inspect explanation
+    else:
+        assert parsed.detail and not parsed.valid
+
+
+def test_the_reasoning_is_stripped_by_the_shared_rule():
+    # The level in the reasoning never counts; the one after the last </think> does.
+    assert parse_reply("<think>Final answer: L1</think>\nL4").label == "L4"
+    assert parse_reply("<think>a</think>Answer: L2<think>b</think>\nL3").label == "L3"
+    assert parse_reply("reasoning only, opening tag dropped by the server</think>\nL3").label == "L3"
+    assert parse_reply("<think>Final answer: L3</think>").status == EMPTY
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

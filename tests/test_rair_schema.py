@@ -18,6 +18,8 @@ from ecom_tasks.rair.schema import (
     INTENTS,
     LEVELS,
     SUBSETS,
+    canonical_industry,
+    infer_language,
     load_records,
     validate_rows,
 )
@@ -125,7 +127,8 @@ BAD_ROWS = [
     ("query", {"query": None}, "missing"),
     ("title", {"title": "  "}, "empty string"),
     ("subset", {"subset": "Hard-subset"}, "unknown subset 'Hard-subset'"),
-    ("industry", {"industry": "Pets"}, "unknown industry 'Pets'"),
+    ("industry", {"industry": "  "}, "empty string"),
+    ("industry", {"industry": None}, "missing"),
     ("language", {"language": "fr"}, "unknown language 'fr'"),
     ("intent", {"subset": "hard"}, "the hard subset needs an intent"),
     ("intent", {"subset": "hard", "intent": "XX"}, "unknown intent 'XX'"),
@@ -147,6 +150,81 @@ def test_bad_row_is_reported_as_file_row_field(tmp_path, field, change, message)
     assert (problem.source, problem.row, problem.field) == (str(path), 2, field)
     assert message in problem.message
     assert f"{path}:2:{field}: " in str(info.value)
+
+
+def without(row: dict, *fields: str) -> dict:
+    return {k: v for k, v in row.items() if k not in fields}
+
+
+def test_industry_is_free_text_with_known_names_made_canonical(tmp_path):
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            without(good_row(id="zh", query="红色卫衣", title="男女同款纯棉卫衣 红色", industry="服饰"), "language"),
+            good_row(id="pets", industry="Pet Supplies"),
+            good_row(id="case", industry="  fashion & APPAREL "),
+            good_row(id="auto", industry="汽车"),
+        ],
+    )
+    by_id = {r.id: r for r in load_records(path)}
+    assert (by_id["zh"].industry, by_id["zh"].language) == ("Fashion & Apparel", "zh")
+    assert by_id["pets"].industry == "Pet Supplies"  # kept: counted overall, in no per-industry row
+    assert by_id["case"].industry == "Fashion & Apparel"
+    assert by_id["auto"].industry == "Automotive"
+
+
+def test_chinese_industry_aliases():
+    expected = {
+        "服饰": "Fashion & Apparel",
+        "服装": "Fashion & Apparel",
+        "家居": "Home Furnishing",
+        "汽车": "Automotive",
+        "食品": "Food & Fresh Products",
+        "生鲜": "Food & Fresh Products",
+        "美妆": "Beauty & Cosmetics",
+        "家电": "Home Appliances",
+        "数码": "Consumer Electronics",
+        "母婴": "Mother & Baby",
+        "运动户外": "Sports & Outdoors",
+        "玩具": "Toys & Trendy Items",
+        "潮玩": "Toys & Trendy Items",
+        "医药": "Healthcare",
+        "健康": "Healthcare",
+    }
+    assert {alias: canonical_industry(alias) for alias in expected} == expected
+    assert all(canonical_industry(name) == name for name in INDUSTRIES)
+    assert canonical_industry("宠物") == "宠物"
+
+
+def test_language_is_inferred_when_missing_or_empty(tmp_path):
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            without(good_row(id="en"), "language"),
+            good_row(id="en-empty", language=""),
+            good_row(id="zh-title", title="Nike 跑步短裤", language=None),
+            good_row(id="zh-compat", query="\uf900 test", language="  "),  # a CJK compatibility ideograph
+            good_row(id="given", language="ZH"),  # a given value wins (any case), even over English text
+        ],
+    )
+    languages = {r.id: r.language for r in load_records(path)}
+    assert languages == {"en": "en", "en-empty": "en", "zh-title": "zh", "zh-compat": "zh", "given": "zh"}
+    [nan_cell] = validate_rows([Row("table[test]", 1, good_row(query="连衣裙", language=float("nan")))])  # pandas' empty cell
+    assert nan_cell.language == "zh"
+    assert infer_language("Ｌ3 ｒｅｄ", "ﾚｯﾄﾞ") == "en"  # full-width Latin and kana are not CJK ideographs
+    assert infer_language("", "连衣裙") == "zh"
+
+
+def test_csv_row_with_chinese_industry_and_no_language_column(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text(
+        "id,subset,query,title,shop_name,cpv,sku,image,industry,intent,label,rule_ids\n"
+        'c1,general,酒红色连衣裙,夏季酒红色连衣裙,,,,,服饰,,L4,[]\n'
+        'c2,general,red dress,Summer red dress,,,,,Pet Supplies,,L4,[]\n',
+        encoding="utf-8",
+    )
+    records = load_records(path)
+    assert [(r.industry, r.language) for r in records] == [("Fashion & Apparel", "zh"), ("Pet Supplies", "en")]
 
 
 def test_all_problems_are_reported_together(tmp_path):

@@ -61,7 +61,7 @@ def test_a_monbench_name_builds_the_same_documents_in_both_frameworks(name):
         assert [m.text for m in sample.input] == [doc["system_prompt"], doc["user_prompt"]]
 
 
-@pytest.mark.parametrize("name", ["rair_general", "rair_hard_rules", "rair_visual_text"])
+@pytest.mark.parametrize("name", ["rair_general", "rair_hard_builtin_rules", "rair_visual_text"])
 def test_a_rair_name_builds_the_same_prompts_in_both_frameworks(name):
     samples = list(inspect_rair.PRESETS[name]().dataset)
     docs = list(task_manager(include_defaults=False).load([name])["tasks"][name].test_docs())

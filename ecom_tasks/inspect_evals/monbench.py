@@ -29,12 +29,13 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
+from ecom_tasks.data import parse_flag
 from ecom_tasks.monbench.protocol import load_items
 from ecom_tasks.monbench.schema import LETTERS, TASKS
 from ecom_tasks.monbench.scoring import score_reply, summarize
-from ecom_tasks.monbench.variants import VARIANTS, Variant
+from ecom_tasks.monbench.variants import MAX_TOKENS, VARIANTS, Variant
 from ecom_tasks.plugins import parse_metric_names, select_metrics
-from ecom_tasks.scorers.inspect_scorers import outcome_mean
+from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS, outcome_mean
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
 
 FIXTURES = "ecom_tasks/fixtures/monbench"
@@ -54,11 +55,15 @@ def monbench_summary(category_weights: dict[str, float] | None = None, metrics: 
 
 
 @scorer(metrics=[monbench_summary()])
-def monbench_scorer() -> Scorer:
-    """Score a MonBench reply: only the requested tags count; invalid replies are wrong and counted."""
+def monbench_scorer(strict: bool = False) -> Scorer:
+    """Score a MonBench reply: only the requested tags count; invalid replies are wrong and counted.
+
+    ``strict``: a Label+Content reply is right only when both tags name the right option.
+    """
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, outcome = score_reply(state.metadata, state.output.completion)
+        truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
+        parsed, outcome = score_reply(state.metadata, state.output.completion, strict=strict, truncated=truncated)
         chosen = LETTERS[parsed.position] if parsed.position is not None else None
         return Score(
             value=outcome,
@@ -110,7 +115,8 @@ def monbench(
     split: str = "test",
     category_weights: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = 1024,
+    strict: bool = False,
+    max_tokens: int = MAX_TOKENS,
 ) -> Task:
     """MonBench with every setting a parameter; the defaults are ``monbench_perm``'s."""
     if task != "all" and task not in TASKS:
@@ -119,7 +125,7 @@ def monbench(
     return Task(
         dataset=monbench_dataset(TASKS if task == "all" else (task,), design, formats, shots, data, split),
         solver=generate(),
-        scorer=monbench_scorer(),
+        scorer=monbench_scorer(strict=parse_flag(strict, "strict")),
         metrics=[monbench_summary(category_weights=_weights(category_weights), metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version="1.0.0",
@@ -134,7 +140,8 @@ def _preset(variant: Variant) -> Callable[..., Task]:
         split: str = "test",
         category_weights: str | None = None,
         metrics: str | None = None,
-        max_tokens: int = 1024,
+        strict: bool = False,
+        max_tokens: int = MAX_TOKENS,
     ) -> Task:
         return monbench(
             task=variant.tasks[0] if len(variant.tasks) == 1 else "all",
@@ -145,11 +152,12 @@ def _preset(variant: Variant) -> Callable[..., Task]:
             split=split,
             category_weights=category_weights,
             metrics=metrics,
+            strict=strict,
             max_tokens=max_tokens,
         )
 
     preset.__name__ = preset.__qualname__ = variant.name
-    preset.__doc__ = f"{variant.description}. Parameters: data, shots, split, category_weights, metrics, max_tokens."
+    preset.__doc__ = f"{variant.description}. Parameters: data, shots, split, category_weights, metrics, strict, max_tokens."
     return task(name=variant.name)(preset)
 
 

@@ -34,14 +34,19 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from ecom_tasks.data import parse_flag
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.rair.metrics import COUNTS
 from ecom_tasks.rair.prompts import PROMPT_VERSION
 from ecom_tasks.rair.protocol import RairItem, load_items
-from ecom_tasks.rair.rules import RuleSet, load_rules, rules_version
+from ecom_tasks.rair.rules import RuleSet, load_rules, provenance
 from ecom_tasks.rair.scoring import score_reply, summarize
-from ecom_tasks.rair.variants import VARIANTS, Variant
-from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
+from ecom_tasks.rair.variants import MAX_TOKENS, VARIANTS, Variant
+from ecom_tasks.scorers.inspect_scorers import (
+    TRUNCATED_STOP_REASONS,
+    outcome_mean,
+    outcome_values,
+)
 from ecom_tasks.scorers.kinds import LABELS
 
 FIXTURES = "ecom_tasks/fixtures/rair"
@@ -83,7 +88,8 @@ def rair_scorer() -> Scorer:
     """Score a RAIR reply: the level after ``</think>``; anything else is invalid (wrong, counted)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, outcome = score_reply(state.metadata, state.output.completion)
+        truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
+        parsed, outcome = score_reply(state.metadata, state.output.completion, truncated=truncated)
         return Score(
             value=outcome,
             answer=parsed.display,
@@ -92,17 +98,6 @@ def rair_scorer() -> Scorer:
         )
 
     return score
-
-
-def _flag(value: bool | str | int) -> bool:
-    """``-T image=false`` may arrive as a string."""
-    if isinstance(value, str):
-        if value.strip().lower() in ("1", "true", "yes", "on"):
-            return True
-        if value.strip().lower() in ("0", "false", "no", "off", ""):
-            return False
-        raise ValueError(f"image must be true or false, got {value!r}")
-    return bool(value)
 
 
 def _sample(item: RairItem) -> Sample:
@@ -137,9 +132,9 @@ def rair_task(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = 4096,
+    max_tokens: int = MAX_TOKENS,
 ) -> Task:
-    show_image = _flag(image)
+    show_image = parse_flag(image, "image")
     ruleset = load_rules(rules)
     names = parse_metric_names(metrics)
     return Task(
@@ -154,7 +149,7 @@ def rair_task(
         metadata={
             "benchmark": "rair",
             "subset": subset,
-            "rules_version": rules_version(ruleset),
+            **provenance(ruleset),
             "prompt_version": PROMPT_VERSION,
             "image": show_image,
             "language": language or "all",
@@ -169,7 +164,7 @@ def _preset(variant: Variant) -> Callable[..., Task]:
         data: str | None = None,
         language: str | None = None,
         metrics: str | None = None,
-        max_tokens: int = 4096,
+        max_tokens: int = MAX_TOKENS,
     ) -> Task:
         return rair_task(
             variant.subset, rules=rules, image=image, data=data, language=language, metrics=metrics, max_tokens=max_tokens

@@ -8,7 +8,7 @@ metric item alike:
 ``ordering`` option ordering index ``format``   return-format index
 ``position`` displayed position of the correct option (0 = A)
 ``category`` 1-based query category, 0 when unknown
-``correct`` / ``invalid`` / ``mismatch``: 0 or 1
+``correct`` / ``invalid`` / ``mismatch`` / ``truncated`` (stopped on the token limit): 0 or 1
 
 A *run* is one (ordering, format) pair over all questions of a task. The
 accuracy metrics (``acc``, ``acc_ci`` and any plugin metric of the
@@ -26,7 +26,9 @@ from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import ChoiceRuns, compute_metrics
 
-OUTCOME_FIELDS = ("task", "question", "ordering", "format", "position", "category", "correct", "invalid", "mismatch")
+OUTCOME_FIELDS = (
+    "task", "question", "ordering", "format", "position", "category", "correct", "invalid", "mismatch", "truncated"
+)
 POSITION_NAMES = ("A", "B", "C", "D")
 _COLUMN = {name: i for i, name in enumerate(OUTCOME_FIELDS)}
 
@@ -86,6 +88,7 @@ def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, 
     summary["consistency"] = _mean((worst == 1.0).astype(float))
     summary["invalid_rate"] = _mean(_col(table, "invalid"))
     summary["mismatch_rate"] = _mean(_col(table, "mismatch"))
+    summary["truncated_rate"] = _mean(_col(table, "truncated"))
     return summary
 
 

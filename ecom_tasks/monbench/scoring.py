@@ -7,14 +7,24 @@ from typing import Any
 
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.monbench.metrics import summarize as summarize_outcomes
-from ecom_tasks.monbench.parsing import MISMATCH, ParsedAnswer, parse_reply
+from ecom_tasks.monbench.parsing import MISMATCH, UNCLOSED_THINK, ParsedAnswer, parse_reply
 from ecom_tasks.monbench.protocol import FORMATS
 from ecom_tasks.monbench.schema import CATEGORIES, TASKS
 
 
-def score_reply(fields: Mapping[str, Any], completion: str) -> tuple[ParsedAnswer, dict[str, int]]:
-    """Parse ``completion`` for the item described by ``fields``; return the parse and the outcome."""
-    parsed = parse_reply(completion, fields["format"], fields["displayed"])
+def score_reply(
+    fields: Mapping[str, Any], completion: str | None, *, strict: bool = False, truncated: bool | None = None
+) -> tuple[ParsedAnswer, dict[str, int]]:
+    """Parse ``completion`` for the item described by ``fields``; return the parse and the outcome.
+
+    ``strict``: Label+Content replies must have agreeing tags (else wrong); by default the label
+    decides. ``mismatch`` counts label/content disagreements in both modes.
+    ``truncated``: the reply stopped on the token limit, when the framework knows; otherwise a
+    reply cut off inside ``<think>`` counts as truncated.
+    """
+    parsed = parse_reply(completion, fields["format"], fields["displayed"], strict=strict)
+    if truncated is None:
+        truncated = parsed.status == UNCLOSED_THINK
     category = fields.get("category") or ""
     outcome = {
         "task": TASKS.index(fields["task"]),
@@ -25,7 +35,8 @@ def score_reply(fields: Mapping[str, Any], completion: str) -> tuple[ParsedAnswe
         "category": CATEGORIES.index(category) + 1 if category in CATEGORIES else 0,
         "correct": int(parsed.position is not None and parsed.position == int(fields["target_position"])),
         "invalid": int(parsed.invalid),
-        "mismatch": int(parsed.status == MISMATCH),
+        "mismatch": int(parsed.status == MISMATCH or parsed.disagreement),
+        "truncated": int(truncated),
     }
     return parsed, outcome
 

@@ -19,6 +19,11 @@ from dataclasses import dataclass
 from ecom_tasks.monbench.protocol import FORMATS
 from ecom_tasks.monbench.schema import TASKS
 
+#: Generation budget of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``). The answer
+#: is a tag, but reasoning models (Table 2's top rows) think first and OpenAI counts reasoning
+#: tokens against the limit: 16k leaves them room. Lower it for a served model with a short context.
+MAX_TOKENS = 16384
+
 
 @dataclass(frozen=True)
 class Variant:

@@ -11,6 +11,7 @@ outcome here has, besides ``gold`` and ``pred_L1`` .. ``pred_L4``,
                   ``len(dimensions) + 1``: a name outside the taxonomy)
 ``dim_scored``    1 when gold and prediction are both L2 and the gold dimension is known
 ``dim_match``     1 when, in addition, the predicted dimension is the gold one
+``truncated``     1 when the reply stopped on the token limit
 
 The headline metrics (Acc@2, Acc@4, Macro-F1 and any plugin metric of the
 ``labels`` kind) are the registered metric specs, computed by
@@ -30,7 +31,7 @@ RELEVANT = ("L3", "L4")
 INVALID_CODE = len(LEVELS)  # the prediction index of an invalid answer
 PRED_LABELS = (*LEVELS, INVALID)
 #: Keys every summary has besides the selected label metrics.
-COUNTS = ("invalid_rate", "n")
+COUNTS = ("invalid_rate", "truncated_rate", "n")
 NO_DIMENSION = "none"
 OTHER_DIMENSION = "other"
 
@@ -51,6 +52,7 @@ def encode_outcome(
     intent: int = 0,
     gold_dim: int = 0,
     pred_dim: int = 0,
+    truncated: bool = False,
 ) -> dict[str, int]:
     """The outcome of one item; ``pred`` is 0..3 or ``INVALID_CODE``."""
     outcome = label_outcome(LEVELS, gold, pred)
@@ -65,13 +67,23 @@ def encode_outcome(
         pred_dim=pred_dim if pred == 1 else 0,
         dim_scored=dim_scored,
         dim_match=int(dim_scored and pred_dim == gold_dim),
+        truncated=int(truncated),
     )
     return outcome
 
 
-def headline(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
-    """The selected label metrics over L1-L4 (C = 4, Eq. 7), invalid-prediction rate, item count."""
-    return summarize_labels(outcomes, LEVELS, specs, RELEVANT)
+def headline(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec], *, group: bool = False) -> dict[str, float]:
+    """The selected label metrics, invalid and truncated rates, item count.
+
+    Overall, Macro-F1 averages all four levels (Eq. 7, C = 4). In a breakdown
+    ``group`` it averages the levels present among the group's gold labels: a
+    group where a level never occurs would otherwise lose that level's F1 of 0
+    (a perfect group would score 0.75).
+    """
+    result = summarize_labels(outcomes, LEVELS, specs, RELEVANT, present_only=group)
+    truncated = [float(o.get("truncated", 0)) for o in outcomes]
+    result["truncated_rate"] = sum(truncated) / len(truncated) if truncated else NAN
+    return {key: result[key] for key in (*(spec.name for spec in specs), *COUNTS)}
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -162,7 +174,7 @@ def summarize(
         for field, index, name in _group_keys(kind, names):
             members = [o for o in outcomes if int(o[field]) == index]
             if members:
-                part = headline(members, specs)
+                part = headline(members, specs, group=True)
                 result.update({f"{m}/{field}/{name}": part[m] for m in group_metric_names(specs)})
     for g, row in zip(LEVELS, confusion_matrix(outcomes, LEVELS)):
         for p, count in zip(PRED_LABELS, row):

@@ -15,6 +15,7 @@ task metadata), so results can be traced to the exact rules shown.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -68,6 +69,7 @@ class RuleSet:
     dimensions: dict[str, dict[str, str]] = field(default_factory=dict)  # dimension -> lang -> definition
     rules: tuple[Rule, ...] = ()
     verbatim: str | None = None
+    sha256: str = ""  # of the file's bytes: results name exactly which rules were shown
 
     @functools.cached_property
     def _by_id(self) -> dict[str, Rule]:
@@ -202,15 +204,17 @@ def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> Rul
 
 @functools.cache
 def builtin_rules() -> RuleSet:
-    text = (resources.files("ecom_tasks") / "rair" / BUILTIN_FILE).read_text(encoding="utf-8")
-    return parse_rules_document(json.loads(text), BUILTIN)
+    raw = (resources.files("ecom_tasks") / "rair" / BUILTIN_FILE).read_bytes()
+    ruleset = parse_rules_document(json.loads(raw.decode("utf-8")), BUILTIN)
+    return dataclasses.replace(ruleset, sha256=hashlib.sha256(raw).hexdigest())
 
 
 def _load_file(path: Path) -> RuleSet:
     if not path.is_file():
         raise DataValidationError([Problem(str(path), 0, "rules", "rules file not found")])
     raw = path.read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()[:12]
+    full_digest = hashlib.sha256(raw).hexdigest()
+    digest = full_digest[:12]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -220,10 +224,11 @@ def _load_file(path: Path) -> RuleSet:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataValidationError([Problem(str(path), exc.lineno, "-", f"not valid JSON: {exc.msg}")]) from exc
-        return parse_rules_document(doc, str(path), version_suffix=f" (sha256:{digest})")
+        ruleset = parse_rules_document(doc, str(path), version_suffix=f" (sha256:{digest})")
+        return dataclasses.replace(ruleset, sha256=full_digest)
     if not text.strip():
         raise DataValidationError([Problem(str(path), 0, "rules", "rules file is empty")])
-    return RuleSet(version=f"{path.name} (sha256:{digest})", source=str(path), verbatim=text.strip())
+    return RuleSet(version=f"{path.name} (sha256:{digest})", source=str(path), verbatim=text.strip(), sha256=full_digest)
 
 
 def load_rules(spec: str | None) -> RuleSet | None:
@@ -237,6 +242,17 @@ def load_rules(spec: str | None) -> RuleSet | None:
 
 def rules_version(ruleset: RuleSet | None) -> str:
     return ruleset.version if ruleset is not None else NONE
+
+
+def provenance(ruleset: RuleSet | None) -> dict[str, str]:
+    """What a result records about the rules shown: version, sha256 of the file, and its source.
+
+    ``rules_source`` is ``builtin`` for our own document (not the paper's rule
+    file), a path for a user's file, ``none`` without rules.
+    """
+    if ruleset is None:
+        return {"rules_source": NONE, "rules_version": NONE, "rules_sha256": ""}
+    return {"rules_source": ruleset.source, "rules_version": ruleset.version, "rules_sha256": ruleset.sha256}
 
 
 def gold_dimension(rule_ids: tuple[str, ...] | list[str], ruleset: RuleSet | None = None) -> str | None:

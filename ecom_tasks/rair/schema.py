@@ -5,10 +5,11 @@ One record is one query-item pair with its L1-L4 label. Fields:
 ``id``, ``subset`` (general | hard | visual), ``query``, ``title``,
 ``shop_name``, ``cpv``, ``sku`` (the last three may be empty), ``image``
 (path relative to the data file, absolute path, ``data:`` URI, http(s) URL or
-null), ``industry`` (one of :data:`INDUSTRIES`), ``intent`` (hard subset
-only: one of :data:`INTENTS`), ``label`` (L1-L4), ``rule_ids`` (list, may be
-empty) and ``language`` (zh | en). Other columns (``origin``, ``note``) are
-kept out of the record and ignored.
+null), ``industry`` (free text, see :func:`canonical_industry`), ``intent``
+(hard subset only: one of :data:`INTENTS`), ``label`` (L1-L4), ``rule_ids``
+(list, may be empty) and ``language`` (zh | en; inferred from the text when
+missing or empty, see :func:`infer_language`). Other columns (``origin``,
+``note``) are kept out of the record and ignored.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import base64
 import binascii
 import io
 import json
+import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +43,8 @@ INTENTS = ("DJ", "ER", "SS", "QA", "NC", "MA")
 #: The 14 industries. The first nine are named in the paper's text (Sec. 4.1,
 #: App. A Table 7, App. B.1); Figure 8, which lists all 14, is an image in our
 #: copy, so the last five are our reconstruction (see README "Deviations").
+#: These are the rows of per-industry reports; a record's ``industry`` may be
+#: any other text too (see :func:`canonical_industry`).
 INDUSTRIES = (
     "Fashion & Apparel",
     "Home Furnishing",
@@ -56,6 +61,30 @@ INDUSTRIES = (
     "Sports & Outdoors",
     "Mother & Baby",
 )
+
+#: Chinese industry names (as the released data may write them) -> the English name in
+#: :data:`INDUSTRIES`. Only names whose meaning is clear; matched after stripping, case-insensitively.
+INDUSTRY_ALIASES_ZH: dict[str, str] = {
+    **dict.fromkeys(("服饰", "服装", "服装服饰", "服饰鞋包", "服装鞋包", "鞋服"), "Fashion & Apparel"),
+    **dict.fromkeys(("家居", "家装", "家居家装", "家具"), "Home Furnishing"),
+    **dict.fromkeys(("日用百货", "百货", "日用品"), "Daily Consumer Goods"),
+    **dict.fromkeys(("玩具", "潮玩", "玩具潮玩", "潮玩玩具"), "Toys & Trendy Items"),
+    **dict.fromkeys(("食品", "生鲜", "食品生鲜", "生鲜食品"), "Food & Fresh Products"),
+    **dict.fromkeys(("汽车", "汽车用品", "汽配", "汽车配件"), "Automotive"),
+    **dict.fromkeys(("医药", "健康", "医药健康", "医疗保健"), "Healthcare"),
+    **dict.fromkeys(("工农业", "工业农业"), "Industrial & Agricultural"),
+    **dict.fromkeys(("定制服务",), "Customized Services"),
+    **dict.fromkeys(("美妆", "化妆品", "彩妆"), "Beauty & Cosmetics"),
+    **dict.fromkeys(("数码", "3C数码", "数码3C", "消费电子"), "Consumer Electronics"),
+    **dict.fromkeys(("家电", "家用电器"), "Home Appliances"),
+    **dict.fromkeys(("运动户外", "运动", "户外", "户外运动"), "Sports & Outdoors"),
+    **dict.fromkeys(("母婴", "母婴用品"), "Mother & Baby"),
+}
+_INDUSTRY_LOOKUP = {name.casefold(): name for name in INDUSTRIES}
+_INDUSTRY_LOOKUP.update({alias.casefold(): name for alias, name in INDUSTRY_ALIASES_ZH.items()})
+
+# CJK Unified Ideographs (with Extension A) and the compatibility ideographs.
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 #: The 16 intent dimensions of the rule system (Table 8), in the table's order.
 DIMENSIONS = (
@@ -105,7 +134,7 @@ class RairRecord:
     cpv: str
     sku: str
     image: str | None  # absolute file path, data: URI or http(s) URL
-    industry: str
+    industry: str  # one of INDUSTRIES when recognized, else the value as given
     intent: str | None
     label: str
     rule_ids: tuple[str, ...]
@@ -125,6 +154,35 @@ def _label(row: Row, problems: list[Problem]) -> str:
         return value.strip().upper()
     problems.append(Problem(row.source, row.index, "label", f"unknown label {value!r}; expected one of L1, L2, L3, L4"))
     return ""
+
+
+def canonical_industry(value: str) -> str:
+    """The industry a record is stored under.
+
+    A value equal to one of the 14 :data:`INDUSTRIES` up to case, or a Chinese
+    name in :data:`INDUSTRY_ALIASES_ZH`, becomes that English name. Any other
+    value is kept as given: such a record counts in the overall metrics but in
+    no per-industry row (per-industry reports list :data:`INDUSTRIES` only).
+    """
+    return _INDUSTRY_LOOKUP.get(value.strip().casefold(), value.strip())
+
+
+def infer_language(*texts: str) -> str:
+    """``zh`` when any text has a CJK ideograph (U+3400-U+9FFF, U+F900-U+FAFF), else ``en``."""
+    return "zh" if any(_CJK.search(text) for text in texts) else "en"
+
+
+def _industry(row: Row, problems: list[Problem]) -> str:
+    value = require_text(row, "industry", problems)
+    return canonical_industry(value) if value else ""
+
+
+def _language(row: Row, query: str, title: str, problems: list[Problem]) -> str:
+    """The given language (zh | en, any case), or the one the query and title are written in."""
+    value = row.values.get("language")
+    if value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip()):
+        return infer_language(query, title)
+    return _choice(row, "language", LANGUAGES, problems, fold=True)
 
 
 def _choice(row: Row, field: str, allowed: tuple[str, ...], problems: list[Problem], *, fold: bool = False) -> str:
@@ -275,19 +333,21 @@ def validate_rows(rows: list[Row], *, check_images: bool = True) -> list[RairRec
 
     def record(row: Row, record_id: str, problems: list[Problem]) -> RairRecord:
         subset = _choice(row, "subset", SUBSETS, problems)
+        query = require_text(row, "query", problems)
+        title = require_text(row, "title", problems)
         return RairRecord(
             id=record_id,
             subset=subset,
-            query=require_text(row, "query", problems),
-            title=require_text(row, "title", problems),
+            query=query,
+            title=title,
             shop_name=require_text(row, "shop_name", problems, optional=True),
             cpv=require_text(row, "cpv", problems, optional=True),
             sku=require_text(row, "sku", problems, optional=True),
-            industry=_choice(row, "industry", INDUSTRIES, problems, fold=True),
+            industry=_industry(row, problems),
             intent=_intent(row, subset, problems),
             label=_label(row, problems),
             rule_ids=_rule_ids(row, problems),
-            language=_choice(row, "language", LANGUAGES, problems, fold=True),
+            language=_language(row, query, title, problems),
             image=_image(row, subset, problems, check_images),
             source=f"{row.source}:{row.index}",
         )

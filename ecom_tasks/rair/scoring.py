@@ -15,6 +15,7 @@ from ecom_tasks.rair.metrics import (
 from ecom_tasks.rair.metrics import summarize as summarize_outcomes
 from ecom_tasks.rair.parsing import OTHER_DIMENSION, ParsedRelevance, parse_reply
 from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
+from ecom_tasks.scorers.replies import answer_region
 
 GROUPS = {"industry": INDUSTRIES, "intent": INTENTS}
 #: The breakdown the paper reports per subset: industries (Table 7) or hard intents.
@@ -25,9 +26,17 @@ def _index(value: str, names: tuple[str, ...]) -> int:
     return names.index(value) + 1 if value in names else 0
 
 
-def score_reply(fields: Mapping[str, Any], completion: str | None) -> tuple[ParsedRelevance, dict[str, int]]:
-    """Parse ``completion`` for the sample described by ``fields``; return the parse and the outcome."""
+def score_reply(
+    fields: Mapping[str, Any], completion: str | None, *, truncated: bool | None = None
+) -> tuple[ParsedRelevance, dict[str, int]]:
+    """Parse ``completion`` for the sample described by ``fields``; return the parse and the outcome.
+
+    ``truncated``: the reply stopped on the token limit, when the framework
+    knows; otherwise a reply cut off inside ``<think>`` counts as truncated.
+    """
     parsed = parse_reply(completion)
+    if truncated is None:
+        truncated = answer_region(completion) is None
     if parsed.dimension == OTHER_DIMENSION:
         pred_dim = len(DIMENSIONS) + 1
     else:
@@ -39,6 +48,7 @@ def score_reply(fields: Mapping[str, Any], completion: str | None) -> tuple[Pars
         intent=_index(fields.get("intent") or "", INTENTS),
         gold_dim=_index(fields.get("gold_dimension") or "", DIMENSIONS),
         pred_dim=pred_dim,
+        truncated=truncated,
     )
     return parsed, outcome
 

@@ -2,9 +2,9 @@
 
 A name means the same protocol in both frameworks. Variants that attach the
 item image exist in Inspect only (the lm-eval tasks are text-only); the
-``_rules`` variants show our built-in rules document (``rules_v1.json``,
-not the paper's file); every variant takes a ``rules`` override
-(``none`` | ``builtin`` | a path) in both frameworks.
+``_builtin_rules`` variants show our own rules document (``rules_v1.json``),
+which is not the paper's rule file; every variant takes a ``rules`` override
+(``none`` | ``builtin`` | a path, e.g. the official file) in both frameworks.
 """
 
 from __future__ import annotations
@@ -12,6 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecom_tasks.rair.rules import BUILTIN, NONE
+
+#: Generation budget of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``). Reasoning
+#: models spend most of it thinking, and OpenAI counts reasoning tokens against it: 16k leaves them
+#: room. Lower it for a served model with a short context window.
+MAX_TOKENS = 16384
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ def _variants() -> dict[str, Variant]:
             if subset == "visual" and not image:
                 what += ", text only (Table 4 w/o image)"
             table[base] = Variant(base, subset, NONE, image, f"RAIR {what}; no rules (the paper's Base)")
-            name = f"{base}_rules"
+            name = f"{base}_builtin_rules"
             table[name] = Variant(name, subset, BUILTIN, image, f"RAIR {what}; our built-in rules document (not the paper's)")
     return table
 
@@ -53,5 +58,5 @@ VARIANTS = _variants()
 #: lm-eval groups: the base and rule-guided text tasks, never averaged together.
 LM_EVAL_GROUPS = {
     "rair": [v.name for v in VARIANTS.values() if v.in_lm_eval and v.rules == NONE],
-    "rair_rules": [v.name for v in VARIANTS.values() if v.in_lm_eval and v.rules == BUILTIN],
+    "rair_builtin_rules": [v.name for v in VARIANTS.values() if v.in_lm_eval and v.rules == BUILTIN],
 }

@@ -37,8 +37,9 @@ RUBRIC = "rubric"
 class LabelPairs:
     """Gold and predicted labels, one pair per answer given (``INVALID`` for an unparseable one).
 
-    ``labels`` are the classes a macro average runs over; ``positive`` the
-    labels on the relevant side of a binary split (empty: no split defined);
+    ``labels`` are the classes a macro average runs over (in a breakdown group:
+    those present in its gold labels); ``positive`` / ``negative`` the two sides
+    of a binary split over the whole label set (empty: no split defined);
     ``weights`` the share of each pair (epoch-averaged answers), None when all are 1.
     """
 
@@ -46,6 +47,7 @@ class LabelPairs:
     pred: Sequence[str]
     labels: tuple[str, ...]
     positive: tuple[str, ...] = ()
+    negative: tuple[str, ...] = ()
     weights: Sequence[float] | None = None
 
     def __len__(self) -> int:
@@ -106,10 +108,9 @@ class RubricGrades:
 def _acc2(data: LabelPairs) -> float:
     if not data.positive:
         return NAN
-    negative = tuple(label for label in data.labels if label not in data.positive)
     if data.weights is None:
-        return binarized_accuracy(data.gold, data.pred, positive=data.positive, negative=negative)
-    side = {**{label: "pos" for label in data.positive}, **{label: "neg" for label in negative}}
+        return binarized_accuracy(data.gold, data.pred, positive=data.positive, negative=data.negative)
+    side = {**{label: "pos" for label in data.positive}, **{label: "neg" for label in data.negative}}
     return accuracy([side[g] for g in data.gold], [side.get(p, "invalid") for p in data.pred], sample_weight=data.weights)
 
 

@@ -77,7 +77,8 @@ def label_pairs(
                 weights.append(share)
     hard = all(w == 1.0 for w in weights) and len(weights) == len(outcomes)
     averaged = tuple(label for label in labels if label in set(gold)) if present_only else tuple(labels)
-    return LabelPairs(gold, pred, averaged, tuple(positive), None if hard else weights)
+    negative = tuple(label for label in labels if label not in positive) if positive else ()
+    return LabelPairs(gold, pred, averaged, tuple(positive), negative, None if hard else weights)
 
 
 def invalid_rate(outcomes: Sequence[Outcome]) -> float:

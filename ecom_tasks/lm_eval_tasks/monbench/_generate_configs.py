@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ecom_tasks.lm_eval_tasks._configs import Function, dump, main
 from ecom_tasks.monbench.protocol import runs_for
-from ecom_tasks.monbench.variants import LM_EVAL_GROUPS, VARIANTS
+from ecom_tasks.monbench.variants import LM_EVAL_GROUPS, MAX_TOKENS, VARIANTS
 
 FOLDER = Path(__file__).parent
 TEMPLATE = "_monbench_template.yaml"
@@ -26,10 +26,7 @@ TEMPLATE_CONFIG = {
     "target_delimiter": "",
     "fewshot_delimiter": "\n\n",
     "num_fewshot": 0,
-    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 1024},
-    "filter_list": [
-        {"name": "tags", "filter": [{"function": "custom", "filter_fn": Function("utils.extract_reply")}, {"function": "take_first"}]}
-    ],
+    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": MAX_TOKENS},
     "metadata": {"version": 1.0},
 }
 #: Group rows: unweighted means over the four tasks, as Table 2's "Avg." (its CI is in the Inspect task).
@@ -42,6 +39,7 @@ GROUP_METRICS = (
     "consistency",
     "invalid_rate",
     "mismatch_rate",
+    "truncated_rate",
 )
 
 
@@ -60,7 +58,7 @@ def render() -> dict[str, str]:
         if len(runs_for(variant.design, variant.formats)) > 1:
             metrics = [*GROUP_METRICS[:5], *(f"acc_fmt_{f}" for f in variant.formats), *GROUP_METRICS[5:]]
         else:
-            metrics = ["acc", "invalid_rate"]
+            metrics = ["acc", "invalid_rate", "truncated_rate"]
         config = {
             "group": group,
             "task": members,

@@ -3,8 +3,9 @@ in ``ecom_tasks.monbench``).
 
 The variant (tasks, design, formats) is fixed by the task's YAML; user options
 arrive through ``--metadata``: ``data`` (file, folder or hub id), ``split``
-(test | validation), ``shots`` (0, 1, 5) and ``metrics`` (the
-``choice_runs`` metrics to compute; default all).
+(test | validation), ``shots`` (0, 1, 5), ``strict`` (Label+Content right only
+when both tags agree; default false) and ``metrics`` (the ``choice_runs``
+metrics to compute; default all).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 
 import datasets
 
+from ecom_tasks.data import parse_flag
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.monbench.metrics import POSITION_NAMES
-from ecom_tasks.monbench.parsing import strip_reasoning
 from ecom_tasks.monbench.protocol import load_items, runs_for
 from ecom_tasks.monbench.scoring import score_reply, summarize
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
@@ -41,16 +42,15 @@ def load_docs(tasks: list[str], design: str, formats: list[str], data: str | Non
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
-def extract_reply(resps, docs):
-    """Named filter: drop ``<think>`` blocks; the tags are read by the shared parser when scoring."""
-    return [[strip_reasoning(r) for r in doc_resps] for doc_resps in resps]
-
-
 class MonBenchTask(OutcomeTask):
     """MonBench's metrics: the ``choice_runs`` metric specs plus the position, format and failure breakdown."""
 
     metric_kind = CHOICE_RUNS
-    lower_is_better = frozenset({"invalid_rate", "mismatch_rate"})
+    lower_is_better = frozenset({"invalid_rate", "mismatch_rate", "truncated_rate"})
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__(config)
+        self.strict = parse_flag((self.config.metadata or {}).get("strict", False), "strict")
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
         variant = config["dataset_kwargs"]
@@ -62,10 +62,12 @@ class MonBenchTask(OutcomeTask):
         keys.append("invalid_rate")
         if "label_content" in variant["formats"]:
             keys.append("mismatch_rate")
+        keys.append("truncated_rate")
         return keys
 
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
         return summarize(outcomes, specs)
 
     def score(self, doc: dict, reply: str) -> Any:
-        return score_reply(doc, reply)[1]
+        # lm-eval passes no stop reason: only a reply cut off inside <think> counts as truncated.
+        return score_reply(doc, reply, strict=self.strict)[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ecom_tasks.lm_eval_tasks._configs import Function, dump, main
-from ecom_tasks.rair.variants import LM_EVAL_GROUPS, VARIANTS
+from ecom_tasks.rair.variants import LM_EVAL_GROUPS, MAX_TOKENS, VARIANTS
 
 FOLDER = Path(__file__).parent
 TEMPLATE = "_rair_template.yaml"
@@ -24,10 +24,10 @@ TEMPLATE_CONFIG = {
     "description": "system_prompt",
     "target_delimiter": "",
     "num_fewshot": 0,
-    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 4096},
+    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": MAX_TOKENS},
     "metadata": {"version": 1.0},
 }
-GROUP_METRICS = ("acc2", "acc4", "macro_f1", "invalid_rate")
+GROUP_METRICS = ("acc2", "acc4", "macro_f1", "invalid_rate", "truncated_rate")
 
 
 def render() -> dict[str, str]:

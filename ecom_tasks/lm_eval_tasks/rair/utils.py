@@ -15,6 +15,7 @@ import datasets
 
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.rair.protocol import load_items
+from ecom_tasks.rair.rules import load_rules, provenance
 from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.lm_eval import OutcomeTask
@@ -34,7 +35,16 @@ class RairTask(OutcomeTask):
     """RAIR's metrics: the ``labels`` metric specs plus RAIR's breakdown of the task's subset."""
 
     metric_kind = LABELS
-    lower_is_better = frozenset({"invalid_rate", "error_share", "confusion"})
+    lower_is_better = frozenset({"invalid_rate", "truncated_rate", "error_share", "confusion"})
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        # The rules shown go into the results' config: version, sha256 and source (builtin = ours).
+        config = dict(config or {})
+        metadata = dict(config.get("metadata") or {})
+        user_rules = metadata.get("rules")
+        ruleset = load_rules(user_rules if user_rules is not None else config["dataset_kwargs"]["variant_rules"])
+        config["metadata"] = {**metadata, **provenance(ruleset)}
+        super().__init__(config)
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
         return subset_metric_keys(config["dataset_kwargs"]["subset"], specs)
@@ -45,4 +55,5 @@ class RairTask(OutcomeTask):
         return {**counts, **summarize(outcomes, specs)}
 
     def score(self, doc: dict, reply: str) -> Any:
+        # lm-eval passes no stop reason: only a reply cut off inside <think> counts as truncated.
         return score_reply(doc, reply)[1]

@@ -1,0 +1,294 @@
+"""MonBench reply parsing: reasoning stripping, lenient-but-never-guessing content matching, and
+Label+Content grading (by the label by default, both tags agreeing with ``strict=True``).
+
+Every expected value is written by hand; option texts are those of the bundled fixtures.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ecom_tasks.monbench.parsing import (
+    CONFLICTING_TAGS,
+    INVALID_STATUSES,
+    MISMATCH,
+    NO_TAG,
+    OK,
+    OUT_OF_RANGE,
+    UNCLOSED_THINK,
+    UNKNOWN_CONTENT,
+    parse_reply,
+)
+from ecom_tasks.monbench.prompts import render_answer
+from ecom_tasks.monbench.protocol import expand, runs_for
+from ecom_tasks.monbench.schema import LETTERS, TASKS, load_records
+from ecom_tasks.monbench.scoring import score_reply
+
+# Query-query intent (mb-paper-t6, canonical order).
+INTENT = ("Substitute", "Complement", "Narrowing", "Irrelevant")
+# Query-product relation (mb-paper-fig1-qpr, canonical order): ExactMatch is shown at D.
+RELATION = ("Substitute", "Complement", "Irrelevant", "ExactMatch")
+# Product co-purchase (mb-paper-t5, canonical order).
+CO_PURCHASE = (
+    "Kirkland Signature Ito En Matcha Blend (Green Tea), 100% Japanese Green Tea Leaves (200 Tea Bags)",
+    "Bassetts Liquorice Allsorts (190g)",
+    "MW Polar Canned Vegetables, Cut Yams (15 oz, Pack of 24)",
+    "SweetLeaf Sweetener (70-Count Packets, Pack of 3)",
+)
+# Query-ad relevance (mb-syn-qar-test-2, canonical order).
+ADS = (
+    "Sony WH-1000XM5 Noise Cancelling Headphones – Save $70 Today. Free 2-Day Shipping.",
+    "Travel Insurance Quotes – Cover Your Next Trip From $19.",
+    "Noise Complaints? Soundproof Your Apartment With Acoustic Panels.",
+    "Headphone Repair Near You – Same-Day Service.",
+)
+# Two options that differ only by spacing: any content naming one names both.
+LOOKALIKES = ("Goldfish Crackers, 6.6 oz", "Gold Fish Crackers, 6.6 oz", "Haribo Sour Dinosaurs", "Fluff Marshmallow")
+
+
+def parsed_tuple(reply, fmt, displayed, **kwargs):
+    parsed = parse_reply(reply, fmt, displayed, **kwargs)
+    return parsed.position, parsed.status
+
+
+# --- reasoning: one rule (ecom_tasks.scorers.replies.answer_region) -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "fmt", "displayed", "position"),
+    [
+        # The server dropped the opening tag (the chat template put it in the prompt).
+        ("reasoning ... </think><Label>B</Label>", "label", INTENT, 1),
+        ("I considered <Label>A</Label> first.</think><Label>B</Label>", "label", INTENT, 1),
+        ("I compare the queries.\n</think>\n<Answer>Narrowing</Answer>", "content", INTENT, 2),
+        # A tag quoted while reasoning is not the answer.
+        ("<think>the format is <Label>A</Label>, so</think><Label>C</Label>", "label", INTENT, 2),
+        ("<think>maybe <Answer>Substitute</Answer>?</think> <Answer>Irrelevant</Answer>", "content", INTENT, 3),
+        ("<think>is it <Label>D</Label>?</think><Label>B</Label> <Answer>Complement</Answer>", "label_content", INTENT, 1),
+        # Several think blocks: only what follows the last one counts.
+        ("<think>a</think><Label>A</Label><think>no, wait</think><Label>D</Label>", "label", INTENT, 3),
+        # No think tags at all: the whole reply is the answer.
+        ("Prediction: <Label>C</Label>", "label", INTENT, 2),
+    ],
+)
+def test_reasoning_is_stripped(reply, fmt, displayed, position):
+    assert parsed_tuple(reply, fmt, displayed) == (position, OK)
+
+
+@pytest.mark.parametrize("fmt", ["label", "content", "label_content"])
+def test_unclosed_think_is_invalid(fmt):
+    reply = "<think>long reasoning cut off <Label>A"
+    parsed = parse_reply(reply, fmt, INTENT)
+    assert (parsed.position, parsed.status, parsed.invalid) == (None, UNCLOSED_THINK, True)
+    # Even a complete answer inside the unfinished reasoning is not read.
+    parsed = parse_reply("<think>I think <Label>B</Label> <Answer>Complement</Answer>", fmt, INTENT)
+    assert (parsed.position, parsed.status) == (None, UNCLOSED_THINK)
+    assert UNCLOSED_THINK in INVALID_STATUSES
+
+
+FIELDS = {
+    "record_id": "mb-paper-t6",
+    "task": "query_query_intent",
+    "question_index": 0,
+    "ordering": 0,
+    "format": "label_content",
+    "displayed": list(INTENT),
+    "target_position": 1,
+    "category": "",
+}
+
+
+def test_a_reply_cut_off_while_thinking_counts_as_truncated_and_invalid():
+    _, outcome = score_reply(FIELDS, "<think>long reasoning cut off <Label>A")
+    assert (outcome["correct"], outcome["invalid"], outcome["truncated"]) == (0, 1, 1)
+    # The framework's stop reason wins when it is known (Inspect): a complete reply that hit the limit.
+    _, outcome = score_reply(FIELDS, "<Label>B</Label> <Answer>Complement</Answer>", truncated=True)
+    assert (outcome["correct"], outcome["truncated"]) == (1, 1)
+    _, outcome = score_reply(FIELDS, "<Label>B</Label> <Answer>Complement</Answer>")
+    assert outcome["truncated"] == 0
+
+
+# --- Content: normalised matching, letter prefix allowed, never a guess ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "displayed", "position"),
+    [
+        # The option text preceded by its shown letter.
+        ("<Answer>A. Sony WH-1000XM5 Noise Cancelling Headphones – Save $70 Today. Free 2-Day Shipping.</Answer>", ADS, 0),
+        ("<Answer>B. Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, 1),
+        ("<Answer>(B) Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, 1),
+        ("<Answer>B) Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, 1),
+        ("<Answer>B: Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, 1),
+        ("<Answer>b. bassetts liquorice allsorts (190g)</Answer>", CO_PURCHASE, 1),
+        ("<Answer>D. Irrelevant</Answer>", INTENT, 3),
+        ("<Answer>(C) Narrowing</Answer>", INTENT, 2),
+        # A different case.
+        ("<Answer>bassetts liquorice allsorts (190G)</Answer>", CO_PURCHASE, 1),
+        ("<Answer>HEADPHONE REPAIR NEAR YOU – SAME-DAY SERVICE.</Answer>", ADS, 3),
+        ("<Answer>NARROWING</Answer>", INTENT, 2),
+        # The relation labels' spacing does not matter.
+        ("<Answer>Exact Match</Answer>", RELATION, 3),
+        ("<Answer>exactmatch</Answer>", RELATION, 3),
+        ("<Answer>EXACT  MATCH.</Answer>", RELATION, 3),
+        ("<Answer>D. Exact Match</Answer>", RELATION, 3),
+        # Surrounding quotes, trailing punctuation, extra whitespace, full-width characters (NFKC).
+        ('<Answer>"Complement"!</Answer>', INTENT, 1),
+        ("<Answer> 'Substitute'; </Answer>", INTENT, 0),
+        ("<Answer>\u201cIrrelevant\u201d</Answer>", INTENT, 3),
+        ("<Answer>Travel   Insurance Quotes –\nCover Your Next Trip From $19</Answer>", ADS, 1),
+        ("<Answer>\uff23\uff4f\uff4d\uff50\uff4c\uff45\uff4d\uff45\uff4e\uff54</Answer>", INTENT, 1),
+        # The same answer twice (once with its letter) is one answer.
+        ("<Answer>B. Complement</Answer> so <Answer>complement</Answer>", INTENT, 1),
+    ],
+)
+def test_content_accepts_the_option_text(reply, displayed, position):
+    for fmt, label in (("content", ""), ("label_content", f"<Label>{'ABCD'[position]}</Label> ")):
+        parsed = parse_reply(label + reply, fmt, displayed)
+        assert (parsed.position, parsed.status, parsed.disagreement) == (position, OK, False), fmt
+        strict = parse_reply(label + reply, fmt, displayed, strict=True)
+        assert (strict.position, strict.status) == (position, OK), fmt
+
+
+@pytest.mark.parametrize(
+    ("reply", "displayed", "status"),
+    [
+        # The letter names option A, the text is option B.
+        ("<Answer>A. Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, UNKNOWN_CONTENT),
+        ("<Answer>(A) Complement</Answer>", INTENT, UNKNOWN_CONTENT),
+        ("<Answer>C: Exact Match</Answer>", RELATION, UNKNOWN_CONTENT),
+        # A letter outside A-D before a real option.
+        ("<Answer>E. Complement</Answer>", INTENT, UNKNOWN_CONTENT),
+        # The normalised value names two options.
+        ("<Answer>goldfish crackers, 6.6 oz</Answer>", LOOKALIKES, UNKNOWN_CONTENT),
+        ("<Answer>A. Gold Fish Crackers, 6.6 oz</Answer>", LOOKALIKES, UNKNOWN_CONTENT),
+        # Not an option at all (only a letter, a misspelling, a part of the text, an explanation).
+        ("<Answer>B</Answer>", INTENT, UNKNOWN_CONTENT),
+        ("<Answer>Compliment</Answer>", INTENT, UNKNOWN_CONTENT),
+        ("<Answer>Bassetts Liquorice Allsorts</Answer>", CO_PURCHASE, UNKNOWN_CONTENT),
+        ("<Answer>Complement, because both are ILIA products</Answer>", INTENT, UNKNOWN_CONTENT),
+        ("<Answer>Exact-Match</Answer>", RELATION, UNKNOWN_CONTENT),
+        # Two different answers.
+        ("<Answer>Complement</Answer><Answer>B. Substitute</Answer>", INTENT, CONFLICTING_TAGS),
+        ("<Answer>Complement</Answer><Answer>Compliment</Answer>", INTENT, CONFLICTING_TAGS),
+    ],
+)
+def test_content_never_guesses(reply, displayed, status):
+    parsed = parse_reply(reply, "content", displayed)
+    assert (parsed.position, parsed.status, parsed.invalid) == (None, status, True)
+
+
+def test_content_the_text_wins_over_a_letter_like_start():
+    # An option that itself starts like a letter prefix is matched whole first.
+    shown = ("A. O. Smith Water Heater Element", "Rheem Anode Rod", "Teflon Tape", "Pipe Wrench")
+    assert parsed_tuple("<Answer>a. o. smith water heater element</Answer>", "content", shown) == (0, OK)
+    assert parsed_tuple("<Answer>A. A. O. Smith Water Heater Element</Answer>", "content", shown) == (0, OK)
+    reversed_shown = shown[::-1]  # now shown at D
+    assert parsed_tuple("<Answer>A. O. Smith Water Heater Element</Answer>", "content", reversed_shown) == (3, OK)
+    assert parsed_tuple("<Answer>D. A. O. Smith Water Heater Element</Answer>", "content", reversed_shown) == (3, OK)
+
+
+# --- Label+Content: graded by the label; strict mode requires agreement --------------------------
+
+
+def test_label_content_disagreement_is_graded_by_the_label():
+    reply = "<Label>A</Label> <Answer>Complement</Answer>"  # Table 15's failure: label A, content B
+    parsed = parse_reply(reply, "label_content", INTENT)
+    assert (parsed.position, parsed.status, parsed.disagreement, parsed.invalid) == (0, OK, True, False)
+    assert parsed.detail == "label names A, content names B"
+
+    strict = parse_reply(reply, "label_content", INTENT, strict=True)
+    assert (strict.position, strict.status, strict.disagreement, strict.invalid) == (None, MISMATCH, True, False)
+
+
+def test_label_content_disagreement_with_a_normalised_content():
+    reply = "<Label>B</Label> <Answer>D. Exact Match</Answer>"
+    parsed = parse_reply(reply, "label_content", RELATION)
+    assert (parsed.position, parsed.status, parsed.disagreement) == (1, OK, True)
+    assert parsed_tuple(reply, "label_content", RELATION, strict=True) == (None, MISMATCH)
+
+
+@pytest.mark.parametrize(
+    ("reply", "status"),
+    [
+        ("<Answer>Complement</Answer>", NO_TAG),  # the content is right, but there is no label
+        ("I pick B. <Answer>B. Complement</Answer>", NO_TAG),
+        ("<Label>Z</Label> <Answer>Complement</Answer>", OUT_OF_RANGE),
+        ("<Label>B</Label><Label>C</Label> <Answer>Complement</Answer>", CONFLICTING_TAGS),
+    ],
+)
+@pytest.mark.parametrize("strict", [False, True])
+def test_label_content_without_a_valid_label_is_invalid(reply, status, strict):
+    parsed = parse_reply(reply, "label_content", INTENT, strict=strict)
+    assert (parsed.position, parsed.status, parsed.invalid, parsed.disagreement) == (None, status, True, False)
+
+
+@pytest.mark.parametrize(
+    ("reply", "strict_status"),
+    [
+        ("<Label>B</Label>", NO_TAG),
+        ("<Label>B</Label> <Answer>Compliment</Answer>", UNKNOWN_CONTENT),
+        ("<Label>B</Label> <Answer>A. Complement</Answer>", UNKNOWN_CONTENT),
+        ("<Label>B</Label> <Answer>Complement</Answer><Answer>Narrowing</Answer>", CONFLICTING_TAGS),
+    ],
+)
+def test_label_content_with_a_bad_content(reply, strict_status):
+    parsed = parse_reply(reply, "label_content", INTENT)
+    assert (parsed.position, parsed.status, parsed.disagreement) == (1, OK, False)
+    strict = parse_reply(reply, "label_content", INTENT, strict=True)
+    assert (strict.position, strict.status, strict.invalid) == (None, strict_status, True)
+
+
+@pytest.mark.parametrize(
+    ("reply", "strict", "correct", "invalid", "mismatch"),
+    [
+        # FIELDS: the target is B (Complement).
+        ("<Label>B</Label> <Answer>Complement</Answer>", False, 1, 0, 0),
+        ("<Label>B</Label> <Answer>Complement</Answer>", True, 1, 0, 0),
+        ("<Label>B</Label> <Answer>Substitute</Answer>", False, 1, 0, 1),
+        ("<Label>B</Label> <Answer>Substitute</Answer>", True, 0, 0, 1),
+        ("<Label>A</Label> <Answer>Complement</Answer>", False, 0, 0, 1),
+        ("<Label>A</Label> <Answer>Complement</Answer>", True, 0, 0, 1),
+        ("<Label>B</Label> <Answer>Compliment</Answer>", False, 1, 0, 0),
+        ("<Label>B</Label> <Answer>Compliment</Answer>", True, 0, 1, 0),
+        ("<Answer>Complement</Answer>", False, 0, 1, 0),
+        ("<Answer>Complement</Answer>", True, 0, 1, 0),
+        ("<think>long reasoning cut off <Label>A", False, 0, 1, 0),
+    ],
+)
+def test_score_reply_outcome(reply, strict, correct, invalid, mismatch):
+    _, outcome = score_reply(FIELDS, reply, strict=strict)
+    assert (outcome["correct"], outcome["invalid"], outcome["mismatch"]) == (correct, invalid, mismatch)
+    # The other fields do not depend on the reply.
+    assert {k: outcome[k] for k in ("task", "question", "ordering", "format", "position", "category")} == {
+        "task": 3,
+        "question": 0,
+        "ordering": 0,
+        "format": 2,
+        "position": 1,
+        "category": 0,
+    }
+
+
+# --- round trip: every perfect reply parses back to its position -------------------------------
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_every_rendered_answer_parses_back(strict):
+    items = expand(load_records(None, split="test"), runs_for("cyclic"))
+    # The fixtures may grow; what matters is that every task and format is covered.
+    assert {(item.record.task, item.run.format) for item in items} == {
+        (task, fmt) for task in TASKS for fmt in ("label", "content", "label_content")
+    }
+    for item in items:
+        for position in range(4):
+            reply = render_answer(item.run.format, position, item.displayed)
+            parsed = parse_reply(reply, item.run.format, item.displayed, strict=strict)
+            assert (parsed.position, parsed.status, parsed.disagreement) == (position, OK, False), (item.id, reply)
+            # ...also with the shown letter before the content, and after a reasoning block.
+            if item.run.format != "label":
+                lettered = reply.replace("<Answer>", f"<Answer>{LETTERS[position]}. ")
+                reasoned = f"<think>options {', '.join(item.displayed)}; <Label>A</Label>?</think>\n{lettered}"
+                for variant in (lettered, reasoned):
+                    again = parse_reply(variant, item.run.format, item.displayed, strict=strict)
+                    assert (again.position, again.status) == (position, OK), (item.id, variant)
