@@ -29,6 +29,25 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.add_representer(Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
 
 
+def task_template(task_class: str, description: str, max_gen_toks: int, **extra: Any) -> dict[str, Any]:
+    """Settings every ecom-tasks lm-eval task shares: our task class (metrics from the registered
+    metric specs), documents from ``utils.load_docs``, greedy decoding with the variant's budget."""
+    return {
+        "class": Function(f"utils.{task_class}"),
+        "output_type": "generate_until",
+        "custom_dataset": Function("utils.load_docs"),
+        "test_split": "test",
+        "doc_to_text": "user_prompt",
+        "doc_to_target": "target",
+        "description": description,
+        "target_delimiter": "",
+        **extra,
+        "num_fewshot": 0,
+        "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": max_gen_toks},
+        "metadata": {"version": 1.0},
+    }
+
+
 def dump(config: Mapping[str, Any], benchmark: str) -> str:
     body = yaml.dump(dict(config), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
     return HEADER.format(benchmark=benchmark) + body

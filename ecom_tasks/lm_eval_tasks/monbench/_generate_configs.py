@@ -4,31 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecom_tasks.lm_eval_tasks._configs import Function, dump, main
+from ecom_tasks.lm_eval_tasks._configs import dump, main, task_template
 from ecom_tasks.monbench.protocol import runs_for
 from ecom_tasks.monbench.variants import LM_EVAL_GROUPS, MAX_TOKENS, VARIANTS
 
 FOLDER = Path(__file__).parent
 TEMPLATE = "_monbench_template.yaml"
 
-#: Shared settings of every MonBench task (the metric list is built by utils.MonBenchTask).
-TEMPLATE_CONFIG = {
-    "class": Function("utils.MonBenchTask"),
-    "output_type": "generate_until",
-    "custom_dataset": Function("utils.load_docs"),
-    "test_split": "test",
-    "doc_to_text": "user_prompt",
-    "doc_to_target": "target",
-    # The system prompt (instruction, output format, few-shot block) varies with the run's return
-    # format, so it is a document column; `system_prefix` is a plain column (a Jinja template
-    # would be re-rendered for every document).
-    "description": "system_prefix",
-    "target_delimiter": "",
-    "fewshot_delimiter": "\n\n",
-    "num_fewshot": 0,
-    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": MAX_TOKENS},
-    "metadata": {"version": 1.0},
-}
+# The system prompt (instruction, output format, few-shot block) varies with the run's return
+# format, so it is a document column; `system_prefix` is a plain column (a Jinja template would be
+# re-rendered for every document) ending in the blank line that separates it from the question.
+TEMPLATE_CONFIG = task_template("MonBenchTask", "system_prefix", MAX_TOKENS, fewshot_delimiter="\n\n")
 #: Group rows: unweighted means over the four tasks, as Table 2's "Avg." (its CI is in the Inspect task).
 GROUP_METRICS = (
     "acc",

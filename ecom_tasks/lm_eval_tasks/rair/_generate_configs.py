@@ -4,29 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecom_tasks.lm_eval_tasks._configs import Function, dump, main
+from ecom_tasks.lm_eval_tasks._configs import dump, main, task_template
 from ecom_tasks.rair.variants import LM_EVAL_GROUPS, MAX_TOKENS, VARIANTS
 
 FOLDER = Path(__file__).parent
 TEMPLATE = "_rair_template.yaml"
 
-#: Shared settings of every RAIR task (the metric list is built by utils.RairTask).
-TEMPLATE_CONFIG = {
-    "class": Function("utils.RairTask"),
-    "output_type": "generate_until",
-    "custom_dataset": Function("utils.load_docs"),
-    "test_split": "test",
-    "doc_to_text": "user_prompt",
-    "doc_to_target": "target",
-    # The static system prompt (Fig. 9 instructions, plus the rules in the *_rules tasks) is the
-    # same for every document; it ends with a newline, so without a chat template it is still
-    # separated from the input.
-    "description": "system_prompt",
-    "target_delimiter": "",
-    "num_fewshot": 0,
-    "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": MAX_TOKENS},
-    "metadata": {"version": 1.0},
-}
+# The static system prompt (Fig. 9 instructions, plus the rules in the *_builtin_rules tasks) is
+# the same for every document; it ends with a newline, so without a chat template it is still
+# separated from the input.
+TEMPLATE_CONFIG = task_template("RairTask", "system_prompt", MAX_TOKENS)
 GROUP_METRICS = ("acc2", "acc4", "macro_f1", "invalid_rate", "truncated_rate")
 
 
