@@ -22,6 +22,7 @@ PREFERRED_COLUMNS = (
     "consistency",
     "invalid_rate",
     "mismatch_rate",
+    "truncated_rate",
     "l2_dim_acc",
 )
 COUNT_COLUMNS = frozenset({"n"})
@@ -34,6 +35,7 @@ SHORT_NAMES = {
     "acc_pos_C": "pos_C",
     "acc_pos_D": "pos_D",
     "invalid_rate": "invalid",
+    "truncated_rate": "trunc",
     "mismatch_rate": "mismatch",
     "consistency": "consist",
 }
