@@ -246,3 +246,24 @@ def test_loopback_server_through_lm_eval_local_chat_completions():
         system, user = body["messages"]
         assert system["role"] == "system" and user["role"] == "user"
         assert system["content"] == items[user["content"]].system_prompt
+
+
+def test_inspect_counts_replies_stopped_by_the_token_limit(tmp_path):
+    # A reasoning model cut off by max_tokens: the provider says so in the stop reason.
+    calls = itertools.count()
+
+    def output(input, tools, tool_choice, config):
+        cut = next(calls) % 3 == 0
+        text = "<think>" + "still weighing the brand and the colour " * 50 if cut else "<think>ok</think>\nL4"
+        result = ModelOutput.from_content(model="mockllm/model", content=text, stop_reason="max_tokens" if cut else "stop")
+        return result
+
+    (log,) = inspect_eval(
+        rair_hard(max_tokens=256), model=get_model("mockllm/model", custom_outputs=output), log_dir=str(tmp_path), display="none"
+    )
+    metrics = inspect_metrics(log)
+    n = len(load_records(subset="hard"))
+    cut = len(range(0, n, 3))
+    assert metrics["truncated_rate"] == pytest.approx(cut / n)
+    assert metrics["invalid_rate"] == pytest.approx(cut / n)  # cut off mid-reasoning: no answer
+    assert log.eval.task_args["max_tokens"] == 256
