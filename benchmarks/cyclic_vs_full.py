@@ -19,8 +19,8 @@ Models:
   depends strongly on where the gold option is shown, which is what the
   permutation designs are for.
 
-    /work/venv/bin/python benchmarks/cyclic_vs_full.py              # both models, ~1-1.5 min
-    /work/venv/bin/python benchmarks/cyclic_vs_full.py --models biased
+    .venv/bin/python benchmarks/cyclic_vs_full.py              # both models, ~1.5 min
+    .venv/bin/python benchmarks/cyclic_vs_full.py --models biased
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ import ecom_tasks._registry  # noqa: E402,F401  (registers ecom/ and our tasks)
 from ecom_tasks.inspect_evals.monbench import monbench  # noqa: E402
 from ecom_tasks.monbench.baseline import last_options_block, reply_in_requested_format  # noqa: E402
 from ecom_tasks.monbench.schema import TASKS  # noqa: E402
-from ecom_tasks.plugins import baseline_reply as respond  # noqa: E402
+from ecom_tasks.plugins import baseline_reply  # noqa: E402
 from ecom_tasks.report import inspect_rows  # noqa: E402
 
 BIAS_A = 0.5
@@ -76,7 +76,7 @@ def position_biased(input: list[ChatMessage], tools: Any, tool_choice: Any, conf
     if block is not None and picks_a(text):
         reply = reply_in_requested_format(text, block[1], 0)
     else:
-        reply = respond(messages)
+        reply = baseline_reply(messages)
     output = ModelOutput.from_content(model="mockllm/model", content=reply)
     prompt_tokens = sum(len(t.split()) for _, t in messages)
     # Usage given, so Inspect does not count tokens with tiktoken.

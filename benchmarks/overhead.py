@@ -1,16 +1,18 @@
 #!/usr/bin/env python
 """Per-sample overhead of our framework integration vs a *bare* task, same samples, same stub model.
 
-Inspect: ``ecom_tasks/monbench`` (our task: our Samples, ``monbench_scorer`` with
-dict-valued scores, the ``monbench_summary`` metric) vs a bare
+Inspect: ``ecom_tasks/monbench`` (our task from ``ecom_tasks.inspect_evals.monbench``:
+our Samples, ``monbench_scorer`` with dict-valued scores, the ``monbench_summary``
+metric, the ``outcome_mean`` epoch reducer) vs a bare
 ``inspect_ai.Task`` over the *same* Sample objects with ``generate()`` and the
 built-in ``match()`` scorer. Both run on ``ecom/baseline`` (our offline
 deterministic model), ``display="none"``, a temp ``log_dir``, default
 ``max_connections``, one epoch. The wall clock (and process CPU time) of the
 ``inspect_ai.eval()`` call is measured; building the Task is timed apart.
 
-lm-eval: ``lm_eval.simple_evaluate`` of the four ``monbench_perm_<task>`` tasks
-vs the four bare tasks of ``benchmarks/bare_lm_eval_task/`` (same expanded
+lm-eval: ``lm_eval.simple_evaluate`` of the four ``monbench_<variant>_<task>`` tasks
+(``monbench_perm_<task>`` for design=full, ``monbench_cyclic_<task>`` for cyclic,
+``monbench_canonical_<task>`` for canonical) vs the four bare tasks of ``benchmarks/bare_lm_eval_task/`` (same expanded
 documents, pre-written to JSONL by this script; built-in ``exact_match`` with
 ``aggregation: mean``; no custom filter, process_results or aggregation).
 Model ``ecom-baseline``, ``bootstrap_iters=0``, one shared TaskManager built
@@ -22,10 +24,10 @@ warm-up of each; medians are reported. The machine may be shared: the load
 average is printed, and CPU time is reported beside wall time because it is
 less sensitive to other processes.
 
-    /work/venv/bin/python benchmarks/overhead.py            # full design: 1872 samples, ~2-2.5 min
-    /work/venv/bin/python benchmarks/overhead.py --quick    # cyclic design: 312 samples, ~40 s
-    /work/venv/bin/python benchmarks/overhead.py --profile  # + one cProfile run of each side
-    /work/venv/bin/python benchmarks/overhead.py --no-live-metrics  # + Inspect runs with score_display=False
+    .venv/bin/python benchmarks/overhead.py            # full design: 1872 samples, ~2.5-3 min
+    .venv/bin/python benchmarks/overhead.py --quick    # cyclic design: 312 samples, ~35 s
+    .venv/bin/python benchmarks/overhead.py --profile  # + one cProfile run of each side
+    .venv/bin/python benchmarks/overhead.py --no-live-metrics  # + Inspect runs with score_display=False
 """
 
 from __future__ import annotations
@@ -184,16 +186,16 @@ def inspect_timer_targets() -> dict[str, tuple[Any, str]]:
     from inspect_ai.scorer._reducer import reducer
 
     import ecom_tasks.inspect_evals.models as ecom_models
-    import ecom_tasks.monbench.scoring as monbench_scoring
-    import ecom_tasks.scorers.inspect_scorers as inspect_scorers
+    import ecom_tasks.inspect_evals.monbench as inspect_monbench
 
+    # Patched where they are looked up at call time: the names imported into the adapter modules.
     return {
-        "model: ecom baseline respond()": (ecom_models, "respond"),
-        "scorer: our score_reply()": (inspect_scorers, "score_reply"),
+        "model: ecom baseline_reply()": (ecom_models, "baseline_reply"),
+        "scorer: our score_reply()": (inspect_monbench, "score_reply"),
         "metrics: eval_results (live + final)": (task_run, "eval_results"),
         "  epoch reducer, dict scores": (reducer, "_compute_dict_stat"),
         "  epoch reducer, scalar scores": (reducer, "_compute_scalar_stat"),
-        "  our summarize() (monbench_summary)": (monbench_scoring, "summarize"),
+        "  our summarize() (monbench_summary)": (inspect_monbench, "summarize"),
         "sample buffer: sqlite log_events": (database.SampleBufferDatabase, "log_events"),
         "end of run: results table (rich Live.stop)": (rich.live.Live, "stop"),
     }
@@ -264,8 +266,14 @@ def inspect_benchmark(args: argparse.Namespace, log_dir: str, rows: dict[str, di
 
     model = "ecom/baseline"
 
+    # The formats of the variant with this design (all three for full and cyclic; label for canonical),
+    # so that both frameworks run the same samples.
+    from ecom_tasks.monbench.variants import VARIANTS
+
+    formats = {v.design: v.formats for v in VARIANTS.values() if len(v.tasks) > 1}[args.design]
+
     def build_ours():
-        return monbench(design=args.design)
+        return monbench(design=args.design, formats=",".join(formats))
 
     def build_bare(ours_task):
         # The very same Sample objects (same ids, inputs, targets, metadata).
@@ -333,7 +341,7 @@ INSPECT_BUCKETS = {
         "bare": ("ecom_tasks/inspect_evals/models.py", "generate"),
     },
     "scorer: monbench_scorer / match()": {
-        "ours": ("ecom_tasks/scorers/inspect_scorers.py", "score"),
+        "ours": ("ecom_tasks/inspect_evals/monbench.py", "score"),
         "bare": ("inspect_ai/scorer/_common.py", "score"),
     },
     "metrics: eval_results (live + final)": {
@@ -352,7 +360,7 @@ INSPECT_BUCKETS = {
         "ours": ("inspect_ai/scorer/_reducer/reducer.py", "_compute_scalar_stat"),
         "bare": ("inspect_ai/scorer/_reducer/reducer.py", "_compute_scalar_stat"),
     },
-    "  of which our monbench_summary metric": {"ours": ("ecom_tasks/scorers/inspect_scorers.py", "compute")},
+    "  of which our monbench_summary metric": {"ours": ("ecom_tasks/inspect_evals/monbench.py", "compute")},
     "per-sample log writing (log_sample)": {
         "ours": ("inspect_ai/_eval/task/run.py", "log_sample"),
         "bare": ("inspect_ai/_eval/task/run.py", "log_sample"),
@@ -374,14 +382,24 @@ def lm_eval_benchmark(args: argparse.Namespace, work: str, rows: dict[str, dict[
     import lm_eval
 
     from ecom_tasks.lm_eval_tasks import task_manager
-    from ecom_tasks.lm_eval_tasks.monbench.utils import load_perm
+    from ecom_tasks.lm_eval_tasks.monbench.utils import load_docs
     from ecom_tasks.monbench.schema import TASKS
+    from ecom_tasks.monbench.variants import VARIANTS
+
+    # Our lm-eval task names fix the design: monbench_perm_<task> (full), monbench_cyclic_<task>, ...
+    variant = {v.design: name for name, v in VARIANTS.items() if len(v.tasks) > 1}[args.design]
+    ours_names = {task: f"{variant}_{task}" for task in TASKS}
+
+    def load_ours(task: str):
+        """Our documents for one task, exactly as the task's YAML asks for them (its dataset_kwargs)."""
+        v = VARIANTS[ours_names[task]]
+        return load_docs(list(v.tasks), design=v.design, formats=list(v.formats))
 
     docs_dir = Path(work) / "bare_docs"
     docs_dir.mkdir()
     n = 0
     for task in TASKS:
-        docs = load_perm(task, design=args.design)["test"]
+        docs = load_ours(task)["test"]
         n += len(docs)
         with (docs_dir / f"{task}.jsonl").open("w", encoding="utf-8") as handle:
             for doc in docs:
@@ -389,10 +407,10 @@ def lm_eval_benchmark(args: argparse.Namespace, work: str, rows: dict[str, dict[
 
     tm_wall, _, tm = timed(
         lambda: task_manager(
-            include_defaults=False, include_path=[str(BARE_LM_EVAL_DIR)], metadata={"docs_dir": str(docs_dir), "design": args.design})
+            include_defaults=False, include_path=[str(BARE_LM_EVAL_DIR)], metadata={"docs_dir": str(docs_dir)})
     )
     print(f"\nlm-eval: design={args.design}, {n} documents, model ecom-baseline; one shared TaskManager (include_defaults=False: lm-eval's own task tree is not indexed) built in {tm_wall:.2f}s, untimed")
-    task_names = {"ours": [f"monbench_perm_{t}" for t in TASKS], "bare": [f"bare_monbench_{t}" for t in TASKS]}
+    task_names = {"ours": [ours_names[t] for t in TASKS], "bare": [f"bare_monbench_{t}" for t in TASKS]}
     last: dict[str, Any] = {}
 
     def run(side: str):
@@ -412,7 +430,7 @@ def lm_eval_benchmark(args: argparse.Namespace, work: str, rows: dict[str, dict[
     # Sanity: both sides score the same replies the same way (acc == exact_match per task).
     agree = []
     for task in TASKS:
-        ours_acc = last["ours"]["results"][f"monbench_perm_{task}"]["acc,tags"]
+        ours_acc = last["ours"]["results"][ours_names[task]]["acc,none"]
         bare_acc = float(last["bare"]["results"][f"bare_monbench_{task}"]["exact_match,none"])
         agree.append((task, ours_acc, bare_acc))
 
@@ -425,7 +443,7 @@ def lm_eval_benchmark(args: argparse.Namespace, work: str, rows: dict[str, dict[
     build = alternate(
         3,
         {
-            "ours": lambda: [load_perm(t, design=args.design) for t in TASKS],
+            "ours": lambda: [load_ours(t) for t in TASKS],
             "bare": lambda: [bare_utils.load_docs(t, docs_dir=str(docs_dir)) for t in TASKS],
         },
         "lm-eval dataset build only",
@@ -448,8 +466,8 @@ LM_EVAL_BUCKETS = {
         "ours": ("lm_eval/evaluator.py", "simple_evaluate"),
         "bare": ("lm_eval/evaluator.py", "simple_evaluate"),
     },
-    "dataset: load_perm (expand) / load_docs (JSONL)": {
-        "ours": ("ecom_tasks/lm_eval_tasks/monbench/utils.py", "load_perm"),
+    "dataset: our load_docs (expand) / bare load_docs (JSONL)": {
+        "ours": ("ecom_tasks/lm_eval_tasks/monbench/utils.py", "load_docs"),
         "bare": ("bare_lm_eval_task/utils.py", "load_docs"),
     },
     "  of which load_records (datasets.load_dataset)": {"ours": ("ecom_tasks/monbench/schema.py", "load_records")},
@@ -466,13 +484,16 @@ LM_EVAL_BUCKETS = {
         "bare": ("ecom_tasks/lm_eval_tasks/models.py", "generate_until"),
     },
     "filters (apply_filters)": {"ours": ("lm_eval/api/task.py", "apply_filters"), "bare": ("lm_eval/api/task.py", "apply_filters")},
-    "per-doc process_results": {"ours": ("lm_eval/api/task.py", "process_results"), "bare": ("lm_eval/api/task.py", "process_results")},
+    "per-doc process_results": {
+        "ours": ("ecom_tasks/scorers/lm_eval.py", "process_results"),  # OutcomeTask's own
+        "bare": ("lm_eval/api/task.py", "process_results"),
+    },
     "  of which our score_reply": {"ours": ("ecom_tasks/monbench/scoring.py", "score_reply")},
     "aggregation (_compute_task_aggregations)": {
         "ours": ("lm_eval/evaluator_utils.py", "_compute_task_aggregations"),
         "bare": ("lm_eval/evaluator_utils.py", "_compute_task_aggregations"),
     },
-    "  of which our summarize() calls": {"ours": ("ecom_tasks/scorers/multiple_choice.py", "summarize")},
+    "  of which our summarize() calls": {"ours": ("ecom_tasks/monbench/metrics.py", "summarize")},
 }
 
 
@@ -521,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         info = extra["lm_eval"]
         b = info["dataset_build_s"]
         print(
-            f"lm-eval dataset build alone (4 tasks): ours load_perm {b['ours']:.3f}s vs bare JSONL {b['bare']:.3f}s "
+            f"lm-eval dataset build alone (4 tasks): ours load_docs {b['ours']:.3f}s vs bare JSONL {b['bare']:.3f}s "
             f"(inside the simple_evaluate timings)"
         )
         print("lm-eval sanity, acc (ours) vs exact_match (bare) per task:")
