@@ -24,6 +24,7 @@ invalid) and a content problem makes the reply invalid.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ def _normalize(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=8192)  # option texts recur in every run of a question
 def _key(text: str) -> str:
     """What two contents must share to name the same option: the normal form without spaces."""
     return _normalize(text).replace(" ", "")
