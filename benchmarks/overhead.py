@@ -276,12 +276,21 @@ def inspect_benchmark(args: argparse.Namespace, log_dir: str, rows: dict[str, di
         return monbench(design=args.design, formats=",".join(formats))
 
     def build_bare(ours_task):
-        # The very same Sample objects (same ids, inputs, targets, metadata).
-        return Task(dataset=ours_task.dataset, solver=generate(), scorer=match(), name="bare_monbench")
+        # The very same model calls, one Sample per call (our Samples hold a question's runs).
+        from inspect_ai.dataset import MemoryDataset, Sample
+
+        from ecom_tasks.solvers.fan_out import FAN_OUT, run_messages
+
+        samples = [
+            Sample(id=f"{sample.id}_{run['key']}", input=run_messages(sample.metadata[FAN_OUT], run), target="A")
+            for sample in ours_task.dataset
+            for run in sample.metadata[FAN_OUT]["runs"]
+        ]
+        return Task(dataset=MemoryDataset(samples), solver=generate(), scorer=match(), name="bare_monbench")
 
     build_wall, _, ours_task = timed(build_ours)
-    n = len(ours_task.dataset)
-    print(f"\nInspect: design={args.design}, {n} samples, model {model}; building our Task took {build_wall:.2f}s")
+    n = sum(len(sample.metadata["runs"]) for sample in ours_task.dataset)
+    print(f"\nInspect: design={args.design}, {n} model calls ({len(ours_task.dataset)} questions), model {model}; building our Task took {build_wall:.2f}s")
 
     def run(task, **extra):
         logs = inspect_eval(task, model=model, display="none", log_dir=log_dir, **extra)

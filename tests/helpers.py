@@ -154,8 +154,8 @@ def start_monbench_server(rule: Rule = baseline_rule, *, model_name: str = "test
 def expected_baseline_metrics(design: str, formats: str | None = None, *, limit: int | None = None) -> dict[str, float]:
     """MonBench metrics of the offline baseline on the bundled test split, scored directly.
 
-    The items are those both frameworks build (question-major, so ``limit``
-    matches Inspect's ``--limit``); each reply is the baseline's answer to the
+    The items are those both frameworks build; ``limit`` counts questions, as
+    Inspect's ``--limit`` does (one Sample per question); each reply is the baseline's answer to the
     (system, user) pair, scored with the shared scoring code. Keys as in the
     Inspect log: ``acc``, ``<task>/acc``, ...
     """
@@ -164,9 +164,8 @@ def expected_baseline_metrics(design: str, formats: str | None = None, *, limit:
     from ecom_tasks.monbench.scoring import score_reply, summarize
     from ecom_tasks.plugins import baseline_reply, select_metrics
 
-    items = expand(load_records(None, split="test"), runs_for(design, formats))
-    if limit is not None:
-        items = items[:limit]
+    records = load_records(None, split="test")
+    items = expand(records[:limit] if limit is not None else records, runs_for(design, formats))
     outcomes = [
         score_reply(item.fields, baseline_reply([("system", item.system_prompt), ("user", item.user_prompt)]))[1]
         for item in items

@@ -38,7 +38,7 @@ from ecom_tasks.monbench.variants import MAX_TOKENS
 
 N_RUNS = len(runs_for("full"))  # 24 orderings x 3 formats
 N_QUESTIONS = len(load_records(None, split="test"))
-INSPECT_LIMIT = 8 * N_RUNS  # 8 questions: the fixtures' first 8 test records are 2 per task
+INSPECT_LIMIT = 8  # questions (one Sample each, its 72 runs inside): the fixtures' first 8 test records are 2 per task
 
 
 def _roles_and_texts(messages: list[dict]) -> tuple[list[str], tuple[str, ...]]:
@@ -88,8 +88,8 @@ def test_inspect_openai_api_roundtrip(tmp_path: Path) -> None:
     for name, value in reference.items():
         assert metrics[name] == pytest.approx(value, nan_ok=True), name
 
-    # One chat request per sample: the system prompt and the question, nothing else.
-    assert len(requests) == INSPECT_LIMIT
+    # One chat request per run: the system prompt and the question, nothing else.
+    assert len(requests) == INSPECT_LIMIT * N_RUNS
     sent = []
     for body in requests:
         roles, texts = _roles_and_texts(body["messages"])
@@ -98,7 +98,11 @@ def test_inspect_openai_api_roundtrip(tmp_path: Path) -> None:
         assert body.get("temperature") == 0.0 and body.get("max_tokens") == MAX_TOKENS == 16384
         sent.append(texts)
     assert baseline.samples is not None
-    prompts = [tuple(m.text for m in sample.input) for sample in baseline.samples]
+    prompts = [
+        (sample.metadata["fan_out"]["systems"][run["system"]], run["user"])
+        for sample in baseline.samples
+        for run in sample.metadata["fan_out"]["runs"]
+    ]
     assert sorted(sent) == sorted(prompts)
 
 

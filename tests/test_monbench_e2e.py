@@ -40,8 +40,8 @@ def scripted_inspect_model(policy):
     return get_model("mockllm/model", custom_outputs=output)
 
 
-def run_inspect(task, model, tmp_path):
-    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
+def run_inspect(task, model, tmp_path, **eval_args):
+    [log] = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", **eval_args)
     assert log.status == "success", log.error
     return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}, log
 
@@ -50,7 +50,11 @@ def run_inspect(task, model, tmp_path):
 def test_inspect_first_option_model_gets_exactly_a_quarter(design, n_runs, tmp_path):
     metrics, log = run_inspect(monbench(design=design), scripted_inspect_model(first_shown), tmp_path)
     questions = len(load_records(split="test"))
-    assert log.results.total_samples == questions * n_runs
+    # One Sample per question; its runs are generated inside it, one model event each.
+    assert log.results.total_samples == questions
+    assert all(len(sample.metadata["runs"]) == n_runs for sample in log.samples)
+    model_events = [e for e in log.samples[0].events if e.event == "model"]
+    assert len(model_events) == n_runs
     assert metrics["acc"] == pytest.approx(0.25)
     for task in TASKS:
         assert metrics[f"{task}/acc"] == pytest.approx(0.25)
@@ -71,7 +75,10 @@ def test_inspect_oracle_model_is_right_in_every_run(tmp_path):
     assert metrics["consistency"] == 1.0
     for fmt in ("label", "content", "label_content"):
         assert metrics[f"acc_fmt_{fmt}"] == 1.0
-    assert all(sample.scores["monbench_scorer"].value["correct"] == 1 for sample in log.samples)
+    for sample in log.samples:
+        value = sample.scores["monbench_scorer"].value
+        assert all(value[f"{key}/correct"] == 1 for key in sample.metadata["runs"])
+        assert sample.scores["monbench_scorer"].answer == "72/72 runs right"
 
 
 def test_inspect_bad_replies_are_counted_not_raised(tmp_path):
@@ -80,7 +87,7 @@ def test_inspect_bad_replies_are_counted_not_raised(tmp_path):
     metrics, log = run_inspect(monbench(task="query_query_intent", design="canonical"), model, tmp_path)
     assert metrics["acc"] == 0.0
     assert metrics["invalid_rate"] == 1.0
-    statuses = {s.scores["monbench_scorer"].metadata["status"] for s in log.samples}
+    statuses = {status for s in log.samples for status in s.scores["monbench_scorer"].metadata["answers"].values()}
     assert statuses >= {"no_tag", "out_of_range", "conflicting_tags"}
 
 
@@ -222,3 +229,56 @@ def test_epochs_are_reduced_by_mean(tmp_path):
     assert metrics["invalid_rate"] == pytest.approx(0.5)
     assert metrics["consistency"] == 0.0  # wrong in one epoch is not right in every run
     assert metrics["n_items"] == 4 * len(load_records(split="test", tasks=["query_query_intent"]))
+
+
+def test_an_interrupted_run_resumes_without_asking_finished_questions_again(tmp_path, monkeypatch):
+    from inspect_ai import eval_retry
+
+    from ecom_tasks.testing.openai_server import RequestRejected, last_user_text, serve_openai_compatible
+
+    records = load_records(split="test", tasks=["query_query_intent"])
+    last = records[-1]
+    asked: list[str] = []
+    server_down_for_last = [True]
+
+    def policy(body):
+        user = last_user_text(body)
+        asked.append(user)
+        if server_down_for_last[0] and last.question in user:
+            raise RequestRejected("the server cannot answer this one now")
+        return first_shown([("system", body["messages"][0]["content"]), ("user", user)])
+
+    runs = len(runs_for("cyclic"))
+    with serve_openai_compatible(policy, model_name="flaky") as server:
+        monkeypatch.setenv("VLLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("VLLM_API_KEY", "x")
+        task = monbench(task="query_query_intent", design="cyclic")
+        [log] = inspect_eval(task, model="openai-api/vllm/flaky", log_dir=str(tmp_path), display="none", max_samples=1)
+        assert log.status == "error"
+        finished = [text for text in asked if last.question not in text]
+        assert len(finished) == (len(records) - 1) * runs  # every other question was asked in full
+
+        asked.clear()
+        server_down_for_last[0] = False
+        [retried] = eval_retry(log, log_dir=str(tmp_path), display="none")
+    assert retried.status == "success"
+    assert len(asked) == runs and all(last.question in text for text in asked)  # only the unfinished question
+    metrics = {name: m.value for s in retried.results.scores for name, m in s.metrics.items()}
+    assert metrics["acc"] == pytest.approx(0.25) and metrics["n_items"] == len(records) * runs
+
+
+def test_the_model_cache_works_per_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    calls: list[str] = []
+
+    def counting(messages):
+        calls.append(messages[-1][1])
+        return first_shown(messages)
+
+    task = monbench(task="query_query_intent", design="cyclic", formats="label")
+    expected_calls = 4 * len(load_records(split="test", tasks=["query_query_intent"]))
+    first, _ = run_inspect(task, scripted_inspect_model(counting), tmp_path / "a", cache=True)
+    assert len(calls) == expected_calls
+    again, _ = run_inspect(task, scripted_inspect_model(counting), tmp_path / "b", cache=True)
+    assert len(calls) == expected_calls  # every run answered from the cache: no new model call
+    assert again["acc"] == first["acc"] == pytest.approx(0.25)

@@ -54,11 +54,15 @@ def test_a_monbench_name_builds_the_same_documents_in_both_frameworks(name):
     tasks = [name] if len(variant.tasks) == 1 else MONBENCH_GROUPS[name]
     loaded = task_manager(include_defaults=False).load(tasks)["tasks"]
     docs = [doc for task in tasks for doc in loaded[task].test_docs()]
-    assert sorted(s.id for s in samples) == sorted(d["id"] for d in docs)
-    by_id = {d["id"]: d for d in docs}
-    for sample in samples:
-        doc = by_id[sample.id]
-        assert [m.text for m in sample.input] == [doc["system_prompt"], doc["user_prompt"]]
+    # Inspect: one Sample per question, its runs inside; lm-eval: one document per run.
+    runs = {
+        f"{sample.id}_{run['key']}": [sample.metadata["fan_out"]["systems"][run["system"]], run["user"]]
+        for sample in samples
+        for run in sample.metadata["fan_out"]["runs"]
+    }
+    assert sorted(runs) == sorted(d["id"] for d in docs)
+    for doc in docs:
+        assert runs[doc["id"]] == [doc["system_prompt"], doc["user_prompt"]]
 
 
 @pytest.mark.parametrize("name", ["rair_general", "rair_hard_builtin_rules", "rair_visual_text"])

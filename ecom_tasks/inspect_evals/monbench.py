@@ -27,16 +27,31 @@ from inspect_ai.scorer import (
     metric,
     scorer,
 )
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import TaskState
 
 from ecom_tasks.data import parse_flag
-from ecom_tasks.monbench.protocol import load_items
+from ecom_tasks.monbench.protocol import MonBenchItem, Run, load_items
 from ecom_tasks.monbench.schema import LETTERS, TASKS
-from ecom_tasks.monbench.scoring import score_reply, summarize
+from ecom_tasks.monbench.scoring import (
+    pack_question,
+    score_reply,
+    summarize,
+    unpack_question,
+)
 from ecom_tasks.monbench.variants import MAX_TOKENS, VARIANTS, Variant
 from ecom_tasks.plugins import parse_metric_names, select_metrics
-from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS, outcome_mean
+from ecom_tasks.scorers.inspect_scorers import (
+    TRUNCATED_STOP_REASONS,
+    outcome_mean,
+    outcome_values,
+)
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
+from ecom_tasks.solvers.fan_out import (
+    FAN_OUT,
+    fan_out_generate,
+    fan_out_replies,
+    fan_out_spec,
+)
 
 FIXTURES = "ecom_tasks/fixtures/monbench"
 
@@ -44,32 +59,41 @@ FIXTURES = "ecom_tasks/fixtures/monbench"
 @metric
 def monbench_summary(category_weights: dict[str, float] | None = None, metrics: list[str] | None = None) -> Metric:
     """MonBench metrics: the selected ``choice_runs`` metrics (acc, acc_ci, plugins'), by position,
-    by format, consistency, invalid and mismatch rates. Reads only ``Score.value`` outcomes."""
+    by format, consistency, invalid and mismatch rates. Reads only ``Score.value`` (every run of a
+    question, packed), so epoch reduction and re-scoring work."""
     specs = select_metrics(CHOICE_RUNS, metrics)
     weights = {int(k): float(v) for k, v in (category_weights or {}).items()}
 
     def compute(scores: list[SampleScore]) -> Value:
-        return summarize([s.score.value for s in scores], specs, category_weights=weights)  # type: ignore[misc]
+        outcomes = [run for s in outcome_values(scores) for run in unpack_question(s)]
+        return summarize(outcomes, specs, category_weights=weights)
 
     return compute
 
 
 @scorer(metrics=[monbench_summary()])
 def monbench_scorer(strict: bool = False) -> Scorer:
-    """Score a MonBench reply: only the requested tags count; invalid replies are wrong and counted.
-
-    ``strict``: a Label+Content reply is right only when both tags name the right option.
-    """
+    """Score every run of a MonBench question: only the requested tags count; invalid replies are
+    wrong and counted. ``strict``: a Label+Content reply is right only when both tags name the
+    right option."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
-        parsed, outcome = score_reply(state.metadata, state.output.completion, strict=strict, truncated=truncated)
-        chosen = LETTERS[parsed.position] if parsed.position is not None else None
+        replies = fan_out_replies(state)
+        question = {key: state.metadata[key] for key in ("record_id", "task", "question_index", "category")}
+        outcomes: dict[str, dict[str, int]] = {}
+        answers: dict[str, str] = {}
+        for key, run in state.metadata["runs"].items():
+            reply = replies[key]
+            fields = {**question, **run, "ordering": Run.from_key(key).ordering, "format": Run.from_key(key).format}
+            truncated = reply["stop_reason"] in TRUNCATED_STOP_REASONS
+            parsed, outcomes[key] = score_reply(fields, reply["completion"], strict=strict, truncated=truncated)
+            answers[key] = LETTERS[parsed.position] if parsed.position is not None else parsed.status
+        right = sum(o["correct"] for o in outcomes.values())
         return Score(
-            value=outcome,
-            answer=chosen or parsed.status,
-            explanation=parsed.detail or parsed.status,
-            metadata={"status": parsed.status},
+            value=pack_question(outcomes),
+            answer=f"{right}/{len(outcomes)} runs right",
+            explanation=", ".join(f"{key}: {answer}" for key, answer in answers.items()),
+            metadata={"answers": answers},
         )
 
     return score
@@ -83,17 +107,35 @@ def monbench_dataset(
     data: str | None = None,
     split: str = "test",
 ) -> MemoryDataset:
-    """One Sample per (question, ordering, format); ids ``{id}_p{ordering}_{format}``."""
+    """One Sample per question (id = the record's id) holding all of its runs; the
+    ``fan_out_generate`` solver asks them. The Sample's input is its first run."""
     items = load_items(data, tasks=tasks, split=split, design=design, formats=formats, shots=shots)
-    samples = [
-        Sample(
-            id=item.id,
-            input=[ChatMessageSystem(content=item.system_prompt), ChatMessageUser(content=item.user_prompt)],
-            target=item.target_letter,
-            metadata=item.fields,
+    by_question: dict[str, list[MonBenchItem]] = {}
+    for item in items:  # question-major: a question's runs are together, in run order
+        by_question.setdefault(item.record.id, []).append(item)
+    samples = []
+    for runs in by_question.values():
+        first = runs[0]
+        spec = fan_out_spec(
+            {item.run.format: item.system_prompt for item in runs},
+            [(item.run.key, item.run.format, item.user_prompt) for item in runs],
         )
-        for item in items
-    ]
+        fields = first.fields
+        samples.append(
+            Sample(
+                id=first.record.id,
+                input=[ChatMessageSystem(content=first.system_prompt), ChatMessageUser(content=first.user_prompt)],
+                target=first.record.choices[first.record.answer],
+                metadata={
+                    **{key: fields[key] for key in ("record_id", "task", "question_index", "category")},
+                    "runs": {
+                        item.run.key: {"displayed": list(item.displayed), "target_position": item.target_position}
+                        for item in runs
+                    },
+                    FAN_OUT: spec,
+                },
+            )
+        )
     name = f"monbench_{'_'.join(tasks) if len(tasks) == 1 else 'all'}_{design}"
     return MemoryDataset(samples, name=name, location=str(data or FIXTURES))
 
@@ -124,7 +166,7 @@ def monbench(
     names = parse_metric_names(metrics)
     return Task(
         dataset=monbench_dataset(TASKS if task == "all" else (task,), design, formats, shots, data, split),
-        solver=generate(),
+        solver=fan_out_generate(),
         scorer=monbench_scorer(strict=parse_flag(strict, "strict")),
         metrics=[monbench_summary(category_weights=_weights(category_weights), metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),

@@ -40,6 +40,14 @@ class Run:
     def key(self) -> str:
         return f"p{self.ordering}_{self.format}"
 
+    @classmethod
+    def from_key(cls, key: str) -> Run:
+        """``Run.from_key("p5_label_content") == Run(5, "label_content")``."""
+        ordering, _, fmt = key.partition("_")
+        if not ordering.startswith("p") or not ordering[1:].isdigit() or fmt not in FORMATS:
+            raise ValueError(f"not a run key: {key!r}")
+        return cls(int(ordering[1:]), fmt)
+
 
 def runs_for(design: str = "full", formats: tuple[str, ...] | list[str] | str | None = None) -> list[Run]:
     """The runs of a design, in a fixed order (ordering-major)."""

@@ -8,7 +8,7 @@ from typing import Any
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.monbench.metrics import summarize as summarize_outcomes
 from ecom_tasks.monbench.parsing import MISMATCH, UNCLOSED_THINK, ParsedAnswer, parse_reply
-from ecom_tasks.monbench.protocol import FORMATS
+from ecom_tasks.monbench.protocol import FORMATS, Run
 from ecom_tasks.monbench.schema import CATEGORIES, TASKS
 
 
@@ -49,3 +49,43 @@ def summarize(
 ) -> dict[str, float]:
     """All MonBench metrics with the selected ``choice_runs`` metric specs (see ``metrics.summarize``)."""
     return summarize_outcomes(outcomes, specs, TASKS, FORMATS, category_weights=category_weights)
+
+
+#: Per-run outcome fields that vary between runs of one question (``<run key>/<field>`` when packed).
+RUN_FIELDS = ("position", "correct", "invalid", "mismatch", "truncated")
+#: Per-question fields, the same in every run.
+QUESTION_FIELDS = ("task", "question", "category")
+
+
+def pack_question(run_outcomes: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """The outcomes of one question's runs (run key -> outcome) as one flat numeric mapping.
+
+    One Inspect Score per question holds every run: flat numbers stay reducible
+    across epochs by Inspect's mean (``correct`` becomes the share of epochs right).
+    """
+    first = next(iter(run_outcomes.values()))
+    packed = {field: first[field] for field in QUESTION_FIELDS}
+    for key, outcome in run_outcomes.items():
+        packed.update({f"{key}/{field}": outcome[field] for field in RUN_FIELDS})
+    return packed
+
+
+def unpack_question(packed: Mapping[str, float]) -> list[dict[str, float]]:
+    """The per-run outcomes of a packed question, ready for ``summarize``."""
+    runs: dict[str, dict[str, float]] = {}
+    for name, value in packed.items():
+        key, _, field = name.partition("/")
+        if field:
+            runs.setdefault(key, {})[field] = value
+    out = []
+    for key, fields in runs.items():
+        run = Run.from_key(key)
+        out.append(
+            {
+                **{field: packed[field] for field in QUESTION_FIELDS},
+                "ordering": run.ordering,
+                "format": FORMATS.index(run.format),
+                **fields,
+            }
+        )
+    return out

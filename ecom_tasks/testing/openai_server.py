@@ -21,6 +21,11 @@ Policy = Callable[[dict[str, Any]], str]
 """Maps a parsed request body to the assistant message content (or completion text)."""
 
 
+class RequestRejected(Exception):
+    """Raised by a policy to answer 400 (a client error clients do not retry), e.g. to make
+    one sample of a run fail at once."""
+
+
 def _flatten(content: Any) -> str:
     """Return the text of a message ``content`` (a string or a list of parts)."""
     if content is None:
@@ -122,6 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chat(owner, body)
             else:
                 self._completions(owner, body)
+        except RequestRejected as exc:
+            self._error(400, str(exc), "invalid_request_error")
         except Exception as exc:  # a failing policy must not kill the server
             self._error(500, f"{type(exc).__name__}: {exc}", "server_error")
 

@@ -1,0 +1,92 @@
+"""One Sample, many conversations: generate every run of a Sample concurrently.
+
+Inspect spends tens of milliseconds of its own on every Sample, whatever the
+model. A protocol that asks the same question many times (MonBench: 24
+orderings x 3 formats) is far cheaper as one Sample whose runs are generated
+inside it, concurrently, under Inspect's own connection limit, retries and
+cache, each call still a model event in the log.
+
+The runs come from the Sample's metadata, so the solver needs no state of its
+own and ``inspect eval-retry`` rebuilds them from the log's task arguments::
+
+    metadata["fan_out"] = {
+        "systems": {"label": "...system prompt..."},            # shared prompts, stored once
+        "runs": [{"key": "p0_label", "system": "label", "user": "...question..."}, ...],
+    }
+
+The replies go to the sample store under ``fan_out`` (run key -> ``{"completion",
+"stop_reason"}``), where scorers read them and ``inspect view`` shows them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from inspect_ai._util.notgiven import NOT_GIVEN
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+FAN_OUT = "fan_out"
+
+
+def fan_out_spec(systems: dict[str, str], runs: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """The metadata entry for ``runs`` given as ``(key, system name, user text)``."""
+    keys = [key for key, _, _ in runs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("run keys must be unique within a sample")
+    unknown = {system for _, system, _ in runs} - set(systems)
+    if unknown:
+        raise ValueError(f"runs name system prompts that are not given: {sorted(unknown)}")
+    return {"systems": dict(systems), "runs": [{"key": k, "system": s, "user": u} for k, s, u in runs]}
+
+
+def run_messages(spec: dict[str, Any], run: dict[str, str]) -> list[ChatMessageSystem | ChatMessageUser]:
+    return [ChatMessageSystem(content=spec["systems"][run["system"]]), ChatMessageUser(content=run["user"])]
+
+
+@solver
+def fan_out_generate(cache: bool | CachePolicy | None = None) -> Solver:
+    """Generate every run in the Sample's ``fan_out`` metadata with the task's model, concurrently.
+
+    ``cache``: Inspect's per-call model cache, as for ``generate(cache=...)``; by default the
+    eval's own setting (``eval(..., cache=True)``, ``inspect eval --cache``) applies.
+    """
+    per_call_cache = NOT_GIVEN if cache is None else cache
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        spec = state.metadata[FAN_OUT]
+        model = get_model()
+
+        replies: dict[str, dict[str, str]] = {}
+
+        async def one(run: dict[str, str]) -> None:
+            output = await model.generate(run_messages(spec, run), cache=per_call_cache)
+            replies[run["key"]] = {"completion": output.completion, "stop_reason": str(output.stop_reason)}
+
+        # A plain task group (not inspect_ai.util.collect): a span per run would add 2 events per call.
+        async with anyio.create_task_group() as group:
+            for run in spec["runs"]:
+                group.start_soon(one, run)
+        ordered = {run["key"]: replies[run["key"]] for run in spec["runs"]}
+        state.store.set(FAN_OUT, ordered)
+        # The Sample's own output: the first run's reply (its conversation is the Sample's input).
+        first = ordered[spec["runs"][0]["key"]]
+        state.output = ModelOutput.from_content(model=str(model), content=first["completion"], stop_reason=first["stop_reason"])
+        return state
+
+    return solve
+
+
+def fan_out_replies(state: TaskState) -> dict[str, dict[str, str]]:
+    """Run key -> ``{"completion", "stop_reason"}`` as the solver stored them."""
+    replies = state.store.get(FAN_OUT)
+    if replies is None:
+        raise ValueError("no fan-out replies in the sample store: use the fan_out_generate() solver")
+    return replies
