@@ -181,7 +181,7 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
             for task in TASKS
         },
     }
-    assert f"|monbench_canonical|      1|none  |     0|acc           |↑  |{expected['acc']:.4f}|±  |   N/A|" in proc.stdout
+    assert f"|monbench_canonical|      2|none  |     0|acc           |↑  |{expected['acc']:.4f}|±  |   N/A|" in proc.stdout
 
 
 # --- inspect ---------------------------------------------------------------------------

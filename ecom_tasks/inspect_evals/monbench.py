@@ -170,7 +170,8 @@ def monbench(
         scorer=monbench_scorer(strict=parse_flag(strict, "strict")),
         metrics=[monbench_summary(category_weights=_weights(category_weights), metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
-        version="1.0.0",
+        # 2: one Sample per question; Label+Content graded by the label; normalised Content matching.
+        version="2.0.0",
         epochs=Epochs(1, outcome_mean()),
     )
 

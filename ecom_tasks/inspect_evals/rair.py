@@ -142,7 +142,8 @@ def rair_task(
         scorer=rair_scorer(),
         metrics=[rair_summary(metrics=names), rair_breakdown(metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
-        version="1.0.0",
+        # 1.1: final-answer parsing, per-group Macro-F1 over present levels.
+        version="1.1.0",
         epochs=Epochs(1, outcome_mean()),
         # The paper's primary metric (Sec. 6.1): it penalizes majority-class answering.
         headline_metric=HeadlineMetric(metric="macro_f1") if names is None or "macro_f1" in names else None,

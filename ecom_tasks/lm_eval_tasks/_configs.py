@@ -29,7 +29,7 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.add_representer(Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
 
 
-def task_template(task_class: str, description: str, max_gen_toks: int, **extra: Any) -> dict[str, Any]:
+def task_template(task_class: str, description: str, max_gen_toks: int, version: float, **extra: Any) -> dict[str, Any]:
     """Settings every ecom-tasks lm-eval task shares: our task class (metrics from the registered
     metric specs), documents from ``utils.load_docs``, greedy decoding with the variant's budget."""
     return {
@@ -44,7 +44,7 @@ def task_template(task_class: str, description: str, max_gen_toks: int, **extra:
         **extra,
         "num_fewshot": 0,
         "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": max_gen_toks},
-        "metadata": {"version": 1.0},
+        "metadata": {"version": version},
     }
 
 

@@ -9,12 +9,14 @@ from ecom_tasks.monbench.protocol import runs_for
 from ecom_tasks.monbench.variants import LM_EVAL_GROUPS, MAX_TOKENS, VARIANTS
 
 FOLDER = Path(__file__).parent
+#: Task version, bumped when scores stop being comparable with earlier results.
+VERSION = 2.0
 TEMPLATE = "_monbench_template.yaml"
 
 # The system prompt (instruction, output format, few-shot block) varies with the run's return
 # format, so it is a document column; `system_prefix` is a plain column (a Jinja template would be
 # re-rendered for every document) ending in the blank line that separates it from the question.
-TEMPLATE_CONFIG = task_template("MonBenchTask", "system_prefix", MAX_TOKENS, fewshot_delimiter="\n\n")
+TEMPLATE_CONFIG = task_template("MonBenchTask", "system_prefix", MAX_TOKENS, VERSION, fewshot_delimiter="\n\n")
 #: Group rows: unweighted means over the four tasks, as Table 2's "Avg." (its CI is in the Inspect task).
 GROUP_METRICS = (
     "acc",
@@ -49,7 +51,7 @@ def render() -> dict[str, str]:
             "group": group,
             "task": members,
             "aggregate_metric_list": [{"metric": m, "aggregation": "mean", "weight_by_size": False} for m in metrics],
-            "metadata": {"version": 1.0},
+            "metadata": {"version": VERSION},
         }
         files[f"_{group}.yaml"] = dump(config, "monbench")
     return files

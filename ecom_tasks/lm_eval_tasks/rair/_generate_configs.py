@@ -8,12 +8,14 @@ from ecom_tasks.lm_eval_tasks._configs import dump, main, task_template
 from ecom_tasks.rair.variants import LM_EVAL_GROUPS, MAX_TOKENS, VARIANTS
 
 FOLDER = Path(__file__).parent
+#: Task version, bumped when scores stop being comparable with earlier results.
+VERSION = 1.1
 TEMPLATE = "_rair_template.yaml"
 
 # The static system prompt (Fig. 9 instructions, plus the rules in the *_builtin_rules tasks) is
 # the same for every document; it ends with a newline, so without a chat template it is still
 # separated from the input.
-TEMPLATE_CONFIG = task_template("RairTask", "system_prompt", MAX_TOKENS)
+TEMPLATE_CONFIG = task_template("RairTask", "system_prompt", MAX_TOKENS, VERSION)
 GROUP_METRICS = ("acc2", "acc4", "macro_f1", "invalid_rate", "truncated_rate")
 
 
@@ -35,7 +37,7 @@ def render() -> dict[str, str]:
             "aggregate_metric_list": [
                 {"metric": metric, "aggregation": "mean", "weight_by_size": False} for metric in GROUP_METRICS
             ],
-            "metadata": {"version": 1.0},
+            "metadata": {"version": VERSION},
         }
         files[f"_{group}.yaml"] = dump(config, "rair")
     return files
