@@ -145,3 +145,16 @@ def test_rubric_to_100(score, expected):
 def test_rubric_out_of_range_raises(score):
     with pytest.raises(ValueError, match="outside 0..3"):
         rubric_to_100(score)
+
+
+def test_one_summary_serves_every_metric_of_the_same_items():
+    from ecom_tasks.scorers.memo import last_call_memo
+
+    calls = []
+    summary = last_call_memo(lambda items, name: calls.append((len(items), name)) or {"n": len(items), "name": name})
+    items = [{"a": 1}, {"a": 2}]
+    assert summary(items, "x") == summary(list(items), "x") == {"n": 2, "name": "x"}
+    assert calls == [(2, "x")]  # a copy of the same objects is the same items
+    summary(items, "y")  # other arguments
+    summary([{"a": 1}, {"a": 2}], "y")  # equal but other objects: computed again
+    assert calls == [(2, "x"), (2, "y"), (2, "y")]

@@ -48,8 +48,13 @@ from ecom_tasks.scorers.inspect_scorers import (
     outcome_values,
 )
 from ecom_tasks.scorers.kinds import LABELS
+from ecom_tasks.scorers.memo import last_call_memo
 
 FIXTURES = "ecom_tasks/fixtures/rair"
+
+
+#: rair_summary and rair_breakdown get the same scores list: one summary serves both.
+_summary = last_call_memo(lambda outcomes, specs: summarize(outcomes, specs))
 
 
 def _summary_keys(metrics: list[str] | None) -> tuple[str, ...]:
@@ -64,7 +69,7 @@ def rair_summary(metrics: list[str] | None = None) -> Metric:
     keys = _summary_keys(metrics)
 
     def compute(scores: list[SampleScore]) -> Value:
-        result = summarize(outcome_values(scores), specs)
+        result = _summary(outcome_values(scores), tuple(specs))
         return {key: result[key] for key in keys}
 
     return compute
@@ -77,7 +82,7 @@ def rair_breakdown(metrics: list[str] | None = None) -> Metric:
     keys = set(_summary_keys(metrics))
 
     def compute(scores: list[SampleScore]) -> Value:
-        result = summarize(outcome_values(scores), specs)
+        result = _summary(outcome_values(scores), tuple(specs))
         return {key: value for key, value in result.items() if key not in keys}
 
     return compute

@@ -72,7 +72,11 @@ def macro_f1(
 
 
 def binarized_accuracy(
-    gold: Sequence[str], pred: Sequence[str], positive: Iterable[str], negative: Iterable[str]
+    gold: Sequence[str],
+    pred: Sequence[str],
+    positive: Iterable[str],
+    negative: Iterable[str],
+    sample_weight: Sequence[float] | None = None,
 ) -> float:
     """Accuracy after mapping labels onto two classes (e.g. RAIR's Acc@2).
 
@@ -86,7 +90,7 @@ def binarized_accuracy(
     gold_sides = [side(g) for g in gold]
     if INVALID in gold_sides:
         raise ValueError("a gold label is in neither group")
-    return accuracy(gold_sides, [side(p) for p in pred])
+    return accuracy(gold_sides, [side(p) for p in pred], sample_weight=sample_weight)
 
 
 def confusion(

@@ -34,7 +34,6 @@ from ecom_tasks.scorers.core import INVALID
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.labels import label_outcome, labels_of, summarize_labels
 
-
 #: Inspect stop reasons of a reply cut off by the token limit (counted in ``truncated_rate``).
 TRUNCATED_STOP_REASONS = ("max_tokens", "model_length")
 

@@ -11,6 +11,7 @@ Inspect and lm-eval alike.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -70,6 +71,12 @@ class ChoiceRuns:
     def __len__(self) -> int:
         return int(self.correct.size)
 
+    @functools.cached_property
+    def accuracy_ci(self) -> tuple[float, float]:
+        """Mean run accuracy and the half-width of its Student-t interval over runs (``acc``,
+        ``acc_ci``: computed once for both)."""
+        return mean_ci(self.run_accuracies(), self.confidence)
+
     def run_accuracies(self) -> np.ndarray:
         """One accuracy per run (unweighted mean over the tasks present in that run)."""
         # Run keys stay below 1e6 (ordering * 1000 + format), so one number keys a (task, run) pair.
@@ -108,10 +115,7 @@ class RubricGrades:
 def _acc2(data: LabelPairs) -> float:
     if not data.positive:
         return NAN
-    if data.weights is None:
-        return binarized_accuracy(data.gold, data.pred, positive=data.positive, negative=data.negative)
-    side = {**{label: "pos" for label in data.positive}, **{label: "neg" for label in data.negative}}
-    return accuracy([side[g] for g in data.gold], [side.get(p, "invalid") for p in data.pred], sample_weight=data.weights)
+    return binarized_accuracy(data.gold, data.pred, data.positive, data.negative, sample_weight=data.weights)
 
 
 def _acc4(data: LabelPairs) -> float:
@@ -123,11 +127,11 @@ def _macro_f1(data: LabelPairs) -> float:
 
 
 def _acc(data: ChoiceRuns) -> float:
-    return mean_ci(data.run_accuracies(), data.confidence)[0]
+    return data.accuracy_ci[0]
 
 
 def _acc_ci(data: ChoiceRuns) -> float:
-    return mean_ci(data.run_accuracies(), data.confidence)[1]
+    return data.accuracy_ci[1]
 
 
 def recall_at(k: int) -> MetricSpec:

@@ -18,6 +18,7 @@ from lm_eval.api.task import ConfigurableTask
 
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.plugins import select_metrics
+from ecom_tasks.scorers.memo import last_call_memo
 
 
 def summary_aggregations(
@@ -29,14 +30,7 @@ def summary_aggregations(
     document, so lm-eval calls each aggregation with lists of the same objects.
     A key the summary lacks (a group absent from the data) aggregates to ``nan``.
     """
-    last: dict[str, Any] = {"items": None, "summary": None}
-
-    def summary_of(items: list[Any]) -> Mapping[str, float]:
-        seen = last["items"]
-        # Identity, not equality: the kept list holds the objects alive, so ids cannot be reused.
-        if seen is None or len(seen) != len(items) or any(a is not b for a, b in zip(seen, items)):
-            last["items"], last["summary"] = list(items), summarize(items)
-        return last["summary"]
+    summary_of = last_call_memo(summarize)
 
     def aggregation(key: str) -> Callable[[list[Any]], float]:
         def aggregate(items: list[Any]) -> float:
