@@ -5,11 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from ecom_tasks.data import fixtures_dir
+from ecom_tasks.ecomeval.baseline import respond_ecomeval, respond_grader
+from ecom_tasks.ecomeval.schema import load_records as load_ecomeval
 from ecom_tasks.hookspecs import DatasetSpec, hookimpl
 from ecom_tasks.monbench.baseline import respond_multiple_choice
 from ecom_tasks.monbench.schema import load_records as load_monbench
 from ecom_tasks.rair.baseline import respond_rair
 from ecom_tasks.rair.schema import load_records as load_rair
+from ecom_tasks.rmir.baseline import respond_rmir
+from ecom_tasks.rmir.embedders import BUILTIN_EMBEDDERS
+from ecom_tasks.rmir.schema import load_data as load_rmir
 from ecom_tasks.scorers.kinds import BUILTIN_METRICS
 
 
@@ -38,10 +43,29 @@ def ecom_tasks_datasets():
             load=lambda data: load_rair(data, check_images=True),
             default_data=lambda: fixtures_dir("rair"),
         ),
+        DatasetSpec(
+            name="ecomeval",
+            description="EcomEval (Shopee) records (category, task, language, question, reference, images, difficulty)",
+            load=lambda data: load_ecomeval(data, check_images=True),
+            default_data=lambda: fixtures_dir("ecomeval"),
+        ),
+        DatasetSpec(
+            name="rmir",
+            description="RMIR folder: queries (category, query_text, query_image, positives or qrels) and pool (id, image, description)",
+            load=lambda data: load_rmir(data, check_images=True).records(),
+            default_data=lambda: fixtures_dir("rmir"),
+        ),
     ]
 
 
 @hookimpl
 def ecom_tasks_baseline_responders():
     # RAIR's recognises only its own prompts; MonBench's answers any A-D question in tags.
-    return [respond_rair, respond_multiple_choice]
+    # EcomEval's baseline judge goes first: its prompts quote questions the others would answer.
+    # EcomEval's answerer takes a lone user question unless it asks for MonBench's tags.
+    return [respond_grader, respond_rair, respond_rmir, respond_ecomeval, respond_multiple_choice]
+
+
+@hookimpl
+def ecom_tasks_retrievers():
+    return dict(BUILTIN_EMBEDDERS)

@@ -10,8 +10,10 @@ from pathlib import Path
 from ecom_tasks.offline import apply_safe_defaults
 
 #: The demo: every benchmark on the bundled fixtures with the offline baseline.
-DEMO_INSPECT_TASKS = ("ecom_tasks/monbench_perm", "ecom_tasks/rair_general", "ecom_tasks/rair_hard", "ecom_tasks/rair_visual")
-DEMO_LM_EVAL_TASKS = ("monbench_perm", "rair")
+DEMO_INSPECT_TASKS = ("ecom_tasks/monbench_perm", "ecom_tasks/rair_general", "ecom_tasks/rair_hard", "ecom_tasks/rair_visual", "ecom_tasks/ecomeval", "ecom_tasks/rmir", "ecom_tasks/rmir_reason")
+DEMO_LM_EVAL_TASKS = ("monbench_perm", "rair", "ecomeval_exact")
+#: Judge-graded tasks (EcomEval) use the baseline as their grader too (a baseline judge, not a real one).
+DEMO_MODEL_ROLES = {"grader": "ecom/baseline"}
 
 
 def _inspect_objects() -> list[tuple[str, str]]:
@@ -102,7 +104,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"INVALID: {len(exc.problems)} problem(s) in {data}", file=sys.stderr)
         return 1
     counts = collections.Counter(
-        "/".join(str(getattr(r, f)) for f in ("task", "subset", "split") if hasattr(r, f)) for r in records
+        "/".join(str(getattr(r, f)) for f in ("task", "subset", "split", "table") if hasattr(r, f)) for r in records
     )
     print(f"OK: {len(records)} {args.benchmark} records in {data}")
     for key, count in sorted(counts.items()):
@@ -121,7 +123,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     log_dir = str(Path(args.log_dir).resolve())
     logs = inspect_eval(
-        list(DEMO_INSPECT_TASKS), model="ecom/baseline", log_dir=log_dir, display="none", log_level="warning"
+        list(DEMO_INSPECT_TASKS), model="ecom/baseline", model_roles=dict(DEMO_MODEL_ROLES), log_dir=log_dir, display="none", log_level="warning"
     )
     from ecom_tasks.report import by_benchmark, format_table, inspect_rows, lm_eval_rows
 
@@ -141,13 +143,112 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from ecom_tasks.lm_eval_tasks import task_manager
 
+    from lm_eval.loggers import EvaluationTracker
+
+    # Saved as lm_eval --output_path saves it, so the report (and users) can read it back.
+    tracker = EvaluationTracker(output_path=str(Path(log_dir) / "lm-eval"))
     results = lm_eval.simple_evaluate(
-        model="ecom-baseline", tasks=list(DEMO_LM_EVAL_TASKS), task_manager=task_manager(), bootstrap_iters=0
+        model="ecom-baseline", tasks=list(DEMO_LM_EVAL_TASKS), task_manager=task_manager(), bootstrap_iters=0,
+        evaluation_tracker=tracker,
     )
+    tracker.save_results_aggregated(results=results)
     print("\nlm-eval: model ecom-baseline on the bundled fixtures (same scoring code, same numbers)")
     for table in by_benchmark(lm_eval_rows(results)).values():
         print(format_table(table), end="\n\n")
+    from ecom_tasks.report import write_report
+
+    report = write_report([log_dir], Path(log_dir) / "report")
+    print(f"Report (the papers' tables with their published rows beside ours): {report.html}")
+    if report.notice:
+        print(report.notice)
     return 1 if failed else 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """EcomEval difficulty labels from several models' Inspect logs (Sec. 3.2)."""
+    import csv
+    import json
+    import os
+
+    from ecom_tasks.data import fixtures_dir, load_rows
+    from ecom_tasks.ecomeval.calibration import calibrate
+    from ecom_tasks.ecomeval.schema import load_records
+    from ecom_tasks.inspect_evals.ecomeval import FIXTURES, log_grades
+
+    try:
+        grades, tasks, recorded = log_grades(list(args.logs))
+        items, task_rows = calibrate(grades, tasks)
+    except (OSError, ValueError) as exc:
+        print(f"calibrate: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(grades)} model(s): {', '.join(grades)}; {len(items)} items")
+    print(f"{'task':<40} {'items':>5} {'models':>6} {'score':>7}  difficulty")
+    for task, row in task_rows.items():
+        score = f"{row.score:.2f}" if row.score is not None else "-"
+        print(f"{task:<40} {row.n_items:>5} {row.n_models:>6} {score:>7}  {row.difficulty or '-'}")
+    counts = collections.Counter(row.difficulty or "none (no grade)" for row in items.values())
+    print("items: " + ", ".join(f"{name} {count}" for name, count in sorted(counts.items())))
+    if not args.out:
+        return 0
+    data = args.data
+    if data is None:
+        if len(recorded) != 1:
+            print(f"calibrate: give --data (the logs record {len(recorded)} data sources: {recorded})", file=sys.stderr)
+            return 2
+        data = str(fixtures_dir("ecomeval")) if recorded[0] == FIXTURES else recorded[0]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    records = {r.id: r for r in load_records(data)}
+
+    def image_ref(image: str) -> str:
+        # Paths are written relative to the output file, as the loader resolves them.
+        return os.path.relpath(image, out.parent.resolve()) if os.path.isabs(image) else image
+
+    written = 0
+    with out.open("w", encoding="utf-8") as fh:
+        for row in load_rows(data):
+            values = dict(row.values)
+            record = records[str(values["id"]).strip()]
+            found = items.get(record.id)
+            values["difficulty"] = found.difficulty if found else None
+            values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
+            values["images"] = [image_ref(image) for image in record.images]
+            fh.write(json.dumps(values, ensure_ascii=False, default=str) + "\n")
+            written += 1
+    table = Path(args.tasks_out) if args.tasks_out else out.with_name(f"{out.stem}.tasks.csv")
+    with table.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["task", "items", "models", "score", "difficulty"])
+        for task, row in task_rows.items():
+            writer.writerow([task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""])
+    missing = sum(1 for r in records if r not in items)
+    print(f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}")
+    return 0
+
+
+def _print_report(result) -> None:
+    print(f"report: {result.runs} run row(s), {result.failed} unfinished/failed, {result.tables} table(s) in {result.out}")
+    if result.notice:
+        print(result.notice)
+    for path in result.files:
+        if path.suffix in (".html", ".md"):
+            print(f"  {path}")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ecom_tasks.report import parse_formats, write_report
+
+    try:
+        formats = parse_formats(args.format)
+        result = write_report(args.paths, args.out, formats, progress=True)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    if result.runs == 0 and result.failed == 0:
+        print(f"report: no Inspect logs or lm-eval results under {', '.join(args.paths)}", file=sys.stderr)
+        return 2
+    _print_report(result)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,6 +265,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the bundled fixtures with the offline baseline and print results")
     demo.add_argument("--log-dir", default="logs/demo")
     demo.set_defaults(func=cmd_demo)
+    report = sub.add_parser("report", help="the papers' tables and figures from Inspect logs and lm-eval results")
+    report.add_argument("paths", nargs="+", metavar="PATH", help="Inspect logs (.eval/.json), lm-eval output folders, or folders of them")
+    report.add_argument("--out", default="report", help="output folder (default: report)")
+    report.add_argument("--format", default="md,csv,html", help="comma-separated: md, csv, html (default: all)")
+    report.set_defaults(func=cmd_report)
+    calibrate = sub.add_parser("calibrate", help="EcomEval difficulty labels from several models' Inspect logs")
+    calibrate.add_argument("logs", nargs="+", help="Inspect logs of EcomEval runs (one or more per model)")
+    calibrate.add_argument("--out", help="write the data with a filled difficulty column here (JSON Lines)")
+    calibrate.add_argument("--data", help="the data the logs were run on (default: as recorded in the logs)")
+    calibrate.add_argument("--tasks-out", help="task-level table (CSV; default: <out stem>.tasks.csv)")
+    calibrate.set_defaults(func=cmd_calibrate)
     return parser
 
 

@@ -70,7 +70,10 @@ def ecom_tasks_metrics() -> list[MetricSpec]:
 
 @hookspec
 def ecom_tasks_retrievers() -> dict[str, Callable[..., Any]]:
-    """Retriever factories by name, for retrieval benchmarks (RMIR)."""
+    """Embedder factories by name, for retrieval benchmarks (RMIR): ``-T retriever=<name>`` calls
+    ``factory(**retriever_args)``, which returns an embedder (a str ``id`` naming the model and every
+    setting that changes its vectors, used as the cache key, and ``embed(inputs, role) -> (n, d)
+    array``; see ``ecom_tasks.rmir.embedders``). A name registered twice is an error."""
 
 
 @hookspec

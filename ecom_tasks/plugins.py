@@ -91,6 +91,22 @@ def select_metrics(kind: str, names: str | Sequence[str] | None = None) -> list[
     return [of_kind[name] for name in dict.fromkeys(chosen)]
 
 
+def retrievers() -> dict[str, Callable[..., Any]]:
+    """Every registered retriever (embedder) factory by name; a name registered twice is an error naming both plugins."""
+    merged: dict[str, Callable[..., Any]] = {}
+    owner: dict[str, str] = {}
+    for plugin, mapping in contributions("ecom_tasks_retrievers"):
+        if not isinstance(mapping, dict):
+            raise TypeError(f"ecom_tasks_retrievers: plugin {plugin!r} returned {mapping!r}, not a dict of name -> factory")
+        for name, factory in mapping.items():
+            if not callable(factory):
+                raise TypeError(f"ecom_tasks_retrievers: {name!r} from plugin {plugin!r} is not callable")
+            if name in merged:
+                raise ValueError(f"ecom_tasks_retrievers: {name!r} from plugin {plugin!r} is already registered by {owner[name]!r}")
+            merged[name], owner[name] = factory, plugin
+    return merged
+
+
 def datasets() -> dict[str, hookspecs.DatasetSpec]:
     return {spec.name: spec for _, specs in contributions("ecom_tasks_datasets") for spec in specs}
 

@@ -268,3 +268,63 @@ def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
     )
     assert proc.returncode != 0
     assert "unknown labels metric(s) kappa; registered for this kind: acc2, acc4, macro_f1" in proc.stderr
+
+
+# --- a third-party RMIR embedder, registered through the ecom_tasks_retrievers hook ------------
+
+
+def test_plugin_embedder_runs_rmir(tmp_path: Path) -> None:
+    import numpy as np
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from ecom_tasks.rmir.embedders import EmbedInput
+    from ecom_tasks.rmir.schema import load_data
+
+    out = check_ok(run_cli(["ecom-tasks", "list"], env=PLUGIN_ENV, cwd=tmp_path)).stdout.splitlines()
+    assert f"  {'word_hash':<28} [example]" in out and f"  {'lexical':<28} [builtin]" in out
+    logs = tmp_path / "logs"
+    check_ok(
+        run_cli(
+            ["inspect", "eval", "ecom_tasks/rmir", "-T", "retriever=word_hash", "-T", 'retriever_args={"dim": 32}',
+             "--model", "none", "--log-dir", logs, "--display", "none"],
+            env={**PLUGIN_ENV, "ECOM_TASKS_CACHE": str(tmp_path / "cache")},
+            cwd=tmp_path,
+        )
+    )
+    (info,) = list_eval_logs(str(logs))
+    log = read_eval_log(info)
+    assert log.status == "success", log.error
+    metrics = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
+    # By hand from the plugin's own vectors: cosine, stable sort, positives in the top 20 / positives.
+    embedder = _load_example_module().WordHashEmbedder(dim=32)
+    data = load_data()
+
+    def unit(rows):
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1, norms)
+
+    pool = unit(embedder.embed([EmbedInput(text=p.description) for p in data.pool], "pool"))
+    recalls = []
+    for q in data.queries:
+        query = unit(embedder.embed([EmbedInput(text=q.query_text)], "query"))[0]
+        if not query.any():
+            recalls.append(0.0)
+            continue
+        ranked = [data.pool[i].id for i in np.argsort(-(pool @ query), kind="stable")[:20]]
+        recalls.append(len(set(ranked) & set(q.positives)) / len(q.positives))
+    assert metrics["recall@20"] == pytest.approx(float(np.mean(recalls)), abs=1e-6)
+    assert log.samples[0].scores["rmir_scorer"].metadata["pool_embedded"] == 26
+
+
+def test_duplicate_retriever_name_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Clash:
+        @hookspecs.hookimpl
+        def ecom_tasks_retrievers(self):
+            return {"lexical": lambda: None}
+
+    monkeypatch.setattr(plugins, "plugin_manager", lambda: _fresh_manager((Clash(), "clash")))
+    with pytest.raises(ValueError, match=r"^ecom_tasks_retrievers: 'lexical' from plugin 'clash' is already registered by 'builtin'$"):
+        plugins.retrievers()
+    example = _load_example_module()
+    monkeypatch.setattr(plugins, "plugin_manager", lambda: _fresh_manager((example, "example")))
+    assert list(plugins.retrievers()) == ["lexical", "openai_embeddings", "open_clip", "sentence_transformers", "word_hash"]

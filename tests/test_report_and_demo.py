@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 
@@ -45,3 +46,11 @@ def test_demo_prints_a_results_table_for_every_benchmark(tmp_path: Path):
     for task in ("rair_general", "rair_hard", "rair_visual", "rair_visual_text"):
         assert re.search(rf"^{task}\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+", out, re.M), task
     assert list((tmp_path / "logs").glob("*.eval"))
+    # It ends with the report of its own runs, in both frameworks, and says where it is.
+    report = tmp_path / "logs" / "report"
+    assert f"{report / 'report.html'}" in out.splitlines()[-1] or f"{report / 'report.html'}" in out
+    assert (report / "report.md").exists() and (report / "csv" / "runs.csv").exists()
+    with (report / "csv" / "monbench_table2.csv").open(encoding="utf-8") as fh:
+        rows = {(r["model"], r["source"]): r for r in csv.DictReader(fh) if r["kind"] == "run"}
+    assert set(rows) == {("ecom/baseline", "inspect"), ("ecom-baseline", "lm-eval")}
+    assert {round(float(r["acc"]), 4) for r in rows.values()} == {0.4479}

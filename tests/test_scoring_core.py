@@ -158,3 +158,57 @@ def test_one_summary_serves_every_metric_of_the_same_items():
     summary(items, "y")  # other arguments
     summary([{"a": 1}, {"a": 2}], "y")  # equal but other objects: computed again
     assert calls == [(2, "x"), (2, "y"), (2, "y")]
+
+
+# --- ranking metrics: hand-computed values and pytrec_eval (trec_eval) -------------------------
+
+
+def test_reciprocal_rank_and_ndcg_by_hand():
+    from ecom_tasks.scorers.core import ndcg_at_k, reciprocal_rank
+
+    ranked = {"q1": ["d3", "d1", "d2"], "q2": ["d9"], "q3": ["d1"]}
+    qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d1": 1}, "q3": {"d1": 0}}
+    assert reciprocal_rank(ranked, qrels) == {"q1": 0.5, "q2": 0.0}  # q3 has no relevant doc: left out
+    # q1: DCG = 1/log2(3) + 1/log2(4); ideal = 1 + 1/log2(3)
+    expected = (1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3))
+    assert ndcg_at_k(ranked, qrels, 10)["q1"] == pytest.approx(expected)
+    assert ndcg_at_k(ranked, qrels, 1)["q1"] == 0.0
+    assert ndcg_at_k({"q": ["b", "a"]}, {"q": {"a": 2, "b": 1}}, 2)["q"] == pytest.approx(
+        (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    )
+
+
+def test_ranking_metrics_match_pytrec_eval():
+    import pytrec_eval
+
+    from ecom_tasks.scorers.core import ndcg_at_k, reciprocal_rank
+
+    rng = random.Random(7)
+    docs = [f"d{i}" for i in range(60)]
+    for _ in range(30):
+        ranked, qrels = {}, {}
+        for q in range(8):
+            qid = f"q{q}"
+            ranked[qid] = rng.sample(docs, rng.randint(1, 60))
+            qrels[qid] = {d: rng.choice([1, 1, 2, 3]) for d in rng.sample(docs, rng.randint(1, 20))}
+        # trec_eval orders a run by score: give strictly decreasing scores in our order.
+        run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in ranked.items()}
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recall.20", "recall.50", "recip_rank", "ndcg_cut.10"})
+        trec = evaluator.evaluate(run)
+        for k in (20, 50):
+            ours = recall_at_k(ranked, qrels, k)
+            assert ours == pytest.approx({q: trec[q][f"recall_{k}"] for q in ours})
+        assert reciprocal_rank(ranked, qrels) == pytest.approx({q: trec[q]["recip_rank"] for q in ranked})
+        assert ndcg_at_k(ranked, qrels, 10) == pytest.approx({q: trec[q]["ndcg_cut_10"] for q in ranked})
+
+
+def test_builtin_ranking_specs_are_means_over_queries():
+    from ecom_tasks.plugins import select_metrics
+    from ecom_tasks.scorers.kinds import Rankings
+
+    specs = {s.name: s for s in select_metrics("ranking")}
+    assert list(specs) == ["recall@20", "recall@50", "mrr", "ndcg@10"]
+    data = Rankings({"a": ["x", "p"], "b": ["p"]}, {"a": {"p": 1}, "b": {"p": 1}})
+    assert specs["mrr"].compute(data) == pytest.approx((0.5 + 1) / 2)
+    assert specs["ndcg@10"].compute(data) == pytest.approx((1 / math.log2(3) + 1) / 2)
+    assert specs["recall@20"].compute(data) == 1.0

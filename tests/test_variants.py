@@ -19,7 +19,7 @@ from ecom_tasks.rair.variants import VARIANTS as RAIR_VARIANTS
 from ecom_tasks.scorers.inspect_scorers import label_metrics, label_scorer
 
 
-@pytest.mark.parametrize("benchmark", ["monbench", "rair"])
+@pytest.mark.parametrize("benchmark", ["monbench", "rair", "ecomeval"])
 def test_checked_in_yaml_is_what_the_generator_writes(benchmark, tmp_path):
     generator = importlib.import_module(f"ecom_tasks.lm_eval_tasks.{benchmark}._generate_configs")
     assert stale_files(TASKS_DIR / benchmark, generator.render()) == []
@@ -100,3 +100,24 @@ def test_third_party_task_reuses_the_label_scorer(tmp_path):
     side = {"bad": 0, "ok": 1, "good": 1, "invalid": -1}
     assert metrics["acc2"] == accuracy_score([side[g] for g in gold], [side[p] for p in pred]) == pytest.approx(4 / 6)
     assert metrics["invalid_rate"] == pytest.approx(1 / 6) and metrics["n"] == 6
+
+
+def test_ecomeval_names_and_documents_agree_between_frameworks():
+    from ecom_tasks.ecomeval.variants import LM_EVAL_GROUPS as ECOMEVAL_GROUPS
+    from ecom_tasks.ecomeval.variants import VARIANTS as ECOMEVAL_VARIANTS
+    from ecom_tasks.inspect_evals import ecomeval as inspect_ecomeval
+
+    manager = task_manager(include_defaults=False)
+    lm_eval_names = {n for n in set(manager.all_subtasks) | set(manager.all_groups) if n.startswith("ecomeval")}
+    in_lm_eval = {n for n, v in ECOMEVAL_VARIANTS.items() if v.in_lm_eval}
+    assert lm_eval_names == in_lm_eval | set(ECOMEVAL_GROUPS) == in_lm_eval | {"ecomeval_exact"}
+    # Every name runs in Inspect; the judge-graded ones only there (lm-eval runs no judge).
+    assert set(inspect_ecomeval.PRESETS) | {"ecomeval"} == set(ECOMEVAL_VARIANTS)
+    loaded = manager.load(ECOMEVAL_GROUPS["ecomeval_exact"])["tasks"]
+    for name in ECOMEVAL_GROUPS["ecomeval_exact"]:
+        samples = list(inspect_ecomeval.PRESETS[name]().dataset)
+        docs = list(loaded[name].test_docs())
+        assert [s.id for s in samples] == [d["id"] for d in docs] and docs
+        assert [s.input[0].text for s in samples] == [loaded[name].doc_to_text(d) for d in docs]
+    group_ids = sorted(d["id"] for name in ECOMEVAL_GROUPS["ecomeval_exact"] for d in loaded[name].test_docs())
+    assert group_ids == sorted(s.id for s in inspect_ecomeval.PRESETS["ecomeval_exact"]().dataset)

@@ -136,6 +136,48 @@ def mean_recall_at_k(
     return float(np.mean(list(per_query.values()))) if per_query else NAN
 
 
+def reciprocal_rank(
+    ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]]
+) -> dict[str, float]:
+    """Per-query reciprocal rank of the first relevant doc in the ranking (0 when none is ranked).
+
+    Queries as in :func:`recall_at_k`: a query without relevant docs is left out.
+    The ranking is as deep as given: a relevant doc below it counts as not found.
+    """
+    result: dict[str, float] = {}
+    for qid, judged in qrels.items():
+        relevant = {doc for doc, rel in judged.items() if rel > 0}
+        if not relevant:
+            continue
+        result[qid] = next((1.0 / rank for rank, doc in enumerate(ranked.get(qid, ()), start=1) if doc in relevant), 0.0)
+    return result
+
+
+def ndcg_at_k(
+    ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int
+) -> dict[str, float]:
+    """Per-query nDCG@k with the graded relevance as gain and ``1 / log2(rank + 1)`` discount
+    (trec_eval's ``ndcg_cut``); the ideal ranking is the judged docs by relevance."""
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    result: dict[str, float] = {}
+    discounts = 1.0 / np.log2(np.arange(2, k + 2))
+    for qid, judged in qrels.items():
+        gains = sorted((float(rel) for rel in judged.values() if rel > 0), reverse=True)[:k]
+        if not gains:
+            continue
+        ideal = float(np.dot(gains, discounts[: len(gains)]))
+        top = list(ranked.get(qid, ()))[:k]
+        got = [max(float(judged.get(doc, 0.0)), 0.0) for doc in top]
+        result[qid] = float(np.dot(got, discounts[: len(got)])) / ideal
+    return result
+
+
+def mean_over_queries(per_query: Mapping[str, float]) -> float:
+    """The mean of per-query values (``nan`` for none)."""
+    return float(np.mean(list(per_query.values()))) if per_query else NAN
+
+
 RUBRIC_MAX = 3
 
 

@@ -24,7 +24,10 @@ from ecom_tasks.scorers.core import (
     binarized_accuracy,
     macro_f1,
     mean_ci,
+    mean_over_queries,
     mean_recall_at_k,
+    ndcg_at_k,
+    reciprocal_rank,
     rubric_to_100,
 )
 
@@ -104,9 +107,11 @@ class Rankings:
 
 @dataclass(frozen=True)
 class RubricGrades:
-    """Judge grades on the 0..3 rubric (judge failures are not in here: they are counted apart)."""
+    """Judge grades on the 0..``RUBRIC_MAX`` rubric, one per graded item, with each item's category
+    (judge failures are not in here: they are counted apart, never a grade)."""
 
     grades: Sequence[float]
+    categories: Sequence[str]
 
     def __len__(self) -> int:
         return len(self.grades)
@@ -144,8 +149,28 @@ def recall_at(k: int) -> MetricSpec:
     )
 
 
-def _rubric_score(data: RubricGrades) -> float:
+def ndcg_at(k: int) -> MetricSpec:
+    """``ndcg@k`` (trec_eval's ``ndcg_cut_k``) averaged over queries with a relevant document."""
+    return MetricSpec(
+        f"ndcg@{k}",
+        RANKING,
+        lambda data: mean_over_queries(ndcg_at_k(data.ranked, data.qrels, k)),
+        description=f"nDCG of a query's top {k} (gain = relevance, log2 discount), averaged over queries",
+    )
+
+
+def _mrr(data: Rankings) -> float:
+    return mean_over_queries(reciprocal_rank(data.ranked, data.qrels))
+
+
+def _rubric_items(data: RubricGrades) -> float:
     return float(np.mean([rubric_to_100(g) for g in data.grades]))
+
+
+def _rubric_category_macro(data: RubricGrades) -> float:
+    keys = np.asarray([str(c) for c in data.categories])
+    values = np.asarray([rubric_to_100(g) for g in data.grades], dtype=float)
+    return float(_group_means(keys, values)[1].mean())
 
 
 BUILTIN_METRICS: tuple[MetricSpec, ...] = (
@@ -156,7 +181,15 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("acc_ci", CHOICE_RUNS, _acc_ci, higher_is_better=False, description="half-width of the Student-t CI of acc over runs"),
     recall_at(20),
     recall_at(50),
-    MetricSpec("rubric_score", RUBRIC, _rubric_score, description="mean judge grade, 0-3 mapped linearly onto 0-100"),
+    MetricSpec("mrr", RANKING, _mrr, description="reciprocal rank of the first relevant item in the ranking, averaged over queries"),
+    ndcg_at(10),
+    MetricSpec(
+        "score",
+        RUBRIC,
+        _rubric_category_macro,
+        description="mean over the categories present of each category's mean grade, 0-3 mapped onto 0-100 (EcomEval's Average)",
+    ),
+    MetricSpec("score_items", RUBRIC, _rubric_items, description="mean grade over all graded items, 0-3 mapped onto 0-100"),
 )
 
 

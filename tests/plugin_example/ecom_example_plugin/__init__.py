@@ -4,14 +4,17 @@ Putting ``tests/plugin_example`` on ``PYTHONPATH`` makes ``importlib.metadata``
 find ``ecom_example_plugin-0.1.0.dist-info`` and its entry point
 ``[ecom_tasks] example = ecom_example_plugin``, exactly as if the plugin had
 been pip-installed. It contributes a metric of the ``labels`` kind (Cohen's
-kappa from scikit-learn, so every relevance benchmark computes it) and one
-lm-eval task folder.
+kappa from scikit-learn, so every relevance benchmark computes it), one
+lm-eval task folder and an RMIR embedder (``word_hash``: hashed bag of words).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
+
+import numpy as np
 
 from ecom_tasks.hookspecs import MetricSpec, hookimpl
 
@@ -45,3 +48,23 @@ def ecom_tasks_metrics():
 @hookimpl
 def ecom_tasks_lm_eval_task_dirs():
     return [str(TASKS_DIR)]
+
+
+class WordHashEmbedder:
+    """Texts as hashed bags of lower-cased words (``dim`` buckets); images are ignored."""
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = int(dim)
+        self.id = f"word_hash(dim={self.dim})"  # everything that changes the vectors: the cache key
+
+    def embed(self, inputs, role):
+        rows = np.zeros((len(inputs), self.dim), dtype=np.float32)
+        for row, item in enumerate(inputs):
+            for word in re.findall(r"[a-z]+", (item.text or "").lower()):
+                rows[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        return rows
+
+
+@hookimpl
+def ecom_tasks_retrievers():
+    return {"word_hash": WordHashEmbedder}

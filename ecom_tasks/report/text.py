@@ -1,4 +1,4 @@
-"""Results tables: Inspect logs and lm-eval results pivoted to task rows x metric columns."""
+"""Fixed-width text tables (the demo's console output): Inspect logs and lm-eval results pivoted to task rows x metric columns."""
 
 from __future__ import annotations
 

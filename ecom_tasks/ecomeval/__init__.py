@@ -1,0 +1,10 @@
+"""EcomEval (Shopee; Xie et al., 2025): 6 categories, 37 tasks, 7 languages, graded by an LLM judge on a 0-3 rubric.
+
+Files: ``schema`` (record, judge gold cases, validation, loading), ``prompts``
+(the question as it is; the grader template), ``protocol`` (filters, records ->
+items), ``parsing`` (strict grade parsing, exact answers), ``metrics`` (the
+metric maths, judge agreement), ``scoring`` (``score_grade``, ``score_exact``,
+``summarize``), ``calibration`` (difficulty labels across models),
+``baseline`` (the offline answerer and baseline judge), ``variants`` (named
+settings shared by the Inspect and lm-eval adapters). See README.md.
+"""

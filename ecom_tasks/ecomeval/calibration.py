@@ -1,0 +1,85 @@
+"""Difficulty calibration (Sec. 3.2, App. C): average scores across models, then label.
+
+Input: for each model, each item's grade (0..3, the epoch mean when there
+were several; ``None`` for a judge failure) and each item's task. An item's
+score is the mean over the models that graded it of grade / 3 x 100; a
+task's score is the mean over models of that model's mean over the task's
+graded items. Labels: ``hard`` below 70, ``medium`` from 70 to 80 inclusive,
+``easy`` above 80. The maths is exact (fractions), so a score of exactly 70
+or 80 is ``medium``. An item no model graded gets no score and no label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ecom_tasks.scorers.core import RUBRIC_MAX
+
+HARD_BELOW = 70
+EASY_ABOVE = 80
+
+
+def label(score: Fraction | float | None) -> str | None:
+    """``hard`` < 70 <= ``medium`` <= 80 < ``easy``; None for no score."""
+    if score is None:
+        return None
+    if score < HARD_BELOW:
+        return "hard"
+    if score > EASY_ABOVE:
+        return "easy"
+    return "medium"
+
+
+def _to_100(grade: float) -> Fraction:
+    # Grades are whole numbers or epoch means of a few of them: 2.3333333333333335 is 7/3.
+    exact = Fraction(grade).limit_denominator(10_000)
+    if not 0 <= exact <= RUBRIC_MAX:
+        raise ValueError(f"grade {grade!r} is outside 0..{RUBRIC_MAX}")
+    return exact * 100 / RUBRIC_MAX
+
+
+def _mean(values: list[Fraction]) -> Fraction | None:
+    return sum(values, Fraction(0)) / len(values) if values else None
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """One item's or task's score across models (0-100), how many models/items it rests on, its label."""
+
+    score: float | None
+    n_models: int
+    n_items: int
+    difficulty: str | None
+
+
+def calibrate(
+    grades: Mapping[str, Mapping[str, float | None]], tasks: Mapping[str, str]
+) -> tuple[dict[str, Calibrated], dict[str, Calibrated]]:
+    """(items, tasks): ``grades[model][item_id]`` -> per-item and per-task scores and labels.
+
+    ``tasks`` maps every item id to its task. An item missing from a model's grades, or a
+    judge failure (None), is averaged over the models that have a grade.
+    """
+    unknown = sorted({item for by_item in grades.values() for item in by_item} - set(tasks))
+    if unknown:
+        raise ValueError(f"graded items without a task: {', '.join(unknown[:5])}")
+    items: dict[str, Calibrated] = {}
+    for item in tasks:
+        scores = [_to_100(g[item]) for g in grades.values() if g.get(item) is not None]  # type: ignore[arg-type]
+        mean = _mean(scores)
+        items[item] = Calibrated(float(mean) if mean is not None else None, len(scores), 1, label(mean))
+    by_task: dict[str, list[str]] = {}
+    for item, task in tasks.items():
+        by_task.setdefault(task, []).append(item)
+    task_rows: dict[str, Calibrated] = {}
+    for task, members in sorted(by_task.items()):
+        model_means = []
+        for by_item in grades.values():
+            mean = _mean([_to_100(by_item[i]) for i in members if by_item.get(i) is not None])  # type: ignore[arg-type]
+            if mean is not None:
+                model_means.append(mean)
+        mean = _mean(model_means)
+        task_rows[task] = Calibrated(float(mean) if mean is not None else None, len(model_means), len(members), label(mean))
+    return items, task_rows

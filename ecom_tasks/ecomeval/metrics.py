@@ -1,0 +1,120 @@
+"""EcomEval's metric maths: rubric grades on 0-3, reported on 0-100, overall and by group.
+
+An outcome (one item; an Inspect ``Score.value``, an lm-eval per-document
+item) is a flat mapping of numbers, so Inspect's mean reduces it across
+epochs:
+
+``grade``    the grade 0..3 when graded, 0 when the judge failed (masked by ``graded``)
+``graded``   1 when the judge gave a grade, 0 for a judge failure; after epoch
+             reduction the share of epochs graded
+``<group>/<name>``  1 for each group the item belongs to (``category/ecom_qa``,
+             ``language/vi``, ``task/brand_knowledge``, ``difficulty/hard``)
+
+An item's grade is ``grade / graded`` (the mean over its graded epochs); an
+item never graded is in no mean and counts in ``judge_failure_rate``.
+
+The overall metrics are the registered ``rubric`` metric specs (built-ins:
+``score``, the category macro mean the paper calls Average, and
+``score_items``). Per group, ``<group>/<name>`` is ``score_items`` over the
+group's graded items; any other (plugin) spec ``m`` adds ``m/<group>/<name>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.scorers.core import NAN
+from ecom_tasks.scorers.kinds import RubricGrades, compute_metrics
+
+Outcome = Mapping[str, float]
+
+#: Group fields, in the order their keys appear.
+GROUP_FIELDS = ("category", "language", "task", "difficulty")
+#: Built-in rubric metrics: ``score_items`` is the per-group value, ``score`` has no group form.
+ITEM_MEAN = "score_items"
+CATEGORY_MACRO = "score"
+COUNTS = ("judge_failure_rate", "n")
+
+
+def key_name(name: str) -> str:
+    """``"Brand Knowledge"`` -> ``"brand_knowledge"``: free-text names as metric-key parts."""
+    out = "".join(c.casefold() if c.isalnum() else "_" for c in name)
+    return "_".join(part for part in out.split("_") if part) or "_"
+
+
+def encode_outcome(grade: int | None, groups: Mapping[str, str | None]) -> dict[str, float]:
+    """The outcome of one item: ``grade`` 0..3, or None for a judge failure; ``groups`` field -> name."""
+    outcome: dict[str, float] = {"grade": float(grade or 0), "graded": float(grade is not None)}
+    for field, name in groups.items():
+        if name:
+            outcome[f"{field}/{key_name(name)}"] = 1.0
+    return outcome
+
+
+def groups_of(outcome: Outcome, field: str) -> list[str]:
+    prefix = f"{field}/"
+    return [key[len(prefix) :] for key, value in outcome.items() if key.startswith(prefix) and float(value) > 0]
+
+
+def _grades(outcomes: Sequence[Outcome]) -> RubricGrades:
+    graded = [o for o in outcomes if float(o["graded"]) > 0]
+    return RubricGrades(
+        grades=[float(o["grade"]) / float(o["graded"]) for o in graded],
+        categories=[(groups_of(o, "category") or [""])[0] for o in graded],
+    )
+
+
+def summarize(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
+    """Every metric as a flat dict: the selected specs, ``judge_failure_rate``, ``n``, and
+    the group keys of the groups present."""
+    outcomes = list(outcomes)
+    result = compute_metrics(specs, _grades(outcomes))
+    result["judge_failure_rate"] = sum(1.0 - float(o["graded"]) for o in outcomes) / len(outcomes) if outcomes else NAN
+    result["n"] = float(len(outcomes))
+    group_specs = [s for s in specs if s.name != CATEGORY_MACRO]
+    for field in GROUP_FIELDS:
+        names = sorted({name for o in outcomes for name in groups_of(o, field)})
+        for name in names:
+            members = [o for o in outcomes if float(o.get(f"{field}/{name}", 0)) > 0]
+            values = compute_metrics(group_specs, _grades(members))
+            for spec in group_specs:
+                key = f"{field}/{name}" if spec.name == ITEM_MEAN else f"{spec.name}/{field}/{name}"
+                result[key] = values[spec.name]
+    return result
+
+
+def metric_keys(specs: Sequence[MetricSpec], groups: Mapping[str, Sequence[str]]) -> list[str]:
+    """The keys ``summarize`` gives for items of the ``groups`` named (for lm-eval's fixed list)."""
+    keys = [*(spec.name for spec in specs), *COUNTS]
+    for field, names in groups.items():
+        for name in names:
+            for spec in specs:
+                if spec.name == ITEM_MEAN:
+                    keys.append(f"{field}/{key_name(name)}")
+                elif spec.name != CATEGORY_MACRO:
+                    keys.append(f"{spec.name}/{field}/{key_name(name)}")
+    return keys
+
+
+def judge_agreement(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """The judge meta-eval: how a grader's grades compare with the gold set's expected grades.
+
+    Outcomes hold ``grade``, ``graded`` (as above), ``expected`` and ``adversarial`` (1 for an
+    adversarial case). Judge failures are in no mean and counted in ``judge_failure_rate``.
+    ``adversarial_high_grade_rate``: share of graded adversarial cases graded 2 or 3 (should be 0).
+    """
+    from sklearn.metrics import accuracy_score, mean_absolute_error
+
+    outcomes = list(outcomes)
+    graded = [o for o in outcomes if float(o["graded"]) > 0]
+    grades = [round(float(o["grade"]) / float(o["graded"])) for o in graded]
+    expected = [int(o["expected"]) for o in graded]
+    adversarial = [g for o, g in zip(graded, grades) if float(o["adversarial"]) > 0]
+    return {
+        "agreement": float(accuracy_score(expected, grades)) if graded else NAN,
+        "mae": float(mean_absolute_error(expected, grades)) if graded else NAN,
+        "adversarial_high_grade_rate": sum(g >= 2 for g in adversarial) / len(adversarial) if adversarial else NAN,
+        "judge_failure_rate": sum(1.0 - float(o["graded"]) for o in outcomes) / len(outcomes) if outcomes else NAN,
+        "n": float(len(outcomes)),
+    }

@@ -1,0 +1,133 @@
+"""EcomEval protocol: records -> what the model is asked (the question as it is, plus its images).
+
+A variant (see ``variants.py``) fixes the item selection: categories,
+``exact`` (only items whose reference is an option letter or a short exact
+answer, text only: the deterministic ``ecomeval_exact`` tasks); the user
+adds filters on task, language, difficulty and modality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ecom_tasks.data import parse_flag
+from ecom_tasks.ecomeval.parsing import exact_answer
+from ecom_tasks.ecomeval.prompts import PROMPT_VERSION
+from ecom_tasks.ecomeval.schema import (
+    CATEGORIES,
+    DIFFICULTIES,
+    LANGUAGES,
+    EcomEvalRecord,
+    canonical_category,
+    load_records,
+)
+
+
+@dataclass(frozen=True)
+class EcomEvalItem:
+    """One record as the model sees it, plus the facts scoring needs."""
+
+    record: EcomEvalRecord
+    prompt: str  # the question, unchanged
+    images: tuple[str, ...]  # attached after the text as image parts
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def target(self) -> str:
+        return self.record.reference
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """JSON-friendly facts for scoring and reports (Inspect metadata, lm-eval document columns)."""
+        record = self.record
+        return {
+            "record_id": record.id,
+            "category": record.category,
+            "task": record.task,
+            "language": record.language,
+            "difficulty": record.difficulty or "",
+            "question": record.question,
+            "reference": record.reference,
+            "exact_answer": exact_answer(record.reference) or "",
+            "image_count": len(record.images),
+            "prompt_version": PROMPT_VERSION,
+            "source": record.source,
+        }
+
+
+def _names(value: str | Sequence[str] | None) -> list[str] | None:
+    if value is None or value == "" or value == "all":
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _check(kind: str, chosen: list[str] | None, allowed: Sequence[str]) -> set[str] | None:
+    if chosen is None:
+        return None
+    unknown = [c for c in chosen if c not in allowed]
+    if unknown:
+        raise ValueError(f"unknown {kind} {', '.join(map(repr, unknown))}; expected one of {', '.join(allowed)}")
+    return set(chosen)
+
+
+def select(
+    records: Sequence[EcomEvalRecord],
+    *,
+    category: str | Sequence[str] | None = None,
+    task: str | Sequence[str] | None = None,
+    language: str | Sequence[str] | None = None,
+    difficulty: str | Sequence[str] | None = None,
+    multimodal: bool | str | None = None,
+    exact: bool = False,
+) -> list[EcomEvalRecord]:
+    """The records passing every filter (comma lists allowed; None or ``all``: no filter).
+
+    ``category`` takes slugs or the paper's names; ``multimodal`` true keeps items with
+    images, false text items; ``exact`` keeps text items with an exact-answer reference.
+    """
+    categories = _names(category)
+    if categories is not None:
+        categories = [canonical_category(c) or c for c in categories]
+    wanted_categories = _check("category", categories, CATEGORIES)
+    wanted_languages = _check("language", _names(language), LANGUAGES)
+    wanted_difficulties = _check("difficulty", _names(difficulty), DIFFICULTIES)
+    wanted_tasks = _names(task)
+    modality = None if multimodal is None or multimodal == "" or multimodal == "all" else parse_flag(multimodal, "multimodal")
+    out = []
+    for r in records:
+        if wanted_categories is not None and r.category not in wanted_categories:
+            continue
+        if wanted_tasks is not None and r.task not in wanted_tasks:
+            continue
+        if wanted_languages is not None and r.language not in wanted_languages:
+            continue
+        if wanted_difficulties is not None and r.difficulty not in wanted_difficulties:
+            continue
+        if modality is not None and r.multimodal != modality:
+            continue
+        if exact and (r.multimodal or exact_answer(r.reference) is None):
+            continue
+        out.append(r)
+    return out
+
+
+def build_items(records: Sequence[EcomEvalRecord]) -> list[EcomEvalItem]:
+    """One item per record, in data order: the question as it is, images after it."""
+    return [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]
+
+
+def load_items(data: str | None = None, **filters: Any) -> list[EcomEvalItem]:
+    """Load and validate ``data`` (bundled fixtures when None; images opened with pillow), select
+    with ``filters`` (see :func:`select`), build the items. No item selected is an error."""
+    records = select(load_records(data, check_images=True), **filters)
+    if not records:
+        shown = ", ".join(f"{k}={v!r}" for k, v in filters.items() if v not in (None, "", False))
+        raise ValueError(f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}")
+    return build_items(records)

@@ -1,0 +1,66 @@
+"""Scoring one EcomEval response and summarizing outcomes: the single place both adapters call.
+
+Two ways to grade a response, both ending in the same outcome (``metrics.py``):
+
+- the judge (Inspect): :func:`grader_prompt` is sent to the grader model and
+  :func:`score_grade` reads its reply (a judge failure is an ungraded outcome);
+- exact answers (``ecomeval_exact``, both frameworks): :func:`score_exact`
+  gives grade 3 to an exact match after normalisation and 0 otherwise, so the
+  same metrics read as exact-match accuracy x 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ecom_tasks.ecomeval.metrics import encode_outcome, metric_keys
+from ecom_tasks.ecomeval.metrics import summarize as summarize_outcomes
+from ecom_tasks.ecomeval.parsing import ParsedGrade, exact_match, parse_grade
+from ecom_tasks.ecomeval.prompts import build_grader_prompt
+from ecom_tasks.ecomeval.schema import CATEGORIES, DIFFICULTIES, LANGUAGES
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.scorers.core import RUBRIC_MAX
+from ecom_tasks.scorers.replies import answer_region
+
+#: Group fields of an item, read from its ``fields``.
+GROUP_FIELDS = ("category", "language", "task", "difficulty")
+
+
+def _groups(fields: Mapping[str, Any]) -> dict[str, str | None]:
+    return {field: fields.get(field) or None for field in GROUP_FIELDS}
+
+
+def grader_prompt(fields: Mapping[str, Any], response: str | None) -> str:
+    """The grader's prompt for ``response`` (reasoning before ``</think>`` is not shown to the grader)."""
+    shown = answer_region(response)
+    return build_grader_prompt(fields["question"], fields["reference"], shown if shown is not None else (response or ""))
+
+
+def score_grade(fields: Mapping[str, Any], grader_reply: str | None) -> tuple[ParsedGrade, dict[str, float]]:
+    """Read the grader's reply for the item described by ``fields``; return the parse and the outcome."""
+    parsed = parse_grade(grader_reply)
+    return parsed, outcome_of(fields, parsed.grade)
+
+
+def outcome_of(fields: Mapping[str, Any], grade: int | None) -> dict[str, float]:
+    """The outcome of an item graded ``grade`` (None: a judge failure)."""
+    return encode_outcome(grade, _groups(fields))
+
+
+def score_exact(fields: Mapping[str, Any], reply: str | None) -> tuple[bool, dict[str, float]]:
+    """Exact-answer scoring: grade 3 for a match with the reference after normalisation, else 0."""
+    matched = exact_match(fields["reference"], reply)
+    return matched, outcome_of(fields, RUBRIC_MAX if matched else 0)
+
+
+def summarize(outcomes: Iterable[Mapping[str, float]], specs: Sequence[MetricSpec]) -> dict[str, float]:
+    """All EcomEval metrics with the selected ``rubric`` metric specs (see ``metrics.summarize``)."""
+    return summarize_outcomes(list(outcomes), specs)
+
+
+def exact_metric_keys(specs: Sequence[MetricSpec]) -> list[str]:
+    """The fixed metric list of an lm-eval ``ecomeval_exact`` task (no judge: no failure rate; task
+    names are free text, so no per-task keys)."""
+    keys = metric_keys(specs, {"category": CATEGORIES, "language": LANGUAGES, "difficulty": DIFFICULTIES})
+    return [key for key in keys if key != "judge_failure_rate"]

@@ -1,0 +1,390 @@
+"""EcomEval in Inspect: tasks, the judge scorer, the exact scorer, the meta-eval (thin; the benchmark
+is in ``ecom_tasks.ecomeval``).
+
+``inspect eval ecom_tasks/ecomeval --model M --model-role grader=J`` asks every
+question of the data (images as image parts) and has the ``grader`` role
+grade each response on the 0-3 rubric (default grader: ``openai/gpt-4.1``,
+the paper's). ``inspect score LOG --model-role grader=J2`` re-grades a log
+with another judge without calling the evaluated model; with ``cache`` on
+(the default) a re-score with the same judge makes no judge call.
+Parameters, metrics, reference numbers and deviations are in
+``ecom_tasks/ecomeval/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
+from inspect_ai.model import (
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    Value,
+    metric,
+    scorer,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ecom_tasks.ecomeval.metrics import judge_agreement
+from ecom_tasks.ecomeval.parsing import parse_grade
+from ecom_tasks.ecomeval.prompts import GRADER_VERSION, PROMPT_VERSION
+from ecom_tasks.ecomeval.protocol import EcomEvalItem, load_items
+from ecom_tasks.ecomeval.schema import JudgeCase, load_judge_cases
+from ecom_tasks.ecomeval.scoring import grader_prompt, outcome_of, score_exact, summarize
+from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS, VARIANTS, Variant
+from ecom_tasks.plugins import parse_metric_names, select_metrics
+from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
+from ecom_tasks.scorers.judge import judge, judge_cache
+from ecom_tasks.scorers.kinds import RUBRIC
+
+FIXTURES = "ecom_tasks/fixtures/ecomeval"
+GRADER_ROLE = "grader"
+#: A judge reply that cannot be read is asked again this many times before it is a judge failure.
+JUDGE_RETRIES = 1
+
+
+@metric
+def ecomeval_metrics(metrics: list[str] | None = None) -> Metric:
+    """``score`` (category macro mean, 0-100), ``score_items``, the ``category/ language/ task/
+    difficulty/`` means, ``judge_failure_rate``, ``n`` and any plugin ``rubric`` metric. Reads only
+    ``Score.value``, so epoch reduction and re-scoring work."""
+    specs = select_metrics(RUBRIC, metrics)
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return summarize(outcome_values(scores), specs)
+
+    return compute
+
+
+async def _grade(fields: dict[str, Any], response: str | None, cache: bool | str):
+    grader = get_model(role=GRADER_ROLE, default=DEFAULT_GRADER)
+    return await judge(grader, grader_prompt(fields, response), parse_grade, retries=JUDGE_RETRIES, cache=judge_cache(cache))
+
+
+def _explanation(result) -> str:
+    parsed = result.parsed
+    last = result.replies[-1] if result.replies else ""
+    if parsed.failed:
+        return (
+            f"JUDGE FAILURE ({parsed.status}: {parsed.detail}) after {result.attempts} attempt(s) by {result.grader}; "
+            f"excluded from every mean, counted in judge_failure_rate. Last grader reply:\n{last}"
+        )
+    return last
+
+
+@scorer(metrics=[ecomeval_metrics()])
+def ecomeval_judge(cache: bool | str = True) -> Scorer:
+    """Grade a response against the reference with the ``grader`` role (0-3 rubric, temperature 0;
+    one retry when the grade cannot be read; then a judge failure, never a 0). ``cache``: keep
+    grader replies (``true``: no expiry; an expiry such as ``1W``; ``false``: off)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        result = await _grade(state.metadata, state.output.completion, cache)
+        parsed = result.parsed
+        return Score(
+            value=outcome_of(state.metadata, parsed.grade),
+            answer=state.output.completion,
+            explanation=_explanation(result),
+            metadata={
+                "grade": parsed.grade,
+                "status": parsed.status,
+                "grader": result.grader,
+                "attempts": result.attempts,
+                "grader_replies": result.replies,
+                "grader_prompt_version": GRADER_VERSION,
+            },
+        )
+
+    return score
+
+
+@scorer(metrics=[ecomeval_metrics()])
+def ecomeval_exact_scorer() -> Scorer:
+    """Exact match after normalisation with the reference (an option letter or a short answer): grade 3
+    for a match, 0 otherwise, so ``score`` reads as exact-match accuracy x 100. No judge."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        matched, outcome = score_exact(state.metadata, state.output.completion)
+        return Score(value=outcome, answer=state.output.completion, explanation="exact match" if matched else "no exact match")
+
+    return score
+
+
+def _sample(item: EcomEvalItem) -> Sample:
+    content: str | list[Any] = item.prompt
+    if item.images:
+        content = [ContentText(text=item.prompt), *(ContentImage(image=image) for image in item.images)]
+    return Sample(id=item.id, input=[ChatMessageUser(content=content)], target=item.target, metadata=item.fields)
+
+
+def ecomeval_dataset(data: str | None = None, **filters: Any) -> MemoryDataset:
+    """One Sample per selected record; images are opened with pillow at load time."""
+    items = load_items(data, **filters)
+    return MemoryDataset([_sample(i) for i in items], name="ecomeval", location=str(data or FIXTURES))
+
+
+def _task(
+    *,
+    data: str | None,
+    category: str | None,
+    task_name: str | None,
+    language: str | None,
+    difficulty: str | None,
+    multimodal: bool | str | None,
+    metrics: str | None,
+    cache: bool | str,
+    max_tokens: int,
+    exact: bool,
+) -> Task:
+    names = parse_metric_names(metrics)
+    filters = {
+        "category": category,
+        "task": task_name,
+        "language": language,
+        "difficulty": difficulty,
+        "multimodal": multimodal,
+        "exact": exact,
+    }
+    return Task(
+        dataset=ecomeval_dataset(data, **filters),
+        scorer=ecomeval_exact_scorer() if exact else ecomeval_judge(cache=cache),
+        metrics=[ecomeval_metrics(metrics=names)],
+        config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
+        version="1.0.0",
+        epochs=Epochs(1, outcome_mean()),
+        headline_metric=HeadlineMetric(metric="score") if names is None or "score" in names else None,
+        metadata={
+            "benchmark": "ecomeval",
+            "prompt_version": PROMPT_VERSION,
+            "scoring": "exact match" if exact else "judge",
+            **(
+                {}
+                if exact
+                else {
+                    "grader_role": GRADER_ROLE,
+                    "grader_default": DEFAULT_GRADER,
+                    "grader_prompt_version": GRADER_VERSION,
+                    "judge_temperature": 0.0,
+                    "judge_retries": JUDGE_RETRIES,
+                    "judge_cache": str(cache),
+                }
+            ),
+            **{key: ("all" if value in (None, "") else str(value)) for key, value in filters.items() if key != "exact"},
+            "data": str(data or FIXTURES),
+        },
+    )
+
+
+@task
+def ecomeval(
+    data: str | None = None,
+    category: str | None = None,
+    task: str | None = None,
+    language: str | None = None,
+    difficulty: str | None = None,
+    multimodal: bool | str | None = None,
+    metrics: str | None = None,
+    cache: bool | str = True,
+    max_tokens: int = MAX_TOKENS,
+) -> Task:
+    """EcomEval graded by the ``grader`` role. Filters (comma lists; default all): ``category`` (slugs or
+    the paper's names), ``task``, ``language``, ``difficulty``; ``multimodal`` true = only items with
+    images, false = only text items."""
+    return _task(
+        data=data,
+        category=category,
+        task_name=task,
+        language=language,
+        difficulty=difficulty,
+        multimodal=multimodal,
+        metrics=metrics,
+        cache=cache,
+        max_tokens=max_tokens,
+        exact=False,
+    )
+
+
+def _preset(variant: Variant) -> Callable[..., Task]:
+    def preset(
+        data: str | None = None,
+        task: str | None = None,
+        language: str | None = None,
+        difficulty: str | None = None,
+        multimodal: bool | str | None = None,
+        metrics: str | None = None,
+        cache: bool | str = True,
+        max_tokens: int = MAX_TOKENS,
+    ) -> Task:
+        return _task(
+            data=data,
+            category=variant.category,
+            task_name=task,
+            language=language,
+            difficulty=difficulty,
+            multimodal=multimodal,
+            metrics=metrics,
+            cache=cache,
+            max_tokens=max_tokens,
+            exact=variant.exact,
+        )
+
+    preset.__name__ = preset.__qualname__ = variant.name
+    preset.__doc__ = f"{variant.description}. Parameters: data, task, language, difficulty, multimodal, metrics, cache, max_tokens."
+    return task(name=variant.name)(preset)
+
+
+#: ``ecomeval_ecom_qa``, ..., ``ecomeval_exact``, ``ecomeval_exact_<category>``: one task per variant.
+PRESETS = {name: _preset(variant) for name, variant in VARIANTS.items() if name != "ecomeval"}
+globals().update(PRESETS)
+
+
+# --- the judge meta-eval --------------------------------------------------------------------------
+
+
+@metric
+def judge_meta_metrics() -> Metric:
+    """``agreement`` (share graded exactly as expected), ``mae``, ``adversarial_high_grade_rate`` (share
+    of adversarial cases graded >= 2; should be 0), ``judge_failure_rate``, ``n``."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return judge_agreement(outcome_values(scores))
+
+    return compute
+
+
+@solver
+def gold_response() -> Solver:
+    """The sample's fixed response becomes the output: the evaluated model is never called."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.output = ModelOutput.from_content(model="gold", content=state.metadata["response"])
+        state.completed = True
+        return state
+
+    return solve
+
+
+@scorer(metrics=[judge_meta_metrics()])
+def ecomeval_judge_meta_scorer(cache: bool | str = True) -> Scorer:
+    """Grade a gold case with the ``grader`` role exactly as ``ecomeval_judge`` grades responses."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        result = await _grade(state.metadata, state.metadata["response"], cache)
+        parsed = result.parsed
+        expected = int(state.metadata["expected_grade"])
+        return Score(
+            value={
+                "grade": float(parsed.grade or 0),
+                "graded": float(not parsed.failed),
+                "expected": float(expected),
+                "adversarial": float(state.metadata["kind"] == "adversarial"),
+            },
+            answer=str(parsed.grade) if not parsed.failed else parsed.status,
+            explanation=_explanation(result),
+            metadata={"expected_grade": expected, "grader": result.grader, "status": parsed.status, "grader_replies": result.replies},
+        )
+
+    return score
+
+
+def _case_sample(case: JudgeCase) -> Sample:
+    return Sample(
+        id=case.id,
+        input=case.question,
+        target=case.reference,
+        metadata={
+            "question": case.question,
+            "reference": case.reference,
+            "response": case.response,
+            "expected_grade": case.expected_grade,
+            "kind": case.kind,
+            "source": case.source,
+        },
+    )
+
+
+@task
+def ecomeval_judge_meta(data: str | None = None, cache: bool | str = True) -> Task:
+    """Check the ``grader`` role on a gold set: the paper's App. D verdicts, adversarial responses
+    (format without content, a claim of being right, wrong language, empty, a prompt injection) and
+    controls. Run with ``--model none``: only the grader is called."""
+    cases = load_judge_cases(data)
+    return Task(
+        dataset=MemoryDataset([_case_sample(c) for c in cases], name="ecomeval_judge_meta", location=str(data or f"{FIXTURES}/judge_meta")),
+        solver=gold_response(),
+        scorer=ecomeval_judge_meta_scorer(cache=cache),
+        version="1.0.0",
+        epochs=Epochs(1, outcome_mean()),
+        headline_metric=HeadlineMetric(metric="agreement"),
+        metadata={
+            "benchmark": "ecomeval",
+            "grader_role": GRADER_ROLE,
+            "grader_default": DEFAULT_GRADER,
+            "grader_prompt_version": GRADER_VERSION,
+            "judge_cache": str(cache),
+        },
+    )
+
+
+__all__ = [
+    "ecomeval",
+    "ecomeval_exact_scorer",
+    "ecomeval_judge",
+    "ecomeval_judge_meta",
+    "ecomeval_judge_meta_scorer",
+    "ecomeval_metrics",
+    "gold_response",
+    "judge_meta_metrics",
+    *PRESETS,
+]
+
+
+# --- reading logs for difficulty calibration (``ecom-tasks calibrate``) -------------------------
+
+
+def log_grades(paths: list[str]) -> tuple[dict[str, dict[str, float | None]], dict[str, str], list[str]]:
+    """(grades[model][item_id], task of each item, data locations recorded) from EcomEval Inspect logs.
+
+    A grade is the item's mean over its graded epochs (None: a judge failure in every epoch). Logs
+    of one model are merged (e.g. one log per category); the same item graded twice for one model
+    is an error.
+    """
+    from inspect_ai.log import read_eval_log
+
+    grades: dict[str, dict[str, float | None]] = {}
+    tasks: dict[str, str] = {}
+    data: list[str] = []
+    for path in paths:
+        log = read_eval_log(path)
+        if (log.eval.metadata or {}).get("benchmark") != "ecomeval" or not log.samples:
+            raise ValueError(f"{path}: not an EcomEval log with samples (task {log.eval.task})")
+        location = (log.eval.metadata or {}).get("data")
+        if location and location not in data:
+            data.append(location)
+        by_item = grades.setdefault(log.eval.model, {})
+        for sample in log.samples:
+            values = [s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict) and "graded" in s.value]
+            if not values:
+                raise ValueError(f"{path}: sample {sample.id} has no EcomEval score")
+            value = values[0]
+            item = str(sample.metadata.get("record_id", sample.id))
+            if item in by_item:
+                raise ValueError(f"{path}: item {item} is graded twice for model {log.eval.model}")
+            graded = float(value["graded"])
+            by_item[item] = float(value["grade"]) / graded if graded > 0 else None
+            tasks[item] = str(sample.metadata["task"])
+    return grades, tasks, data

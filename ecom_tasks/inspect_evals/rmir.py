@@ -1,0 +1,175 @@
+"""RMIR in Inspect: the task, the scorer and the metric (thin; the benchmark is in ``ecom_tasks.rmir``).
+
+``inspect eval ecom_tasks/rmir --model none`` embeds each query (image and
+text) with the lexical retriever and searches the pool; ``-T
+mode=reason_then_embed --model <any multimodal model>`` (or the
+``rmir_reason`` preset) first has the model describe the image that would
+answer the query and searches with that description. One Sample per query;
+the ranked pool ids are in each Score's metadata. Parameters, metrics,
+reference numbers and deviations: ``ecom_tasks/rmir/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
+from inspect_ai.solver import TaskState
+
+from ecom_tasks.plugins import parse_metric_names
+from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
+from ecom_tasks.rmir.metrics import summarize
+from ecom_tasks.rmir.parsing import parse_reply
+from ecom_tasks.rmir.prompts import PROMPT_VERSION
+from ecom_tasks.rmir.protocol import RmirItem, load_items
+from ecom_tasks.rmir.scoring import Retrieval, parse_retriever_args, ranking_specs
+from ecom_tasks.rmir.variants import MAX_TOKENS, VARIANTS, Variant, parse_k, parse_mode
+from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
+from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, STATUS_KEY, reason_then_embed
+
+FIXTURES = "ecom_tasks/fixtures/rmir"
+VERSION = "1.0.0"
+
+
+def _parse(completion: str | None) -> tuple[str | None, str]:
+    parsed = parse_reply(completion)
+    return parsed.text, parsed.status
+
+
+@metric
+def rmir_summary(k: Any = None, metrics: Any = None) -> Metric:
+    """The selected ranking metrics (recall@K for each K, mrr, ndcg@10, plugins') overall, per
+    category and as the mean of the categories, with failure rate and query count."""
+    names = tuple(spec.name for spec in ranking_specs(k, metrics))
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return summarize(outcome_values(scores), names)
+
+    return compute
+
+
+@scorer(metrics=[rmir_summary()])
+def rmir_scorer(
+    data: str | None = None,
+    retriever: str = DEFAULT_RETRIEVER,
+    retriever_args: Any = None,
+    mode: str = "embed",
+    k: Any = None,
+    metrics: Any = None,
+    search: str = "numpy",
+    check_images: bool = True,
+) -> Scorer:
+    """Embed the query (``embed``) or the model's description (``reason_then_embed``), rank the pool,
+    score the ranking. The pool is embedded once, on the first sample, through the on-disk cache."""
+    mode = parse_mode(mode)
+    specs = ranking_specs(k, metrics)
+    keep = max(parse_k(k))
+    retrieval = Retrieval(data, retriever, retriever_args, search=search, check_images=check_images)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        description, status = None, "embed"
+        if mode == "reason_then_embed":
+            if state.store.get(STATUS_KEY) is None:  # scored without the solver (e.g. another task's log)
+                description, status = _parse(state.output.completion)
+            else:
+                description, status = state.store.get(DESCRIPTION_KEY), state.store.get(STATUS_KEY)
+        result = await anyio.to_thread.run_sync(lambda: retrieval.score(state.metadata, specs, mode=mode, description=description))
+        return Score(
+            value=result.outcome,
+            answer=description if mode == "reason_then_embed" else state.metadata["query_text"],
+            explanation=f"{result.status}; description {status}" if mode == "reason_then_embed" else result.status,
+            metadata={
+                "ranked": result.ranked[:keep],
+                "scores": result.scores[:keep],
+                "status": result.status,
+                "description_status": status,
+                **retrieval.index().stats,
+            },
+        )
+
+    return score
+
+
+def _sample(item: RmirItem, mode: str) -> Sample:
+    if mode == "reason_then_embed":
+        content = [ContentImage(image=item.image), ContentText(text=item.prompt)] if item.image else [ContentText(text=item.prompt)]
+        model_input: Any = [ChatMessageUser(content=content)]
+    else:
+        model_input = item.record.query_text  # no model is called in embed mode
+    return Sample(id=item.id, input=model_input, target=list(item.record.positives), metadata=item.fields)
+
+
+def rmir_task(
+    mode: str = "embed",
+    *,
+    data: str | None = None,
+    category: str | None = None,
+    retriever: str = DEFAULT_RETRIEVER,
+    retriever_args: Any = None,
+    k: Any = None,
+    metrics: Any = None,
+    search: str = "numpy",
+    max_tokens: int = MAX_TOKENS,
+) -> Task:
+    mode = parse_mode(mode)
+    ks = parse_k(k)
+    args = parse_retriever_args(retriever_args)
+    names = parse_metric_names(metrics)
+    # Images are opened at load time when something will look at them.
+    check_images = retriever != "lexical" or mode == "reason_then_embed"
+    loaded, items = load_items(data, category=category, mode=mode, check_images=check_images)
+    scorer_args = dict(data=data, retriever=retriever, retriever_args=args, mode=mode, k=list(ks), metrics=names, search=search, check_images=check_images)
+    headline = f"recall@{ks[0]}"
+    return Task(
+        dataset=MemoryDataset([_sample(i, mode) for i in items], name="rmir", location=str(data or FIXTURES)),
+        solver=[reason_then_embed(parse=_parse)] if mode == "reason_then_embed" else [],
+        scorer=rmir_scorer(**scorer_args),
+        metrics=[rmir_summary(k=list(ks), metrics=names)],
+        config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
+        version=VERSION,
+        epochs=Epochs(1, outcome_mean()),
+        headline_metric=HeadlineMetric(metric=headline) if names is None or headline in names else None,
+        metadata={
+            "benchmark": "rmir",
+            "mode": mode,
+            "retriever": retriever,
+            "retriever_args": args,
+            "category": category or "all",
+            "pool_size": len(loaded.pool),
+            "search": search,
+            "prompt_version": PROMPT_VERSION,
+        },
+    )
+
+
+def _preset(variant: Variant) -> Callable[..., Task]:
+    def preset(
+        data: str | None = None,
+        category: str | None = None,
+        retriever: str = DEFAULT_RETRIEVER,
+        retriever_args: Any = None,
+        mode: str = variant.mode,
+        k: Any = "20,50",
+        metrics: Any = None,
+        search: str = "numpy",
+        max_tokens: int = MAX_TOKENS,
+    ) -> Task:
+        return rmir_task(
+            mode, data=data, category=category, retriever=retriever, retriever_args=retriever_args, k=k,
+            metrics=metrics, search=search, max_tokens=max_tokens,
+        )
+
+    preset.__name__ = preset.__qualname__ = variant.name
+    preset.__doc__ = f"{variant.description}. Parameters: data, category, retriever, retriever_args, mode, k, metrics, search, max_tokens."
+    return task(name=variant.name)(preset)
+
+
+#: ``rmir`` (mode=embed) and ``rmir_reason`` (mode=reason_then_embed).
+PRESETS = {name: _preset(variant) for name, variant in VARIANTS.items()}
+globals().update(PRESETS)

@@ -1,0 +1,380 @@
+"""Inspect logs and lm-eval result folders read into one neutral record, :class:`Run`, and merged.
+
+A :class:`Run` is one task of one evaluation: benchmark, task (the Inspect task
+or lm-eval task/group name), framework, model, settings, metrics (names as the
+scorer wrote them, lm-eval's ``,<filter>`` suffix dropped), status and source.
+
+Merging (:func:`merge_runs`): runs with identical (benchmark, task, framework,
+model, settings) are one row. Its numbers are those of the latest successful
+run (by the time the run was created); ``count`` says how many successful runs
+share the key and ``disagree`` lists the metrics whose values differ between
+them, so a rerun that changed a number is visible rather than averaged away.
+Pooling is never done: averaging metrics such as Macro-F1 or a CI over runs is
+not exact. Runs whose status is not ``success`` (an Inspect log that is
+``started``, ``cancelled`` or ``error``; an lm-eval ``--log_samples`` file
+without its results file; a file that does not parse: ``unreadable``) are
+never merged into numbers; they are listed as unfinished or failed.
+
+Inspect logs are read with ``inspect_ai.log.read_eval_log(header_only=True)``
+rather than ``inspect_ai.analysis.evals_df``: the data frame flattens metrics
+into ``score_<scorer>_<metric>`` columns, which cannot be split back into
+names like ``acc2/industry/fashion_apparel`` or ``recall@20`` when scorer and
+metric names contain underscores, and the report needs the names exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCHMARKS = ("rair", "ecomeval", "rmir", "monbench")
+INSPECT = "inspect"
+LM_EVAL = "lm-eval"
+SUCCESS = "success"
+UNFINISHED = "unfinished"
+UNREADABLE = "unreadable"
+
+#: lm-eval result files; the timestamp ties a results file to its --log_samples files.
+_RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
+_SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
+#: lm-eval task-config metadata keys that say where a config came from, not how it ran.
+_LM_EVAL_META_SKIP = frozenset({"version", "config_source"})
+
+
+@dataclass(frozen=True)
+class Run:
+    benchmark: str
+    task: str
+    framework: str
+    model: str
+    settings: tuple[tuple[str, str], ...]
+    metrics: Mapping[str, float]
+    status: str
+    source: str
+    created: str = ""
+    error: str = ""
+    #: Facts about the task that are not settings (Inspect task metadata, lm-eval dataset kwargs).
+    info: Mapping[str, Any] = field(default_factory=dict)
+    #: Inspect model roles (e.g. ``grader``) -> model name.
+    roles: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str, str, tuple[tuple[str, str], ...]]:
+        return (self.benchmark, self.task, self.framework, self.model, self.settings)
+
+    @property
+    def settings_dict(self) -> dict[str, str]:
+        return dict(self.settings)
+
+
+@dataclass(frozen=True)
+class MergedRun:
+    """The rows of the report: one per run key, numbers from ``latest``."""
+
+    latest: Run
+    count: int
+    sources: tuple[str, ...]
+    disagree: tuple[str, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.latest, name)
+
+
+def benchmark_of(task: str, metadata: Mapping[str, Any] | None = None) -> str:
+    """The benchmark a task belongs to: its metadata's ``benchmark``, else its name's prefix."""
+    declared = (metadata or {}).get("benchmark")
+    if isinstance(declared, str) and declared:
+        return declared
+    name = task.split("/")[-1]
+    for benchmark in BENCHMARKS:
+        if name == benchmark or name.startswith(benchmark + "_"):
+            return benchmark
+    return ""
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _settings(values: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), _text(v)) for k, v in values.items() if v is not None))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+# --- Inspect -----------------------------------------------------------------------
+
+
+def inspect_run(log: Any, source: str) -> Run:
+    """A :class:`Run` from an Inspect ``EvalLog`` (a header is enough)."""
+    spec = log.eval
+    task = spec.task.split("/")[-1]
+    metrics: dict[str, float] = {}
+    if log.results is not None:
+        for score in log.results.scores:
+            for name, metric in score.metrics.items():
+                value = _number(metric.value)
+                if value is not None:
+                    metrics.setdefault(name, value)
+    settings = dict(spec.task_args or {})
+    config = spec.config
+    for name in ("limit", "epochs", "sample_id"):
+        value = getattr(config, name, None)
+        if value is not None:
+            settings[name] = value
+    roles = {role: getattr(model, "model", str(model)) for role, model in (spec.model_roles or {}).items()}
+    for role, model in roles.items():
+        settings[f"role:{role}"] = model
+    error = ""
+    if log.error is not None:
+        error = (log.error.message or "").strip().splitlines()[0] if log.error.message else "error"
+    return Run(
+        benchmark=benchmark_of(task, spec.metadata),
+        task=task,
+        framework=INSPECT,
+        model=spec.model,
+        settings=_settings(settings),
+        metrics=metrics,
+        status=log.status,
+        source=source,
+        created=str(spec.created),
+        error=error,
+        info=dict(spec.metadata or {}),
+        roles=roles,
+    )
+
+
+def _inspect_logs(paths: Sequence[Path]) -> list[str]:
+    from inspect_ai.log import list_eval_logs
+
+    found: list[str] = []
+    for path in paths:
+        if path.is_dir():
+            found += [info.name for info in list_eval_logs(str(path), recursive=True)]
+        elif path.suffix in (".eval", ".json") and not _RESULTS_FILE.match(path.name):
+            found.append(path.as_uri())
+    return found
+
+
+def read_inspect_logs(locations: Sequence[str], progress: Any = None) -> list[Run]:
+    """Every Inspect log (``.eval`` / ``.json``) given or under the given folders, headers only."""
+    from inspect_ai.log import read_eval_log
+
+    runs = []
+    task_id = progress.add_task("Inspect logs", total=len(locations)) if progress is not None else None
+    for location in locations:
+        try:
+            log = read_eval_log(location, header_only=True)
+        except Exception as exc:  # a truncated or foreign file: listed, never silently skipped
+            runs.append(_unreadable(location, INSPECT, exc))
+        else:
+            runs.append(inspect_run(log, _display_path(location)))
+        if progress is not None:
+            progress.advance(task_id)
+    return runs
+
+
+def _unreadable(location: str, framework: str, exc: BaseException) -> Run:
+    name = Path(_display_path(location)).name
+    message = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+    return Run("", name, framework, "?", (), {}, UNREADABLE, _display_path(location), error=message)
+
+
+def _display_path(location: str) -> str:
+    if location.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(location).path)
+    return location
+
+
+# --- lm-eval -----------------------------------------------------------------------
+
+
+def _lm_eval_model(config: Mapping[str, Any]) -> str:
+    """``ecom-baseline``; for API/HF models the served model: ``local-chat-completions:Qwen/Qwen3-8B``."""
+    name = str(config.get("model", "unknown"))
+    args = config.get("model_args") or {}
+    if isinstance(args, str):
+        args = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
+    served = args.get("model") or args.get("pretrained")
+    return f"{name}:{served}" if served else name
+
+
+def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
+    """One :class:`Run` per task and group of one lm-eval results file (``simple_evaluate``'s dict)."""
+    config = results.get("config") or {}
+    model = _lm_eval_model(config)
+    common: dict[str, Any] = {
+        "limit": config.get("limit"),
+        "gen_kwargs": config.get("gen_kwargs") or None,
+        "system_instruction": results.get("system_instruction"),
+        "fewshot_as_multiturn": results.get("fewshot_as_multiturn") or None,
+        "apply_chat_template": bool(results.get("chat_template")) or None,
+    }
+    configs = results.get("configs") or {}
+    subtasks = results.get("group_subtasks") or {}
+    created = str(results.get("date", ""))
+
+    def task_settings(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        if name in configs:
+            task_config = configs[name]
+            meta = {k: v for k, v in (task_config.get("metadata") or {}).items() if k not in _LM_EVAL_META_SKIP}
+            settings = {
+                **common,
+                "num_fewshot": (results.get("n-shot") or {}).get(name),
+                **meta,
+                "generation_kwargs": task_config.get("generation_kwargs"),
+            }
+            return settings, dict(task_config.get("dataset_kwargs") or {})
+        # A group: the settings its subtasks share; the rest differ by design (subset, task).
+        parts = [task_settings(sub) for sub in subtasks.get(name, [])]
+        if not parts:
+            return dict(common), {}
+        shared = {k: v for k, v in parts[0][0].items() if all(p[0].get(k) == v for p in parts[1:])}
+        return shared, {}
+
+    runs = []
+    for section in ("results", "groups"):
+        for raw_name, values in (results.get(section) or {}).items():
+            name = raw_name.strip(" -")
+            if any(run.task == name for run in runs):
+                continue
+            metrics: dict[str, float] = {}
+            for key, value in values.items():
+                metric, comma, _filter = key.partition(",")
+                number = _number(value)
+                if comma and number is not None and not metric.endswith("_stderr"):
+                    metrics.setdefault(metric, number)
+            settings, dataset_kwargs = task_settings(name)
+            info = {**dataset_kwargs, **(configs.get(name, {}).get("metadata") or {})}
+            if name in subtasks:
+                info["subtasks"] = list(subtasks[name])
+            runs.append(
+                Run(
+                    benchmark=benchmark_of(name, info),
+                    task=name,
+                    framework=LM_EVAL,
+                    model=model,
+                    settings=_settings(settings),
+                    metrics=metrics,
+                    status=SUCCESS,
+                    source=source,
+                    created=created,
+                    info=info,
+                )
+            )
+    return runs
+
+
+def _lm_eval_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    results: list[Path] = []
+    samples: list[Path] = []
+    for path in paths:
+        candidates = sorted(path.rglob("*.json*")) if path.is_dir() else [path]
+        for candidate in candidates:
+            if _RESULTS_FILE.match(candidate.name):
+                results.append(candidate)
+            elif _SAMPLES_FILE.match(candidate.name):
+                samples.append(candidate)
+    return results, samples
+
+
+def read_lm_eval(results_files: Sequence[Path], samples_files: Sequence[Path], progress: Any = None) -> list[Run]:
+    """Runs of lm-eval results files; ``--log_samples`` files with no results file beside them
+    (same folder, same timestamp) are runs that did not finish."""
+    runs: list[Run] = []
+    task_id = progress.add_task("lm-eval results", total=len(results_files)) if progress is not None else None
+    finished: set[tuple[Path, str]] = set()
+    for path in results_files:
+        stamp = _RESULTS_FILE.match(path.name)["stamp"]  # type: ignore[index]
+        finished.add((path.parent, stamp))
+        try:
+            with path.open(encoding="utf-8") as fh:
+                runs += lm_eval_runs(json.load(fh), str(path))
+        except (OSError, ValueError, AttributeError, TypeError) as exc:
+            runs.append(_unreadable(str(path), LM_EVAL, exc))
+        if progress is not None:
+            progress.advance(task_id)
+    for path in samples_files:
+        match = _SAMPLES_FILE.match(path.name)
+        assert match is not None
+        if (path.parent, match["stamp"]) in finished:
+            continue
+        task = match["task"]
+        runs.append(
+            Run(
+                benchmark=benchmark_of(task),
+                task=task,
+                framework=LM_EVAL,
+                model=path.parent.name,
+                settings=(),
+                metrics={},
+                status=UNFINISHED,
+                source=str(path),
+                created=match["stamp"],
+                error="samples file without a results file (the run did not finish)",
+            )
+        )
+    return runs
+
+
+# --- both ------------------------------------------------------------------------
+
+
+def read_runs(paths: Iterable[str | Path], *, progress: bool = False) -> list[Run]:
+    """Every run under ``paths`` (Inspect logs, lm-eval result folders or files, or folders of both)."""
+    items = [Path(p) for p in paths]
+    missing = [str(p) for p in items if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"no such file or folder: {', '.join(missing)}")
+    inspect_locations = _inspect_logs(items)
+    results_files, samples_files = _lm_eval_files(items)
+    if not progress:
+        return read_inspect_logs(inspect_locations) + read_lm_eval(results_files, samples_files)
+    from rich.console import Console
+    from rich.progress import Progress
+
+    # On stderr: stdout keeps only where the files went.
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        return read_inspect_logs(inspect_locations, bar) + read_lm_eval(results_files, samples_files, bar)
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def merge_runs(runs: Iterable[Run]) -> tuple[list[MergedRun], list[Run]]:
+    """(merged successful runs in first-seen key order, runs that are not ``success``)."""
+    by_key: dict[tuple, list[Run]] = {}
+    failed: list[Run] = []
+    for run in runs:
+        if run.status != SUCCESS:
+            failed.append(run)
+        else:
+            by_key.setdefault(run.key, []).append(run)
+    merged = []
+    for group in by_key.values():
+        ordered = sorted(group, key=lambda r: (r.created, r.source))
+        latest = ordered[-1]
+        disagree = sorted(
+            {
+                name
+                for run in ordered[:-1]
+                for name in set(run.metrics) | set(latest.metrics)
+                if not _same(run.metrics.get(name, math.nan), latest.metrics.get(name, math.nan))
+            }
+        )
+        merged.append(MergedRun(latest, len(ordered), tuple(r.source for r in ordered), tuple(disagree)))
+    return merged, failed

@@ -1,0 +1,5 @@
+"""RMIR: reasoning-intensive multimodal image retrieval (Li et al.), framework-neutral.
+
+Queries (an image plus a question about it) are answered by retrieving images
+from a shared pool; recall@K per query, averaged over queries. See README.md.
+"""

@@ -1,0 +1,424 @@
+"""The embedder protocol (RMIR's retriever plugins) and the built-in embedders.
+
+An embedder turns a batch of inputs, each a text and/or an image, into vectors
+of one space (one row per input), and has a stable ``id`` (name + model +
+every setting that changes the vectors) that keys the pool cache::
+
+    class MyEmbedder:
+        id = "my_embedder(model=m1)"
+
+        def embed(self, inputs: Sequence[EmbedInput], role: str) -> numpy.ndarray:
+            ...  # role is "query" or "pool" (asymmetric models prompt them differently)
+
+Rows are L2-normalised by the index; a row of NaNs or a wrong shape is an
+error, an all-zero row a counted failure (see ``index.check_vectors``).
+
+An embedder with ``corpus_level = True`` (``lexical``) is given the whole pool
+in one ``embed(pool, "pool")`` call (it may fit corpus statistics there, such as
+BM25's idf), its pool vectors are not cached per item, may be a
+``scipy.sparse`` matrix and are used as given: their dot product with a query
+row is the embedder's own score.
+
+Third parties register factories ``name -> callable(**retriever_args) ->
+embedder`` through the ``ecom_tasks_retrievers`` hook, exactly like the
+built-ins below (see ``builtin_plugin.py`` and the README).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import logging
+import mimetypes
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+ROLES = ("query", "pool")
+
+
+@dataclass(frozen=True)
+class EmbedInput:
+    """One thing to embed: a text, an image (absolute path, data URI or URL), or both."""
+
+    text: str | None = None
+    image: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.text and not self.image:
+            raise ValueError("an embedder input needs a text or an image")
+
+    def content_hash(self) -> str:
+        """sha256 over the text and the image's bytes (a URL: its text): the per-item cache key."""
+        digest = hashlib.sha256()
+        digest.update(b"text\0" + (self.text or "").encode("utf-8") + b"\0image\0")
+        if self.image:
+            if self.image.startswith("data:"):
+                digest.update(self.image.encode("ascii", "replace"))
+            elif self.image.startswith(("http://", "https://")):
+                digest.update(b"url\0" + self.image.encode("utf-8"))
+            else:
+                digest.update(Path(self.image).read_bytes())
+        return digest.hexdigest()
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    id: str
+
+    def embed(self, inputs: Sequence[EmbedInput], role: str) -> Any: ...
+
+
+def settings_id(name: str, **settings: Any) -> str:
+    """``name(key=value,...)`` with sorted keys, None values left out: a stable embedder id."""
+    shown = ",".join(f"{k}={json.dumps(v, sort_keys=True)}" for k, v in sorted(settings.items()) if v is not None)
+    return f"{name}({shown})"
+
+
+def image_bytes(image: str) -> tuple[bytes, str]:
+    """(bytes, mime type) of a local path or data URI."""
+    if image.startswith("data:"):
+        header, payload = image.split(",", 1)
+        mime = header[5:].split(";")[0] or "image/png"
+        return (base64.b64decode(payload) if header.endswith(";base64") else payload.encode()), mime
+    path = Path(image)
+    mime = mimetypes.guess_type(path.name)[0] or "image/png"
+    return path.read_bytes(), mime
+
+
+def image_url(image: str) -> str:
+    """What an OpenAI-style ``image_url`` part carries: a data URL (local files inlined) or the URL."""
+    if image.startswith(("http://", "https://", "data:")):
+        return image
+    raw, mime = image_bytes(image)
+    return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+
+
+def load_pil(image: str):
+    import io
+
+    from PIL import Image
+
+    if image.startswith(("http://", "https://")):
+        raise ValueError(f"this embedder reads local images only, not URLs ({image[:80]})")
+    raw, _ = image_bytes(image)
+    with Image.open(io.BytesIO(raw)) as opened:
+        return opened.convert("RGB")
+
+
+# --- lexical: BM25 with bm25s ----------------------------------------------------------------
+
+
+class LexicalEmbedder:
+    """BM25 (``bm25s``) of query texts against pool descriptions, as sparse vectors.
+
+    Pool rows are BM25 term weights over the pool vocabulary, query rows term
+    counts, so a dot product is the query's BM25 score (identical to
+    ``bm25s.BM25.get_scores``). Images are ignored: a query whose text has no
+    pool term gets an all-zero row (a counted failure).
+    """
+
+    corpus_level = True
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str = "en") -> None:
+        self.k1, self.b, self.method, self.stopwords = float(k1), float(b), method, stopwords
+        self.id = settings_id("lexical", k1=self.k1, b=self.b, method=method, stopwords=stopwords)
+        self._tokenizer = None
+        self._vocab_size = 0
+
+    def _fit(self, texts: list[str]):
+        import bm25s
+        import scipy.sparse as sp
+        from bm25s.tokenization import Tokenizer
+
+        if not any(t.strip() for t in texts):
+            raise ValueError("lexical: no pool item has a description to match query text against")
+        missing = sum(not t.strip() for t in texts)
+        if missing:
+            logger.warning("lexical: %d of %d pool items have no description and cannot be retrieved", missing, len(texts))
+        tokenizer = Tokenizer(stopwords=self.stopwords, stemmer=None)
+        ids = tokenizer.tokenize(texts, return_as="ids", update_vocab=True, show_progress=False)
+        model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        model.index(ids, show_progress=False)
+        scores = model.scores
+        self._tokenizer, self._vocab_size = tokenizer, len(scores["indptr"]) - 1
+        data = np.array(scores["data"], dtype=np.float32)
+        data[scores["indptr"][0] : scores["indptr"][1]] = 0  # token 0 is bm25s' empty-document token, not a word
+        weights = sp.csc_matrix((data, scores["indices"], scores["indptr"]), shape=(scores["num_docs"], self._vocab_size)).tocsr()
+        weights.eliminate_zeros()
+        return weights
+
+    def embed(self, inputs: Sequence[EmbedInput], role: str):
+        import scipy.sparse as sp
+
+        texts = [item.text or "" for item in inputs]
+        if role == "pool":
+            return self._fit(texts)
+        if self._tokenizer is None:
+            raise RuntimeError("lexical: embed the pool before queries")
+        ids = self._tokenizer.tokenize(texts, return_as="ids", update_vocab=False, show_progress=False)
+        rows = np.repeat(np.arange(len(ids)), [len(t) for t in ids])
+        cols = np.fromiter((t for tokens in ids for t in tokens), dtype=np.int64, count=len(rows))
+        keep = cols > 0  # token 0 is bm25s' empty-document token, not a word
+        counts = sp.csr_matrix(
+            (np.ones(int(keep.sum()), dtype=np.float32), (rows[keep], cols[keep])), shape=(len(ids), self._vocab_size)
+        )
+        counts.sum_duplicates()
+        return counts
+
+
+# --- openai_embeddings: an OpenAI-compatible /v1/embeddings endpoint (vLLM) -----------------------
+
+
+class EmbeddingRequestError(RuntimeError):
+    pass
+
+
+class OpenAIEmbeddings:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint, as vLLM serves multimodal embedding models.
+
+    Text-only inputs go in batches of ``batch_size`` in the standard ``input``
+    field; an input with an image goes alone, in vLLM's multimodal form (a
+    ``messages`` conversation whose user turn holds an ``image_url`` data-URL
+    part and the text). Requests run ``max_connections`` at a time; a
+    connection error, 408, 409, 429 or 5xx is retried ``max_retries`` times with
+    exponential backoff and jitter (as Inspect does for chat models); any other
+    error status fails at once with the server's message.
+
+    ``base_url`` is not part of the ``id`` (the same model moved to another
+    port keeps its cache); give ``cache_tag`` to keep two servers of one model
+    name apart.
+    """
+
+    RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        batch_size: int = 32,
+        max_connections: int = 8,
+        max_retries: int = 5,
+        timeout: float = 120.0,
+        dimensions: int | None = None,
+        query_instruction: str | None = None,
+        pool_instruction: str | None = None,
+        cache_tag: str | None = None,
+    ) -> None:
+        if not base_url or not model:
+            raise ValueError('openai_embeddings needs retriever_args {"base_url": ..., "model": ...}')
+        if int(batch_size) < 1 or int(max_connections) < 1:
+            raise ValueError("batch_size and max_connections must be >= 1")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.batch_size, self.max_connections, self.max_retries = int(batch_size), int(max_connections), int(max_retries)
+        self.timeout = float(timeout)
+        self.dimensions = dimensions
+        self.instructions = {"query": query_instruction, "pool": pool_instruction}
+        self.id = settings_id(
+            "openai_embeddings", model=model, dimensions=dimensions, query_instruction=query_instruction,
+            pool_instruction=pool_instruction, cache_tag=cache_tag,
+        )
+
+    def _text(self, item: EmbedInput, role: str) -> str | None:
+        instruction = self.instructions.get(role)
+        if instruction and item.text:
+            return f"{instruction}{item.text}"
+        return instruction or item.text
+
+    def _bodies(self, inputs: Sequence[EmbedInput], role: str) -> list[tuple[list[int], dict[str, Any]]]:
+        extra: dict[str, Any] = {"model": self.model, "encoding_format": "float"}
+        if self.dimensions is not None:
+            extra["dimensions"] = int(self.dimensions)
+        bodies: list[tuple[list[int], dict[str, Any]]] = []
+        texts = [i for i, item in enumerate(inputs) if not item.image]
+        for start in range(0, len(texts), self.batch_size):
+            chunk = texts[start : start + self.batch_size]
+            bodies.append((chunk, {**extra, "input": [self._text(inputs[i], role) for i in chunk]}))
+        for i, item in enumerate(inputs):
+            if item.image:
+                content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": image_url(item.image)}}]
+                text = self._text(item, role)
+                if text:
+                    content.append({"type": "text", "text": text})
+                bodies.append(([i], {**extra, "messages": [{"role": "user", "content": content}]}))
+        return bodies
+
+    async def _post(self, client, semaphore, body: dict[str, Any]) -> list[list[float]]:
+        import httpx
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, httpx.HTTPStatusError):
+                return exc.response.status_code in self.RETRY_STATUS
+            return isinstance(exc, httpx.TransportError)
+
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception(retryable),
+            wait=wait_exponential_jitter(initial=0.5, max=30),
+            stop=stop_after_attempt(self.max_retries + 1),
+            reraise=True,
+        ):
+            with attempt:
+                async with semaphore:
+                    response = await client.post(f"{self.base_url}/embeddings", json=body)
+                if response.status_code in self.RETRY_STATUS:
+                    response.raise_for_status()
+        if response.status_code != 200:
+            raise EmbeddingRequestError(f"{self.base_url}/embeddings answered {response.status_code}: {response.text[:500]}")
+        data = sorted(response.json()["data"], key=lambda d: d["index"])
+        return [d["embedding"] for d in data]
+
+    async def _embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
+        import httpx
+
+        key = os.environ.get(self.api_key_env, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        semaphore = asyncio.Semaphore(self.max_connections)
+        bodies = self._bodies(inputs, role)
+        async with httpx.AsyncClient(timeout=self.timeout, headers=headers) as client:
+            results = await asyncio.gather(*(self._post(client, semaphore, body) for _, body in bodies))
+        rows: list[Any] = [None] * len(inputs)
+        for (indices, body), vectors in zip(bodies, results):
+            if len(vectors) != len(indices):
+                raise EmbeddingRequestError(f"asked for {len(indices)} embeddings, the server returned {len(vectors)}")
+            for i, vector in zip(indices, vectors):
+                rows[i] = vector
+        widths = {len(r) for r in rows}
+        if len(widths) > 1:
+            raise EmbeddingRequestError(f"the server returned embeddings of different lengths {sorted(widths)}")
+        return np.asarray(rows, dtype=np.float32).reshape(len(inputs), -1)
+
+    def embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
+        if not inputs:
+            return np.zeros((0, 0), dtype=np.float32)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._embed(inputs, role))
+        # Called from inside an event loop: run ours in a thread of its own.
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                result["value"] = asyncio.run(self._embed(inputs, role))
+            except BaseException as exc:  # re-raised in the caller
+                result["error"] = exc
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+        if "error" in result:
+            raise result["error"]
+        return result["value"]
+
+
+# --- local models (extras) ---------------------------------------------------------------------
+
+
+def _fuse(text_vectors: dict[int, np.ndarray], image_vectors: dict[int, np.ndarray], n: int) -> np.ndarray:
+    """One row per input: its text or image vector, or the mean of both unit vectors (late fusion)."""
+    rows = []
+    for i in range(n):
+        parts = [v / (np.linalg.norm(v) or 1.0) for v in (text_vectors.get(i), image_vectors.get(i)) if v is not None]
+        rows.append(np.mean(parts, axis=0))
+    return np.asarray(rows, dtype=np.float32)
+
+
+def _missing_extra(package: str, extra: str) -> ImportError:
+    return ImportError(f"this embedder needs {package}: pip install 'ecom-tasks[{extra}]' (torch: pip install torch==2.13.0 first)")
+
+
+class OpenClipEmbedder:
+    """An open_clip model; weights from a local file or a hub id the user gives (never fetched unasked).
+
+    ``model``: an open_clip architecture name (``ViT-B-32``); ``pretrained``: a
+    local checkpoint path or a pretrained tag/hub id (None: random weights,
+    for tests). Text and image of one input are fused by averaging their unit vectors.
+    """
+
+    def __init__(self, model: str = "ViT-B-32", pretrained: str | None = None, device: str = "cpu", batch_size: int = 32) -> None:
+        try:
+            import open_clip
+            import torch
+        except ImportError as exc:
+            raise _missing_extra("open_clip_torch", "open_clip") from exc
+        self._torch = torch
+        self._model, _, self._preprocess = open_clip.create_model_and_transforms(model, pretrained=pretrained, device=device)
+        self._model.eval()
+        self._tokenizer = open_clip.get_tokenizer(model)
+        self.device, self.batch_size = device, int(batch_size)
+        self.id = settings_id("open_clip", model=model, pretrained=pretrained)
+        if pretrained is None:  # random weights differ per construction: never share a cache
+            self.id = settings_id("open_clip", model=model, random_init=id(self))
+
+    def embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
+        torch = self._torch
+        texts = {i: item.text for i, item in enumerate(inputs) if item.text}
+        images = {i: item.image for i, item in enumerate(inputs) if item.image}
+        text_vectors: dict[int, np.ndarray] = {}
+        image_vectors: dict[int, np.ndarray] = {}
+        with torch.no_grad():
+            keys = list(texts)
+            for start in range(0, len(keys), self.batch_size):
+                chunk = keys[start : start + self.batch_size]
+                out = self._model.encode_text(self._tokenizer([texts[i] for i in chunk]).to(self.device))
+                text_vectors.update(zip(chunk, out.float().cpu().numpy()))
+            keys = list(images)
+            for start in range(0, len(keys), self.batch_size):
+                chunk = keys[start : start + self.batch_size]
+                batch = torch.stack([self._preprocess(load_pil(images[i])) for i in chunk]).to(self.device)
+                out = self._model.encode_image(batch)
+                image_vectors.update(zip(chunk, out.float().cpu().numpy()))
+        return _fuse(text_vectors, image_vectors, len(inputs))
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model (a local folder or a hub id the user gives); CLIP-style models
+    embed images too. Text and image of one input are fused by averaging their unit vectors."""
+
+    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = 32, _model: Any = None) -> None:
+        if _model is None:
+            if not model:
+                raise ValueError('sentence_transformers needs retriever_args {"model": "<local folder or hub id>"}')
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise _missing_extra("sentence-transformers", "sentence_transformers") from exc
+            _model = SentenceTransformer(model, device=device)
+        self._model, self.batch_size = _model, int(batch_size)
+        self.id = settings_id("sentence_transformers", model=model or f"object-{id(_model)}")
+
+    def embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
+        texts = {i: item.text for i, item in enumerate(inputs) if item.text}
+        images = {i: item.image for i, item in enumerate(inputs) if item.image}
+        text_vectors: dict[int, np.ndarray] = {}
+        image_vectors: dict[int, np.ndarray] = {}
+        if texts:
+            out = self._model.encode(list(texts.values()), batch_size=self.batch_size, convert_to_numpy=True)
+            text_vectors = dict(zip(texts, np.asarray(out)))
+        if images:
+            out = self._model.encode([load_pil(p) for p in images.values()], batch_size=self.batch_size, convert_to_numpy=True)
+            image_vectors = dict(zip(images, np.asarray(out)))
+        return _fuse(text_vectors, image_vectors, len(inputs))
+
+
+#: The built-in embedder factories (registered through the ``ecom_tasks_retrievers`` hook).
+BUILTIN_EMBEDDERS = {
+    "lexical": LexicalEmbedder,
+    "openai_embeddings": OpenAIEmbeddings,
+    "open_clip": OpenClipEmbedder,
+    "sentence_transformers": SentenceTransformerEmbedder,
+}
+DEFAULT_RETRIEVER = "lexical"

@@ -1,0 +1,383 @@
+"""The pool index: embeddings cached on disk, checked, and exact top-K search.
+
+Cache: ``$ECOM_TASKS_CACHE`` (default ``~/.cache/ecom_tasks``) /
+``rmir/embeddings/<hash of the embedder id>/``, keyed by the embedder ``id`` and
+a sha256 of each item's content (text + image bytes), split into 256 shards by
+the first two hex digits of that hash. Every writer adds its own file to a
+shard folder (written to a temporary name, then renamed), so workers of a
+distributed job can fill disjoint shards, or the same ones, independently
+(:func:`fill_pool_cache`). A cache file whose arrays do not have the recorded
+shape is an error, never re-used or silently replaced.
+
+Search: a blocked matrix product (a block of queries against a block of the
+pool at a time; never the full queries x pool score matrix at scale) with an
+exact top-K per block (a ``numpy.partition`` threshold over group maxima, see
+``_block_top_k``; ``argpartition`` over every column only for narrow blocks),
+merged across pool blocks; equal scores are ranked in pool order. ``faiss``
+(``IndexFlatIP``, exact) is an option; it does not promise that tie order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecom_tasks.rmir.embedders import EmbedInput
+
+logger = logging.getLogger(__name__)
+
+SEARCH_BACKENDS = ("numpy", "faiss")
+SHARD_DIGITS = 2  # 256 shards
+#: Scores of one (query block x pool block) are at most this many floats (64 MB).
+BLOCK_FLOATS = 1 << 24
+POOL_BLOCK = 1 << 16
+
+
+class EmbedderOutputError(ValueError):
+    """An embedder returned something that is not one finite row per input."""
+
+
+class CacheError(RuntimeError):
+    """A cache entry does not match its recorded shape or embedder."""
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("ECOM_TASKS_CACHE") or Path.home() / ".cache" / "ecom_tasks").expanduser()
+
+
+def is_sparse(matrix: Any) -> bool:
+    return hasattr(matrix, "tocsr") and hasattr(matrix, "nnz")
+
+
+def check_vectors(vectors: Any, n: int, who: str, *, normalize: bool = True, dim: int | None = None) -> tuple[Any, np.ndarray]:
+    """``(rows, zero_mask)`` of an embedder's output for ``n`` inputs.
+
+    A wrong shape or a non-finite value is an ``EmbedderOutputError``. An
+    all-zero row has no direction: it is kept as zeros and flagged in
+    ``zero_mask`` (the caller counts it as a failure). Dense rows are
+    L2-normalised (float32); sparse ones (corpus-level embedders) are used as given.
+    """
+    if is_sparse(vectors):
+        matrix = vectors.tocsr().astype(np.float32)
+        if matrix.shape[0] != n or (dim is not None and matrix.shape[1] != dim):
+            raise EmbedderOutputError(f"{who}: expected {n} rows{'' if dim is None else f' of {dim}'}, got shape {matrix.shape}")
+        if not np.all(np.isfinite(matrix.data)):
+            raise EmbedderOutputError(f"{who}: the embedding has NaN or infinite values")
+        matrix.eliminate_zeros()
+        return matrix, np.diff(matrix.indptr) == 0
+    try:
+        array = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbedderOutputError(f"{who}: not a numeric matrix ({exc})") from exc
+    if array.ndim != 2 or array.shape[0] != n or array.shape[1] < 1 or (dim is not None and array.shape[1] != dim):
+        want = f"({n}, {dim if dim is not None else 'd'})"
+        raise EmbedderOutputError(f"{who}: expected an array of shape {want}, got {array.shape}")
+    bad = ~np.isfinite(array).all(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise EmbedderOutputError(f"{who}: NaN or infinite values in {rows.size} row(s), first at row {int(rows[0])}")
+    norms = np.linalg.norm(array, axis=1)
+    zero = norms == 0
+    if normalize:
+        array = array / np.where(zero, 1.0, norms)[:, None]
+    return np.ascontiguousarray(array, dtype=np.float32), zero
+
+
+# --- the on-disk cache -------------------------------------------------------------------------
+
+
+class EmbeddingCache:
+    """Per-item vectors of one embedder, sharded by content hash."""
+
+    def __init__(self, embedder_id: str, root: Path | None = None) -> None:
+        self.embedder_id = embedder_id
+        self.dir = (root or cache_root()) / "rmir" / "embeddings" / hashlib.sha256(embedder_id.encode()).hexdigest()[:32]
+        self.meta_path = self.dir / "embedder.json"
+        self.dim: int | None = None
+        if self.meta_path.exists():
+            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            if meta.get("id") != embedder_id:
+                raise CacheError(f"{self.meta_path}: belongs to embedder {meta.get('id')!r}, not {embedder_id!r}")
+            self.dim = meta.get("dim")
+
+    @staticmethod
+    def shard(content_hash: str) -> str:
+        return content_hash[:SHARD_DIGITS]
+
+    def _read(self, path: Path) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                keys, vectors = data["keys"], data["vectors"]
+        except (OSError, KeyError, ValueError) as exc:
+            raise CacheError(f"{path}: unreadable cache file ({exc}); delete it to re-embed those items") from exc
+        if keys.ndim != 1 or vectors.ndim != 2 or vectors.shape[0] != keys.shape[0] or (self.dim is not None and vectors.shape[1] != self.dim):
+            raise CacheError(
+                f"{path}: cache entry of shape keys {keys.shape}, vectors {vectors.shape} does not match "
+                f"{self.dim}-dimensional vectors of {self.embedder_id!r}; delete it to re-embed those items"
+            )
+        return keys, vectors
+
+    def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        wanted = set(hashes)
+        found: dict[str, np.ndarray] = {}
+        for shard in sorted({self.shard(h) for h in wanted}):
+            folder = self.dir / shard
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.glob("*.npz")):
+                keys, vectors = self._read(path)
+                for key, vector in zip(keys.tolist(), vectors):
+                    key = key.decode() if isinstance(key, bytes) else str(key)
+                    if key in wanted:
+                        found[key] = vector
+        return found
+
+    def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        if not len(hashes):
+            return
+        dim = int(vectors.shape[1])
+        if self.dim is None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.dim = dim
+            tmp = self.meta_path.with_suffix(f".{uuid.uuid4().hex}.tmp")
+            tmp.write_text(json.dumps({"id": self.embedder_id, "dim": dim}), encoding="utf-8")
+            os.replace(tmp, self.meta_path)
+        elif dim != self.dim:
+            raise CacheError(f"{self.embedder_id!r} returned {dim}-dimensional vectors; its cache holds {self.dim}-dimensional ones")
+        by_shard: dict[str, list[int]] = {}
+        for i, h in enumerate(hashes):
+            by_shard.setdefault(self.shard(h), []).append(i)
+        for shard, rows in by_shard.items():
+            folder = self.dir / shard
+            folder.mkdir(parents=True, exist_ok=True)
+            name = uuid.uuid4().hex
+            tmp = folder / f"{name}.tmp.npz"
+            np.savez(tmp, keys=np.asarray([hashes[i] for i in rows], dtype="S64"), vectors=vectors[rows].astype(np.float32))
+            os.replace(tmp, folder / f"{name}.npz")
+
+
+# --- embedding the pool ------------------------------------------------------------------------
+
+
+@dataclass
+class PoolVectors:
+    matrix: Any  # (n, d) float32 unit rows, or a sparse matrix from a corpus-level embedder
+    zero: np.ndarray  # rows that came back all-zero (counted failures)
+    embedded: int  # items sent to the embedder in this run
+    cached: int  # items read from the cache
+
+
+def _raw_rows(embedder: Any, inputs: Sequence[EmbedInput], role: str, dim: int | None) -> np.ndarray:
+    """The embedder's rows for ``inputs``, checked for shape and NaNs but not normalised (cache what it said)."""
+    rows, _ = check_vectors(embedder.embed(list(inputs), role), len(inputs), f"embedder {embedder.id!r}", normalize=False, dim=dim)
+    return rows
+
+
+def embed_pool(
+    embedder: Any,
+    inputs: Sequence[EmbedInput],
+    *,
+    cache: bool = True,
+    batch_size: int = 256,
+    root: Path | None = None,
+) -> PoolVectors:
+    """Pool vectors in pool order, from the cache where present; new ones are cached batch by batch."""
+    who = f"embedder {embedder.id!r}"
+    if getattr(embedder, "corpus_level", False):
+        matrix, zero = check_vectors(embedder.embed(list(inputs), "pool"), len(inputs), who)
+        return PoolVectors(matrix, zero, len(inputs), 0)
+    hashes = [item.content_hash() for item in inputs]
+    store = EmbeddingCache(embedder.id, root) if cache else None
+    found = store.get(hashes) if store is not None else {}
+    first: dict[str, int] = {}
+    for i, h in enumerate(hashes):
+        first.setdefault(h, i)
+    missing = [h for h in first if h not in found]
+    dim = store.dim if store is not None else None
+    for start in range(0, len(missing), batch_size):
+        chunk = missing[start : start + batch_size]
+        rows = _raw_rows(embedder, [inputs[first[h]] for h in chunk], "pool", dim)
+        dim = rows.shape[1]
+        if store is not None:
+            store.put(chunk, rows)
+        found.update(zip(chunk, rows))
+    if not inputs:
+        raise ValueError("the pool is empty")
+    matrix, zero = check_vectors(np.stack([found[h] for h in hashes]), len(inputs), who)
+    if zero.any():
+        logger.warning("%s: %d pool item(s) embedded as all-zero vectors; they score 0 for every query", who, int(zero.sum()))
+    return PoolVectors(matrix, zero, len(missing), len(set(hashes)) - len(missing))
+
+
+def fill_pool_cache(embedder: Any, inputs: Sequence[EmbedInput], worker: int, workers: int, *, batch_size: int = 256, root: Path | None = None) -> int:
+    """Embed and cache the pool items of this worker's shards (shard number % workers == worker).
+
+    Workers run independently (other machines sharing the cache folder, or
+    folders merged afterwards); returns how many items this call embedded.
+    """
+    if not 0 <= worker < workers:
+        raise ValueError(f"worker must be in 0..{workers - 1}")
+    mine = [item for item in inputs if int(EmbeddingCache.shard(item.content_hash()), 16) % workers == worker]
+    return embed_pool(embedder, mine, batch_size=batch_size, root=root).embedded if mine else 0
+
+
+# --- exact top-K search ------------------------------------------------------------------------
+
+
+#: Columns per group in the top-K threshold pass (see ``_block_top_k``).
+GROUP = 64
+
+
+def _block_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` columns of each row, best first, equal scores in column order.
+
+    The maxima of disjoint groups of columns are ``k`` distinct entries, so the
+    k-th largest group maximum is a lower bound of the row's k-th largest
+    score: the columns reaching it (about k, plus ties) hold the whole top K,
+    and they lie in the groups whose maximum reaches it. One max-reduction pass
+    over the block, then a look inside about k groups per row and a sort of the
+    few candidates: much cheaper than ``argpartition`` over every column.
+    """
+    rows_n, n = scores.shape
+    if k >= n:
+        order = np.argsort(-scores, axis=1, kind="stable")
+        return order, np.take_along_axis(scores, order, axis=1)
+    groups = -(-n // GROUP)
+    if groups >= k:
+        maxima = np.maximum.reduceat(scores, np.arange(0, n, GROUP), axis=1)
+        threshold = np.partition(maxima, groups - k, axis=1)[:, groups - k]
+        # Only groups whose maximum reaches the threshold can hold candidates: about k per row.
+        group_rows, group_ids = np.nonzero(maxima >= threshold[:, None])
+        cols = group_ids[:, None] * GROUP + np.arange(GROUP)
+        inside = cols < n  # the last group may be short
+        cols = np.minimum(cols, n - 1)
+        if scores.flags.c_contiguous:  # a flat take is about twice as fast as 2-D fancy indexing
+            values = np.take(scores.reshape(-1), group_rows[:, None] * n + cols)
+        else:
+            values = scores[group_rows[:, None], cols]
+        keep = inside & (values >= threshold[group_rows][:, None])
+        rows = np.broadcast_to(group_rows[:, None], cols.shape)[keep]
+        cols, values = cols[keep], values[keep]
+        order = np.lexsort((cols, -values, rows))
+        rows, cols, values = rows[order], cols[order], values[order]
+        take = np.searchsorted(rows, np.arange(rows_n))[:, None] + np.arange(k)
+        return cols[take], values[take]
+    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    values = np.take_along_axis(scores, part, axis=1)
+    kth = values.min(axis=1)
+    # Rows where more than k columns reach the k-th score: argpartition picked arbitrary tied
+    # columns; take the tied ones in column order instead.
+    for r in np.flatnonzero((scores >= kth[:, None]).sum(axis=1) > k):
+        above = np.flatnonzero(scores[r] > kth[r])
+        tied = np.flatnonzero(scores[r] == kth[r])[: k - above.size]
+        part[r] = np.concatenate([above, tied])
+        values[r] = scores[r, part[r]]
+    order = np.lexsort((part, -values), axis=1)
+    return np.take_along_axis(part, order, axis=1), np.take_along_axis(values, order, axis=1)
+
+
+def _scores(queries: Any, pool_block: Any, buffer: np.ndarray | None = None) -> np.ndarray:
+    if is_sparse(pool_block):
+        return np.asarray((pool_block @ queries.T).T.todense() if is_sparse(queries) else (pool_block @ queries.T).T, dtype=np.float32)
+    if buffer is None or queries.dtype != np.float32 or pool_block.dtype != np.float32:
+        return queries @ pool_block.T
+    # One buffer for every block: no fresh pages to fault in per block.
+    out = buffer[: queries.shape[0], : pool_block.shape[0]]
+    return np.matmul(queries, pool_block.T, out=out)
+
+
+def top_k(pool: Any, queries: Any, k: int, *, pool_block: int = POOL_BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (into the pool) and scores of each query's ``k`` best pool rows, best first.
+
+    Dot products of a block of queries with a block of pool rows at a time
+    (each block at most ``BLOCK_FLOATS`` scores); per-block top-K candidates are
+    merged with pool order breaking ties.
+    """
+    n_pool, n_queries = pool.shape[0], queries.shape[0]
+    k = min(int(k), n_pool)
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    pool_block = min(pool_block, n_pool)
+    query_block = max(1, min(n_queries, BLOCK_FLOATS // pool_block))
+    out_idx = np.empty((n_queries, k), dtype=np.int64)
+    out_val = np.empty((n_queries, k), dtype=np.float32)
+    buffer = None if is_sparse(pool) else np.empty((query_block, pool_block), dtype=np.float32)
+    for qs in range(0, n_queries, query_block):
+        q = queries[qs : qs + query_block]
+        cand_idx, cand_val = [], []
+        for ps in range(0, n_pool, pool_block):
+            idx, val = _block_top_k(_scores(q, pool[ps : ps + pool_block], buffer), k)
+            cand_idx.append(idx + ps)
+            cand_val.append(val)
+        if len(cand_idx) == 1:
+            idx, val = cand_idx[0][:, :k], cand_val[0][:, :k]
+        else:
+            idx, val = np.concatenate(cand_idx, axis=1), np.concatenate(cand_val, axis=1)
+            order = np.lexsort((idx, -val), axis=1)[:, :k]
+            idx, val = np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1)
+        out_idx[qs : qs + len(idx)], out_val[qs : qs + len(idx)] = idx, val
+    return out_idx, out_val
+
+
+def top_k_faiss(pool: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The same search with ``faiss.IndexFlatIP`` (exact inner product; tie order is faiss's)."""
+    try:
+        import faiss
+    except ImportError as exc:
+        raise ImportError("search=faiss needs faiss-cpu: pip install 'ecom-tasks[faiss]'") from exc
+    if is_sparse(pool):
+        raise ValueError("faiss searches dense vectors; this embedder's are sparse (use search=numpy)")
+    index = faiss.IndexFlatIP(pool.shape[1])
+    index.add(np.ascontiguousarray(pool, dtype=np.float32))
+    scores, idx = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(int(k), pool.shape[0]))
+    return idx.astype(np.int64), scores
+
+
+# --- the pool index ----------------------------------------------------------------------------
+
+
+@dataclass
+class PoolIndex:
+    """Pool ids and vectors of one embedder, ready to search."""
+
+    ids: tuple[str, ...]
+    vectors: PoolVectors
+    embedder: Any
+    search_backend: str = "numpy"
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        embedder: Any,
+        ids: Sequence[str],
+        inputs: Sequence[EmbedInput],
+        *,
+        search: str = "numpy",
+        cache: bool = True,
+        root: Path | None = None,
+    ) -> PoolIndex:
+        if search not in SEARCH_BACKENDS:
+            raise ValueError(f"unknown search {search!r}; expected one of {', '.join(SEARCH_BACKENDS)}")
+        vectors = embed_pool(embedder, inputs, cache=cache, root=root)
+        stats = {"pool": len(ids), "pool_embedded": vectors.embedded, "pool_cached": vectors.cached, "pool_zero": int(vectors.zero.sum())}
+        return cls(tuple(ids), vectors, embedder, search, stats)
+
+    def embed_queries(self, inputs: Sequence[EmbedInput]) -> tuple[Any, np.ndarray]:
+        """Checked query rows and their all-zero mask (shape must match the pool's)."""
+        dim = self.vectors.matrix.shape[1]
+        return check_vectors(self.embedder.embed(list(inputs), "query"), len(inputs), f"embedder {self.embedder.id!r}", dim=dim)
+
+    def search(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.search_backend == "faiss":
+            return top_k_faiss(self.vectors.matrix, queries, k)
+        return top_k(self.vectors.matrix, queries, k)

@@ -1,0 +1,95 @@
+"""RMIR's metric maths: per-query ranking outcomes, their summary by category, and TSR.
+
+An outcome (one query, one Inspect Score value) holds, for every selected
+``ranking`` metric spec, that metric on the query's own ranking (recall@K: the
+query's positives in its top K / its positives, the paper's Sec. 4.1
+definition), plus ``category`` (1-based index into ``CATEGORIES``) and
+``failed`` (1 when the query could not be embedded: an all-zero vector or no
+description; every metric of that query is then 0). The summary averages
+over queries, overall and within each category; ``category_mean/<metric>`` is
+the unweighted mean of the category values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.rmir.schema import CATEGORIES
+from ecom_tasks.scorers.core import NAN
+from ecom_tasks.scorers.kinds import Rankings
+
+Outcome = Mapping[str, float]
+COUNTS = ("failure_rate", "n")
+
+
+def ranking_outcome(
+    ranked: Sequence[str], positives: Sequence[str], specs: Sequence[MetricSpec], *, category: str, failed: bool = False
+) -> dict[str, float]:
+    """Every spec on this one query's ranking (binary relevance: the positives), or 0s when it failed."""
+    data = Rankings({"q": list(ranked)}, {"q": dict.fromkeys(positives, 1.0)})
+    outcome = {spec.name: 0.0 if failed else float(spec.compute(data)) for spec in specs}
+    outcome["category"] = CATEGORIES.index(category) + 1
+    outcome["failed"] = int(failed)
+    return outcome
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if len(values) else NAN
+
+
+def summarize(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, float]:
+    """``<metric>``, ``failure_rate``, ``n``, then ``<category>/<metric>`` and ``<category>/n`` for the
+    categories present, and ``category_mean/<metric>`` over them."""
+    outcomes = list(outcomes)
+    result = {name: _mean([float(o[name]) for o in outcomes]) for name in names}
+    result["failure_rate"] = _mean([float(o["failed"]) for o in outcomes])
+    result["n"] = float(len(outcomes))
+    per_category: dict[str, dict[str, float]] = {}
+    for index, category in enumerate(CATEGORIES, start=1):
+        members = [o for o in outcomes if int(o["category"]) == index]
+        if members:
+            per_category[category] = {name: _mean([float(o[name]) for o in members]) for name in names}
+            result.update({f"{category}/{name}": value for name, value in per_category[category].items()})
+            result[f"{category}/n"] = float(len(members))
+    for name in names:
+        result[f"category_mean/{name}"] = _mean([values[name] for values in per_category.values()])
+    return result
+
+
+# --- Test Set Reliability (Sec. 3.1.7) -----------------------------------------------------------
+
+
+def negativeness(negative_fraction: float) -> float:
+    """An element's negativeness: the fraction of judges calling it negative, or 0 when less than half did."""
+    if not 0.0 <= negative_fraction <= 1.0:
+        raise ValueError(f"a fraction of judges must be in [0, 1], got {negative_fraction!r}")
+    return float(negative_fraction) if negative_fraction >= 0.5 else 0.0
+
+
+def negative_fraction(votes: Sequence[str | bool | None]) -> float:
+    """Share of a panel's votes that say negative (``False`` / ``"False"``); abstentions count as judges
+    who did not say negative."""
+    if not votes:
+        raise ValueError("no votes")
+    return sum(v is False or (isinstance(v, str) and v.strip().lower() == "false") for v in votes) / len(votes)
+
+
+def tsr(negative_fractions: Sequence[float], k: int = 16) -> float:
+    """Test Set Reliability of one query's ranked candidates (best first).
+
+    ``TSR(L) = 1/K * sum_{i=1..K} mean_negativeness(L[i:K])``: the mean, over
+    every tail of the list, of the tail's mean negativeness. Lists shorter than
+    ``K`` (the paper: K_img = 16 retrieved images) are padded with artificial
+    negatives (negativeness 1); a longer list is an error.
+    """
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    values = [negativeness(f) for f in negative_fractions]
+    if len(values) > k:
+        raise ValueError(f"{len(values)} candidates for K = {k}")
+    values += [1.0] * (k - len(values))
+    tails = np.cumsum(values[::-1])[::-1] / np.arange(k, 0, -1)
+    return float(tails.mean())

@@ -1,0 +1,54 @@
+"""RMIR protocol: queries -> what is embedded (or what the model is asked first), with the facts scoring needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ecom_tasks.rmir.prompts import PROMPT_VERSION, build_reason_prompt
+from ecom_tasks.rmir.schema import QueryRecord, RmirData, load_data, select_queries
+from ecom_tasks.rmir.variants import parse_mode
+
+
+@dataclass(frozen=True)
+class RmirItem:
+    """One query: the reason-then-embed prompt (shown with the query image) and the scoring facts."""
+
+    record: QueryRecord
+    prompt: str
+    image: str | None
+    fields: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+
+def item_fields(record: QueryRecord, mode: str) -> dict[str, Any]:
+    """JSON-friendly facts scoring needs (Inspect metadata)."""
+    return {
+        "query_id": record.id,
+        "category": record.category,
+        "query_text": record.query_text,
+        "query_image": record.query_image,
+        "positives": list(record.positives),
+        "mode": mode,
+        "prompt_version": PROMPT_VERSION,
+        "source": record.source,
+    }
+
+
+def build_items(queries: list[QueryRecord], *, mode: str = "embed") -> list[RmirItem]:
+    mode = parse_mode(mode)
+    return [RmirItem(q, build_reason_prompt(q.query_text), q.query_image, item_fields(q, mode)) for q in queries]
+
+
+def load_items(
+    data: str | None = None, *, category: str | None = None, mode: str = "embed", check_images: bool = True
+) -> tuple[RmirData, list[RmirItem]]:
+    """The validated data (bundled fixtures when None) and the items of ``category`` (all when None)."""
+    loaded = load_data(data, check_images=check_images)
+    queries = select_queries(loaded, category)
+    if not queries:
+        raise ValueError(f"no RMIR queries of category {category!r} in {data or 'the bundled fixtures'}")
+    return loaded, build_items(queries, mode=mode)

@@ -1,0 +1,398 @@
+"""RMIR canonical records, their validation and loading.
+
+Two tables and an optional third:
+
+``queries``: ``id``, ``category`` (functional | temporal | causal; the paper's
+codes FUNC / TEMP / CAUS are accepted), ``query_text``, ``query_image`` (path
+relative to the data file, absolute path, ``data:`` URI or http(s) URL) and
+``positives`` (list of pool ids; a JSON list in CSV cells).
+
+``pool``: ``id``, ``image``, optional ``description``.
+
+``qrels`` (optional, MTEB style): ``query-id``, ``corpus-id``, ``score``; a
+query's positives are then the corpus ids with score > 0 (a query must not
+have both ``positives`` and qrels rows).
+
+``data`` is a folder holding ``queries.jsonl`` and ``pool.jsonl`` (or
+``.parquet`` / ``.csv``, and optionally ``qrels.*``), or a Hugging Face id with
+configs ``queries`` and ``pool`` (and optionally ``qrels``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import io
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ecom_tasks.data import (
+    DataValidationError,
+    Problem,
+    Row,
+    check_unique_ids,
+    fixtures_dir,
+    load_rows,
+    require_text,
+)
+
+CATEGORIES = ("functional", "temporal", "causal")
+CATEGORY_ALIASES = {"func": "functional", "temp": "temporal", "caus": "causal"}
+TABLES = ("queries", "pool", "qrels")
+SUFFIXES = (".jsonl", ".parquet", ".csv")
+
+
+@dataclass(frozen=True)
+class PoolRecord:
+    id: str
+    image: str | None  # absolute path, data: URI or URL
+    description: str
+    source: str = ""  # file:row
+
+    table = "pool"
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    id: str
+    category: str
+    query_text: str
+    query_image: str | None  # absolute path, data: URI or URL
+    positives: tuple[str, ...]
+    source: str = ""
+
+    table = "queries"
+
+
+@dataclass(frozen=True)
+class RmirData:
+    queries: tuple[QueryRecord, ...]
+    pool: tuple[PoolRecord, ...]
+    location: str
+
+    def __len__(self) -> int:
+        return len(self.queries) + len(self.pool)
+
+    def records(self) -> list[QueryRecord | PoolRecord]:
+        return [*self.queries, *self.pool]
+
+
+# --- images ---------------------------------------------------------------------------------
+
+
+def image_problem(data: bytes | Path) -> str | None:
+    """None when pillow decodes the image fully, else why it cannot."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as image:
+            image.load()  # a truncated file must fail here, not at the embedder
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as exc:
+        return f"pillow cannot read it: {exc}"
+    return None
+
+
+def _png_data_uri(image: Any) -> str:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _bytes_data_uri(raw: bytes) -> str:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(raw)) as image:
+        mime = Image.MIME.get(image.format or "", "image/png")
+    return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+
+
+def resolve_image(row: Row, field: str, problems: list[Problem], *, check: bool) -> str | None:
+    """The image of ``field`` as an absolute path, data URI or URL; problems for missing/unreadable ones."""
+
+    def problem(message: str) -> None:
+        problems.append(Problem(row.source, row.index, field, message))
+
+    value = row.values.get(field)
+    if value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip()):
+        problem("missing")
+        return None
+    if isinstance(value, dict):  # a datasets Image feature, not decoded
+        raw = value.get("bytes")
+        if isinstance(raw, (bytes, bytearray)):
+            reason = image_problem(bytes(raw))
+            if reason:
+                problem(reason)
+                return None
+            return _bytes_data_uri(bytes(raw))
+        if not value.get("path"):
+            problem("image object has neither bytes nor path")
+            return None
+        value = str(value["path"])
+    if hasattr(value, "save") and hasattr(value, "mode"):  # a decoded PIL image (hub datasets)
+        return _png_data_uri(value)
+    if not isinstance(value, str):
+        problem(f"must be a path, data URI or URL, got {type(value).__name__}")
+        return None
+    value = value.strip()
+    if value.startswith(("http://", "https://")):
+        return value  # fetched by the model or embedder; cannot be checked offline
+    if value.startswith("data:"):
+        if check:
+            try:
+                header, payload = value.split(",", 1)
+                raw = base64.b64decode(payload, validate=True) if header.endswith(";base64") else payload.encode()
+            except (ValueError, binascii.Error):
+                problem("malformed data: URI")
+                return None
+            reason = image_problem(raw)
+            if reason:
+                problem(reason)
+                return None
+        return value
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        if row.base_dir is None:
+            problem(f"relative image path {value!r} but the data is not a local file to resolve it against")
+            return None
+        path = row.base_dir / path
+    path = path.resolve()
+    if check:
+        if not path.is_file():
+            problem(f"image file not found: {path}")
+            return None
+        reason = image_problem(path)
+        if reason:
+            problem(f"{path}: {reason}")
+            return None
+    return str(path)
+
+
+# --- rows -> records ---------------------------------------------------------------------------
+
+
+def _record_id(row: Row, problems: list[Problem], field: str = "id") -> str:
+    raw = row.values.get(field)
+    if isinstance(raw, (str, int)) and not isinstance(raw, bool) and str(raw).strip():
+        return str(raw).strip()
+    problems.append(Problem(row.source, row.index, field, "missing or empty"))
+    return ""
+
+
+def _category(row: Row, problems: list[Problem]) -> str:
+    value = require_text(row, "category", problems)
+    if not value:
+        return ""
+    key = value.casefold()
+    key = CATEGORY_ALIASES.get(key, key)
+    if key not in CATEGORIES:
+        problems.append(Problem(row.source, row.index, "category", f"unknown category {value!r}; expected one of {', '.join(CATEGORIES)}"))
+        return ""
+    return key
+
+
+def _id_list(row: Row, field: str, problems: list[Problem]) -> tuple[str, ...] | None:
+    """The list in ``field`` (None when the column is absent or null)."""
+    value = row.values.get(field)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)  # CSV cells hold the list as JSON
+        except json.JSONDecodeError:
+            problems.append(Problem(row.source, row.index, field, "not a list (nor a JSON list)"))
+            return ()
+    if hasattr(value, "tolist"):  # numpy arrays from parquet
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        problems.append(Problem(row.source, row.index, field, f"must be a list of pool ids, got {type(value).__name__}"))
+        return ()
+    ids = []
+    for i, item in enumerate(value):
+        if not isinstance(item, (str, int)) or isinstance(item, bool) or not str(item).strip():
+            problems.append(Problem(row.source, row.index, f"{field}[{i}]", "empty or not a string"))
+            return ()
+        ids.append(str(item).strip())
+    return tuple(dict.fromkeys(ids))
+
+
+def validate_pool(rows: Sequence[Row], problems: list[Problem], *, check_images: bool) -> list[PoolRecord]:
+    records, ids = [], []
+    for row in rows:
+        before = len(problems)
+        record_id = _record_id(row, problems)
+        if record_id:
+            ids.append((row, record_id))
+        record = PoolRecord(
+            id=record_id,
+            image=resolve_image(row, "image", problems, check=check_images),
+            description=require_text(row, "description", problems, optional=True),
+            source=f"{row.source}:{row.index}",
+        )
+        if len(problems) == before:
+            records.append(record)
+    check_unique_ids(ids, problems)
+    return records
+
+
+def _qrels(rows: Sequence[Row], problems: list[Problem]) -> dict[str, dict[str, tuple[Row, float]]]:
+    """query id -> corpus id -> (row, score), MTEB column names (``_`` forms accepted)."""
+    found: dict[str, dict[str, tuple[Row, float]]] = {}
+    for row in rows:
+        qid = _record_id(row, problems, "query-id" if "query-id" in row.values else "query_id")
+        did = _record_id(row, problems, "corpus-id" if "corpus-id" in row.values else "corpus_id")
+        score = row.values.get("score", 1)
+        if isinstance(score, str):
+            try:
+                score = float(score)
+            except ValueError:
+                pass
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score):
+            problems.append(Problem(row.source, row.index, "score", f"must be a number, got {score!r}"))
+            continue
+        if qid and did:
+            found.setdefault(qid, {})[did] = (row, float(score))
+    return found
+
+
+def validate_queries(
+    rows: Sequence[Row],
+    pool_ids: set[str],
+    problems: list[Problem],
+    *,
+    qrel_rows: Sequence[Row] = (),
+    check_images: bool,
+) -> list[QueryRecord]:
+    qrels = _qrels(qrel_rows, problems)
+    records, ids = [], []
+    for row in rows:
+        before = len(problems)
+        record_id = _record_id(row, problems)
+        if record_id:
+            ids.append((row, record_id))
+        listed = _id_list(row, "positives", problems)
+        judged = qrels.get(record_id)
+        if listed is not None and judged is not None:
+            problems.append(Problem(row.source, row.index, "positives", "given both here and in qrels; keep one"))
+        positives: tuple[str, ...] = ()
+        if judged is not None:
+            for did, (qrow, score) in judged.items():
+                if did not in pool_ids:
+                    problems.append(Problem(qrow.source, qrow.index, "corpus-id", f"{did!r} is not a pool id"))
+            positives = tuple(did for did, (_, score) in judged.items() if score > 0)
+        elif listed is not None:
+            positives = listed
+            for i, did in enumerate(listed):
+                if did not in pool_ids:
+                    problems.append(Problem(row.source, row.index, f"positives[{i}]", f"{did!r} is not a pool id"))
+        if not positives and len(problems) == before:
+            problems.append(Problem(row.source, row.index, "positives", "the query has no positive (every query needs at least one)"))
+        record = QueryRecord(
+            id=record_id,
+            category=_category(row, problems),
+            query_text=require_text(row, "query_text", problems),
+            query_image=resolve_image(row, "query_image", problems, check=check_images),
+            positives=positives,
+            source=f"{row.source}:{row.index}",
+        )
+        if len(problems) == before:
+            records.append(record)
+    check_unique_ids(ids, problems)
+    known = {record_id for _, record_id in ids}
+    for qid, judged in qrels.items():
+        if qid not in known:
+            qrow = next(iter(judged.values()))[0]
+            problems.append(Problem(qrow.source, qrow.index, "query-id", f"{qid!r} is not a query id"))
+    return records
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+def _table_files(folder: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for table in TABLES:
+        matches = [folder / f"{table}{suffix}" for suffix in SUFFIXES if (folder / f"{table}{suffix}").is_file()]
+        if len(matches) > 1:
+            raise DataValidationError([Problem(str(folder), 0, table, f"several files for one table: {', '.join(p.name for p in matches)}")])
+        if matches:
+            found[table] = matches[0]
+    missing = [t for t in ("queries", "pool") if t not in found]
+    if missing:
+        names = " and ".join(f"{t}.jsonl (or .parquet/.csv)" for t in missing)
+        raise DataValidationError([Problem(str(folder), 0, "-", f"the RMIR data folder needs {names}")])
+    return found
+
+
+def _hub_rows(data: str) -> dict[str, list[Row]]:
+    import datasets
+
+    tables: dict[str, list[Row]] = {}
+    for table in TABLES:
+        try:
+            loaded = datasets.load_dataset(data, table)
+        except Exception as exc:
+            if table == "qrels":
+                continue
+            raise DataValidationError(
+                [Problem(str(data), 0, "-", f"not a local folder, and loading config {table!r} from the Hugging Face hub failed: {exc}")]
+            ) from exc
+        tables[table] = [
+            Row(f"{data}[{table}/{split}]", index, dict(values))
+            for split in loaded
+            for index, values in enumerate(loaded[split], start=1)
+        ]
+    return tables
+
+
+def _source_key(data: str) -> tuple:
+    path = Path(data).expanduser()
+    if path.is_dir():
+        files = sorted(_table_files(path).values())
+        return (str(path.resolve()), *((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files))
+    return (data,)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(key: tuple, data: str, check_images: bool) -> RmirData:
+    path = Path(data).expanduser()
+    if path.is_dir():
+        tables = {table: load_rows(file) for table, file in _table_files(path).items()}
+    elif path.exists() or data.startswith((".", "/", "~")):
+        raise DataValidationError([Problem(data, 0, "-", "RMIR data is a folder holding queries.* and pool.* (or a Hugging Face id)")])
+    else:
+        tables = _hub_rows(data)
+    problems: list[Problem] = []
+    pool = validate_pool(tables["pool"], problems, check_images=check_images)
+    pool_ids = {r.id for r in pool}
+    # Pool rows with problems are not in ``pool``: their ids still exist, so positives naming them are not reported twice.
+    pool_ids |= {str(r.values.get("id")).strip() for r in tables["pool"] if r.values.get("id") is not None}
+    queries = validate_queries(tables["queries"], pool_ids, problems, qrel_rows=tables.get("qrels", ()), check_images=check_images)
+    if problems:
+        raise DataValidationError(problems)
+    return RmirData(tuple(queries), tuple(pool), str(path.resolve()) if path.is_dir() else data)
+
+
+def load_data(data: str | os.PathLike[str] | None = None, *, check_images: bool = True) -> RmirData:
+    """Validated queries and pool (bundled fixtures by default); raises DataValidationError listing every problem.
+
+    ``check_images``: open every query and pool image with pillow (``ecom-tasks
+    validate`` always does; a text-only retriever may skip it).
+    """
+    source = os.fspath(data) if data is not None else str(fixtures_dir("rmir"))
+    return _load(_source_key(source), source, bool(check_images))
+
+
+def select_queries(data: RmirData, category: str | None) -> list[QueryRecord]:
+    """The queries of one category (all when None); an unknown category is an error."""
+    if category in (None, "", "all"):
+        return list(data.queries)
+    key = CATEGORY_ALIASES.get(str(category).casefold(), str(category).casefold())
+    if key not in CATEGORIES:
+        raise ValueError(f"unknown RMIR category {category!r}; expected one of {', '.join(CATEGORIES)}")
+    return [q for q in data.queries if q.category == key]

@@ -1,0 +1,53 @@
+"""RMIR's named variants and run defaults, declared once (Inspect only: see README, "lm-eval").
+
+``rmir`` embeds each query (its image and text) directly; ``rmir_reason``
+first asks the evaluated model to describe the image that would answer the
+query and embeds that description alone (``mode=reason_then_embed``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MODES = ("embed", "reason_then_embed")
+DEFAULT_K = (20, 50)
+#: How deep each query is ranked: recall@K needs K, ``mrr`` finds the first positive within it
+#: (below it the reciprocal rank is 0), ``ndcg@10`` needs 10.
+RANK_DEPTH = 100
+#: Generation budget of the reason-then-embed step (reasoning models think first).
+MAX_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    mode: str
+    description: str
+
+
+VARIANTS = {
+    "rmir": Variant("rmir", "embed", "RMIR: each query's image and text embedded and searched directly"),
+    "rmir_reason": Variant(
+        "rmir_reason", "reason_then_embed", "RMIR reason-then-embed: the model describes the answer image, the description is searched"
+    ),
+}
+
+
+def parse_k(k: int | str | list | tuple | None) -> tuple[int, ...]:
+    """``"20,50"``, ``[20, 50]`` or ``20`` -> ``(20, 50)``."""
+    if k is None or k == "":
+        return DEFAULT_K
+    values = k.split(",") if isinstance(k, str) else list(k) if isinstance(k, (list, tuple)) else [k]
+    try:
+        ks = tuple(dict.fromkeys(int(str(v).strip()) for v in values if str(v).strip()))
+    except ValueError as exc:
+        raise ValueError(f"k must be positive integers like 20,50; got {k!r}") from exc
+    if not ks or min(ks) < 1:
+        raise ValueError(f"k must be positive integers like 20,50; got {k!r}")
+    return ks
+
+
+def parse_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"unknown RMIR mode {mode!r}; expected one of {', '.join(MODES)}")
+    return mode

@@ -1,0 +1,403 @@
+"""EcomEval end to end: Inspect eval()/score() with the baseline and mockllm scripts for both roles,
+the loopback OpenAI-compatible server as model and grader (eval and `inspect score` on the command
+line), the judge meta-eval, lm-eval's ecomeval_exact group, and `ecom-tasks calibrate`."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import lm_eval
+import lm_eval.models  # noqa: F401  (lm-eval's own models: registering ours first skips its lazy import)
+import pytest
+from helpers import check_ok, run_cli
+from inspect_ai import eval as inspect_eval
+from inspect_ai import score as inspect_score
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ContentImage, ModelOutput, get_model
+
+from ecom_tasks import cli
+from ecom_tasks.ecomeval.baseline import grade_by_overlap
+from ecom_tasks.ecomeval.parsing import exact_match
+from ecom_tasks.ecomeval.prompts import read_grader_prompt
+from ecom_tasks.ecomeval.protocol import select
+from ecom_tasks.ecomeval.schema import load_records
+from ecom_tasks.ecomeval.scoring import outcome_of, summarize
+from ecom_tasks.hookspecs import MetricSpec, hookimpl
+from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact, ecomeval_judge, ecomeval_judge_meta
+from ecom_tasks.lm_eval_tasks import task_manager
+from ecom_tasks.plugins import baseline_reply, select_metrics
+from ecom_tasks.testing.openai_server import image_parts, last_user_text, serve_openai_compatible
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """Judge replies are cached by model name and prompt: every test gets its own cache."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def metrics_of(log) -> dict[str, float]:
+    assert log.status == "success", log.error
+    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+
+
+def scripted(reply, name: str = "model"):
+    """A mockllm model answering ``reply(text of the last user message, input, config)``; calls are counted.
+    Judge replies are cached by model name: scripts meant to differ get different names."""
+    calls = []
+
+    def output(input, tools, tool_choice, config):
+        calls.append(input)
+        return ModelOutput.from_content(model="mockllm/model", content=reply(input[-1].text, input, config))
+
+    model = get_model(f"mockllm/{name}", custom_outputs=output, memoize=False)
+    model.calls = calls  # type: ignore[attr-defined]
+    return model
+
+
+QUESTIONS = {r.id: r.question for r in load_records()}
+
+
+def item_of(grader_text: str) -> str:
+    question = read_grader_prompt(grader_text)[0]
+    return next(i for i, q in QUESTIONS.items() if q == question)
+
+
+def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
+    (log,) = inspect_eval(ecomeval(), model="ecom/baseline", model_roles={"grader": "ecom/baseline"}, log_dir=str(tmp_path), display="none")
+    records = load_records()
+    outcomes = []
+    for record in records:
+        answer = baseline_reply([("user", record.question)])
+        outcomes.append(outcome_of({"category": record.category, "language": record.language, "task": record.task, "difficulty": record.difficulty}, grade_by_overlap(answer, record.reference)[0]))
+    expected = summarize(outcomes, select_metrics("rubric"))
+    metrics = metrics_of(log)
+    assert metrics.keys() == expected.keys()
+    for key, value in expected.items():
+        assert metrics[key] == pytest.approx(value, nan_ok=True), key
+    assert metrics["n"] == 26 and metrics["judge_failure_rate"] == 0.0
+    assert log.eval.model_roles["grader"].model == "ecom/baseline"
+    assert {s.scores["ecomeval_judge"].metadata["grader"] for s in log.samples} == {"ecom/baseline"}
+    assert log.eval.metadata["grader_default"] == "openai/gpt-4.1" and log.eval.headline_metric.metric == "score"
+    assert log.eval.task_version == "1.0.0"
+
+
+def test_mockllm_scripts_for_both_roles_give_hand_computed_numbers(tmp_path):
+    # Items of ecom_qa (paper-A1, paper-D3, paper-D4, syn-qa-id) and shopping_reasoning (paper-A4,
+    # syn-reasoning-en, c1-similar-product). paper-A4's judge talks nonsense twice: a judge failure.
+    # c1-similar-product's judge talks nonsense once, then grades 0 on the retry.
+    grades = {"paper-A1": "3", "paper-D3": "3", "paper-D4": "2", "syn-qa-id": "2", "syn-reasoning-en": "3"}
+    seen = Counter()
+    temperatures = set()
+
+    def judge(text, input, config):
+        temperatures.add(config.temperature)
+        item = item_of(input[0].text)
+        seen[item] += 1
+        if item == "paper-A4" or (item == "c1-similar-product" and seen[item] == 1):
+            return "I would rather discuss the weather."
+        if item == "c1-similar-product":
+            return "Wrong answer.\nFinal Score: 0"
+        return f"Looks right.\nFinal Score: {grades[item]}"
+
+    grader = scripted(judge)
+    model = scripted(lambda text, input, config: "my answer")
+    (log,) = inspect_eval(
+        ecomeval(category="ecom_qa,Shopping Reasoning"), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+    )
+    m = metrics_of(log)
+    # ecom_qa: (3 + 3 + 2 + 2) / 4 = 2.5 -> 83.33; shopping_reasoning: (3 + 0) / 2 -> 50; A4 excluded.
+    assert m["score"] == pytest.approx((250 / 3 + 50) / 2)
+    assert m["score_items"] == pytest.approx(13 / 6 / 3 * 100)
+    assert m["judge_failure_rate"] == pytest.approx(1 / 7) and m["n"] == 7
+    assert m["category/ecom_qa"] == pytest.approx(250 / 3) and m["category/shopping_reasoning"] == pytest.approx(50)
+    assert m["language/en"] == pytest.approx(8 / 12 * 100) and m["language/zh"] == 100.0
+    assert m["language/id"] == pytest.approx(200 / 3) and math.isnan(m["language/ms"])
+    assert m["difficulty/medium"] == pytest.approx(100 / 3) and m["difficulty/easy"] == 100.0
+    assert m["task/after_sales_service"] == pytest.approx(200 / 3) and math.isnan(m["task/product_recommendation"])
+    # One call per item, one retry each for the two unreadable replies; always at temperature 0.
+    assert len(grader.calls) == 9 and seen["paper-A4"] == 2 and temperatures == {0.0}
+    assert len(model.calls) == 7
+    failed = {s.id: s.scores["ecomeval_judge"] for s in log.samples}["paper-A4"]
+    assert failed.value["graded"] == 0 and failed.explanation.startswith("JUDGE FAILURE (no_grade")
+    assert "excluded from every mean" in failed.explanation and failed.metadata["attempts"] == 2
+    retried = {s.id: s.scores["ecomeval_judge"] for s in log.samples}["c1-similar-product"]
+    assert retried.value["grade"] == 0 and retried.value["graded"] == 1 and retried.metadata["status"] == "ok"
+
+    # A judge that only answers nonsense: every item is a counted failure, no score, never a zero.
+    # (Both scripts are "mockllm/model" to the cache, so this one runs without it.)
+    nonsense = scripted(lambda text, input, config: "Final Score: banana")
+    (log,) = inspect_eval(ecomeval(task="shopping_guide", cache=False), model=model, model_roles={"grader": nonsense}, log_dir=str(tmp_path), display="none")
+    m = metrics_of(log)
+    assert m["judge_failure_rate"] == 1.0 and math.isnan(m["score"]) and math.isnan(m["score_items"])
+
+
+def digest(image: str) -> str:
+    data = base64.b64decode(image.split(",", 1)[1]) if image.startswith("data:") else Path(image).read_bytes()
+    return hashlib.sha1(data).hexdigest()
+
+
+def test_images_reach_the_model_as_image_parts(tmp_path):
+    model = scripted(lambda text, input, config: "Nike")
+    grader = scripted(lambda text, input, config: "Final Score: 3")
+    (log,) = inspect_eval(ecomeval(multimodal=True), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    records = {r.id: r for r in load_records() if r.multimodal}
+    assert metrics_of(log)["n"] == len(records) == 5
+    sent = {}
+    for input in model.calls:
+        parts = input[-1].content
+        images = [p.image for p in parts if isinstance(p, ContentImage)]
+        sent[input[-1].text] = [digest(i) for i in images]
+    for record in records.values():
+        assert sent[record.question] == [digest(i) for i in record.images]
+    # The grader gets text only: question, reference, response.
+    assert all(isinstance(input[-1].content, str) for input in grader.calls)
+    (text_only,) = inspect_eval(ecomeval(multimodal=False), model="ecom/baseline", model_roles={"grader": "ecom/baseline"}, log_dir=str(tmp_path), display="none")
+    assert metrics_of(text_only)["n"] == 21
+
+
+def test_score_again_with_the_same_grader_and_cache_makes_no_judge_call(tmp_path):
+    model = scripted(lambda text, input, config: "B")
+    first = scripted(lambda text, input, config: "Final Score: 1")
+    (log,) = inspect_eval(ecomeval(category="ecom_qa"), model=model, model_roles={"grader": first}, log_dir=str(tmp_path), display="none")
+    assert metrics_of(log)["score"] == pytest.approx(100 / 3) and len(first.calls) == 4
+    other = scripted(lambda text, input, config: "Final Score: 3", name="other-judge")
+    rescored = inspect_score(log, ecomeval_judge(), model_roles={"grader": other}, action="overwrite", display="none")
+    assert len(other.calls) == 4 and len(model.calls) == 4  # the evaluated model is not asked again
+    assert metrics_of(rescored)["score"] == 100.0
+    again = inspect_score(log, ecomeval_judge(), model_roles={"grader": other}, action="overwrite", display="none")
+    assert len(other.calls) == 4 and metrics_of(again)["score"] == 100.0  # all from the cache
+    uncached = inspect_score(log, ecomeval_judge(cache=False), model_roles={"grader": other}, action="overwrite", display="none")
+    assert len(other.calls) == 8 and metrics_of(uncached)["score"] == 100.0
+
+
+def test_loopback_model_and_grader_on_the_command_line(tmp_path):
+    """`inspect eval ... --model-role grader=`, then `inspect score --model-role grader=` twice."""
+    chosen = select(load_records(), category="ecom_multimodal,ecom_qa")
+
+    def judge_policy(grade):
+        def policy(body):
+            question, reference, response = read_grader_prompt(last_user_text(body))
+            assert response == "B" and reference in {r.reference for r in chosen}
+            return f"Compared with the reference.\nFinal Score: {grade}"
+
+        return policy
+
+    env = {"INSPECT_CACHE_DIR": str(tmp_path / "cache"), "SHOP_API_KEY": "x", "JUDGEA_API_KEY": "x", "JUDGEB_API_KEY": "x"}
+    logs = tmp_path / "logs"
+    with (
+        serve_openai_compatible(lambda body: "B", model_name="shop-model") as shop,
+        serve_openai_compatible(judge_policy(2), model_name="judge-a") as judge_a,
+        serve_openai_compatible(judge_policy(3), model_name="judge-b") as judge_b,
+    ):
+        env.update(SHOP_BASE_URL=shop.base_url, JUDGEA_BASE_URL=judge_a.base_url, JUDGEB_BASE_URL=judge_b.base_url)
+        check_ok(
+            run_cli(
+                ["inspect", "eval", "ecom_tasks/ecomeval", "-T", "category=ecom_multimodal,ecom_qa", "--model", "openai-api/shop/shop-model",
+                 "--model-role", "grader=openai-api/judgea/judge-a", "--log-dir", logs, "--display", "none"],
+                env=env,
+                cwd=tmp_path,
+            )
+        )
+        (path,) = logs.glob("*.eval")
+        assert len(shop.requests) == len(judge_a.requests) == len(chosen) == 9
+        urls = [part["image_url"]["url"] for body in shop.requests for part in image_parts(body)]
+        expected = [digest(i) for r in chosen for i in r.images]
+        assert sorted(digest(u) for u in urls) == sorted(expected) and len(urls) == 7
+        assert all(body.get("temperature") == 0.0 for body in judge_a.requests)
+        log = read_eval_log(str(path))
+        assert metrics_of(log)["score"] == pytest.approx(200 / 3)
+
+        for run in (1, 2):
+            out = tmp_path / f"rescored{run}.eval"
+            check_ok(
+                run_cli(
+                    ["inspect", "score", path, "--scorer", "ecom_tasks/ecomeval_judge", "--model-role", "grader=openai-api/judgeb/judge-b", "--action", "overwrite", "--output-file", out],
+                    env=env,
+                    cwd=tmp_path,
+                )
+            )
+            rescored = read_eval_log(str(out))
+            assert metrics_of(rescored)["score"] == 100.0
+            assert {s.scores["ecomeval_judge"].metadata["grader"] for s in rescored.samples} == {"openai-api/judgeb/judge-b"}
+            # Never the evaluated model; the new judge once per item the first time, from the cache after.
+            assert len(shop.requests) == 9 and len(judge_b.requests) == 9 and len(judge_a.requests) == 9
+
+
+def test_judge_meta_eval_with_a_scripted_grader(tmp_path):
+    from ecom_tasks.ecomeval.schema import load_judge_cases
+
+    cases = {c.question + "\x00" + c.response: c for c in load_judge_cases()}
+
+    def judge(text, input, config):
+        question, _, response = read_grader_prompt(input[0].text)
+        case = cases[question + "\x00" + response]
+        grade = 3 if case.id == "adv-injection" else case.expected_grade  # falls for the injection
+        return "noise" if case.id == "ctl-nearly" else f"Final Score: {grade}"
+
+    grader = scripted(judge)
+    (log,) = inspect_eval(ecomeval_judge_meta(), model="none", model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    m = metrics_of(log)
+    assert m["n"] == 12 and m["judge_failure_rate"] == pytest.approx(1 / 12)
+    assert m["agreement"] == pytest.approx(10 / 11) and m["mae"] == pytest.approx(2 / 11)
+    assert m["adversarial_high_grade_rate"] == pytest.approx(1 / 5)
+    assert len(grader.calls) == 13  # 12 cases, one retry
+
+
+def test_lm_eval_exact_group_matches_inspect_and_the_core(tmp_path):
+    results = lm_eval.simple_evaluate(
+        model="ecom-baseline", tasks=["ecomeval_exact"], task_manager=task_manager(include_defaults=False), bootstrap_iters=0, log_samples=True
+    )
+    (log,) = inspect_eval(ecomeval_exact(), model="ecom/baseline", log_dir=str(tmp_path), display="none")
+    inspect_metrics = metrics_of(log)
+    records = select(load_records(), exact=True)
+    matched = {r.id: exact_match(r.reference, baseline_reply([("user", r.question)])) for r in records}
+    rows = {name: {k.split(",")[0]: v for k, v in m.items() if "," in k} for name, m in results["results"].items()}
+    for category in {r.category for r in records}:
+        members = [r.id for r in records if r.category == category]
+        expected = 100 * sum(matched[i] for i in members) / len(members)
+        assert rows[f"ecomeval_exact_{category}"]["score"] == pytest.approx(expected)
+        assert inspect_metrics[f"category/{category}"] == pytest.approx(expected)
+    assert rows["ecomeval_exact"]["score"] == pytest.approx(inspect_metrics["score"])
+    assert rows["ecomeval_exact"]["score_items"] == pytest.approx(inspect_metrics["score_items"]) == pytest.approx(
+        100 * sum(matched.values()) / len(matched)
+    )
+    # Same question text in both frameworks, and no judge in lm-eval.
+    sent = {s["doc"]["id"]: s["arguments"][0][0] for samples in results["samples"].values() for s in samples}
+    assert sent == {s.id: s.input[0].text for s in log.samples}
+    assert "judge_failure_rate" not in rows["ecomeval_exact_ecom_qa"]
+
+
+def test_calibrate_from_three_models_logs(tmp_path, capsys):
+    t70 = [3, 3, 3, 3, 3, 2, 2, 1, 1, 0]  # per-model task mean exactly 70
+    t80 = [3, 3, 3, 3, 3, 3, 2, 2, 2, 0]  # exactly 80
+    rows = [{"id": f"a{i}", "task": "t70", "question": f"Question a{i}?"} for i in range(10)]
+    rows += [{"id": f"b{i}", "task": "t80", "question": f"Question b{i}?"} for i in range(10)]
+    rows += [{"id": "c", "task": "t_one", "question": "Question c?"}]
+    data = tmp_path / "data.jsonl"
+    with data.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps({**row, "category": "ecom_qa", "language": "en", "reference": "ref", "images": [], "difficulty": None, "note": "kept"}) + "\n")
+    grades = {f"a{i}": g for i, g in enumerate(t70)} | {f"b{i}": g for i, g in enumerate(t80)}
+
+    def judge(text, input, config):
+        question, _, response = read_grader_prompt(input[0].text)
+        item = question.removeprefix("Question ").rstrip("?")
+        if item == "c":  # graded 2 by m1's judge only; the other two are judge failures
+            return "Final Score: 2" if response == "m1" else "no idea"
+        return f"Final Score: {grades[item]}"
+
+    paths = []
+    for name in ("m1", "m2", "m3"):
+        model = scripted(lambda text, input, config, name=name: name, name=name)
+        (log,) = inspect_eval(ecomeval(data=str(data)), model=model, model_roles={"grader": scripted(judge)}, log_dir=str(tmp_path / name), display="none")
+        assert log.status == "success"
+        paths.append(log.location)
+    out = tmp_path / "calibrated.jsonl"
+    args = cli.build_parser().parse_args(["calibrate", *paths, "--out", str(out)])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    table = {line.split()[0]: line.split() for line in printed.splitlines() if line.startswith("t")}
+    assert table["t70"][-2:] == ["70.00", "medium"] and table["t80"][-2:] == ["80.00", "medium"]
+    assert table["t_one"][-2:] == ["66.67", "hard"] and table["t_one"][2] == "1"  # one model graded it
+    written = {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert written["a0"]["difficulty"] == "easy" and written["a5"]["difficulty"] == "hard" and written["c"]["difficulty"] == "hard"
+    assert written["a0"]["note"] == "kept" and written["c"]["difficulty_score"] == pytest.approx(66.6667)
+    assert load_records(str(out))[0].difficulty == "easy"  # the output is valid EcomEval data
+    with (tmp_path / "calibrated.tasks.csv").open(encoding="utf-8") as fh:
+        tasks = {r["task"]: r for r in csv.DictReader(fh)}
+    assert (tasks["t70"]["score"], tasks["t70"]["difficulty"]) == ("70.0000", "medium")
+    assert (tasks["t80"]["score"], tasks["t80"]["difficulty"]) == ("80.0000", "medium")
+
+
+def test_lm_eval_exact_through_the_loopback_server():
+    records = select(load_records(), exact=True)
+    answers = {r.question: r.reference for r in records}
+
+    def policy(body):
+        question = last_user_text(body)
+        return f"The answer is {answers[question]}" if len(answers[question]) == 1 and answers[question].isalpha() else answers[question]
+
+    with serve_openai_compatible(policy) as server:
+        results = lm_eval.simple_evaluate(
+            model="local-chat-completions",
+            model_args=f"model=test-model,base_url={server.chat_completions_url}",
+            tasks=["ecomeval_exact"],
+            apply_chat_template=True,
+            task_manager=task_manager(include_defaults=False),
+            bootstrap_iters=0,
+        )
+        requests = list(server.requests)
+    assert len(requests) == len(records) == 11
+    assert all([m["role"] for m in body["messages"]] == ["user"] for body in requests)  # the question alone
+    assert results["results"]["ecomeval_exact"]["score,none"] == 100.0
+
+
+def test_validate_command_reports_counts_and_bad_rows(tmp_path, capsys):
+    args = cli.build_parser().parse_args(["validate", "ecomeval"])
+    assert args.func(args) == 0
+    assert "OK: 26 ecomeval records" in capsys.readouterr().out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x", "category": "ecom_qa", "task": "t", "language": "xx", "question": "q", "reference": "r"}) + "\n", encoding="utf-8")
+    args = cli.build_parser().parse_args(["validate", "ecomeval", str(bad)])
+    assert args.func(args) == 1
+    assert f"{bad}:1:language: unknown language 'xx'" in capsys.readouterr().err
+
+
+def test_epochs_reduce_to_each_items_graded_mean(tmp_path):
+    from inspect_ai import Epochs
+
+    from ecom_tasks.scorers.inspect_scorers import outcome_mean
+
+    answered = Counter()
+
+    def answer(text, input, config):
+        answered[text] += 1
+        return "first try" if answered[text] == 1 else "second try"
+
+    def judge(text, input, config):
+        response = read_grader_prompt(input[0].text)[2]
+        return "Final Score: 3" if response == "second try" else "no grade here"
+
+    (log,) = inspect_eval(
+        ecomeval(category="ecom_qa"), model=scripted(answer), model_roles={"grader": scripted(judge, name="epoch-judge")},
+        epochs=Epochs(2, outcome_mean()), log_dir=str(tmp_path), display="none",
+    )
+    m = metrics_of(log)
+    # Each item: a judge failure in one epoch, a 3 in the other -> its grade is 3, half its epochs failed.
+    assert m["score"] == 100.0 and m["judge_failure_rate"] == pytest.approx(0.5) and m["n"] == 4
+
+
+class FullMarksPlugin:
+    """A third party's rubric metric: the share of graded items given full marks, in percent."""
+
+    @hookimpl
+    def ecom_tasks_metrics(self):
+        return [MetricSpec("full_marks", "rubric", lambda data: 100 * sum(g == 3 for g in data.grades) / len(data.grades))]
+
+
+def test_plugin_rubric_metric_appears_and_metrics_are_selectable(tmp_path, monkeypatch):
+    import pluggy
+
+    from ecom_tasks import builtin_plugin, hookspecs, plugins
+
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    manager.register(builtin_plugin, name="builtin")
+    manager.register(FullMarksPlugin(), name="full-marks")
+    monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)
+    grades = {"paper-A1": 3, "paper-D3": 1, "paper-D4": 3, "syn-qa-id": 2}
+    grader = scripted(lambda text, input, config: f"Final Score: {grades[item_of(input[0].text)]}", name="plugin-judge")
+    model = scripted(lambda text, input, config: "x")
+    tasks = [ecomeval(category="ecom_qa"), ecomeval(category="ecom_qa", metrics="full_marks", cache=False)]
+    first, selected = inspect_eval(tasks, model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    m = metrics_of(first)
+    assert m["full_marks"] == 50.0 and m["full_marks/category/ecom_qa"] == 50.0
+    assert m["score"] == pytest.approx(75.0) and m["category/ecom_qa"] == pytest.approx(75.0)
+    s = metrics_of(selected)
+    assert "score" not in s and "category/ecom_qa" not in s and {"full_marks", "judge_failure_rate", "n"} <= set(s)
