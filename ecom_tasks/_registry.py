@@ -14,7 +14,6 @@ from ecom_tasks.inspect_evals import monbench as _monbench  # noqa: E402
 from ecom_tasks.inspect_evals import rair as _rair  # noqa: E402
 from ecom_tasks.inspect_evals import rmir as _rmir  # noqa: E402
 from ecom_tasks.inspect_evals.ecomeval import (  # noqa: E402
-    ecomeval,
     ecomeval_exact_scorer,
     ecomeval_judge,
     ecomeval_judge_meta,
@@ -42,7 +41,6 @@ globals().update(_ecomeval.PRESETS)
 
 __all__ = [
     "ecom",
-    "ecomeval",
     "ecomeval_exact_scorer",
     "ecomeval_judge",
     "ecomeval_judge_meta",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -62,6 +63,11 @@ class Row:
     def base_dir(self) -> Path | None:
         path = Path(self.source)
         return path.parent if path.exists() else None
+
+
+def is_blank(value: Any) -> bool:
+    """An empty cell: None, NaN (pandas/CSV) or a blank string."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
 
 
 def parse_flag(value: bool | str | int | None, name: str) -> bool:

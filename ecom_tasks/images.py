@@ -13,16 +13,10 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-import math
 from pathlib import Path
 from typing import Any
 
 from ecom_tasks.data import Problem, Row
-
-
-def is_blank(value: Any) -> bool:
-    """An empty cell: None, NaN (pandas/CSV) or a blank string."""
-    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
 
 
 def image_problem(data: bytes | Path) -> str | None:

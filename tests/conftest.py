@@ -12,6 +12,8 @@ from ecom_tasks.offline import apply_offline
 # Before anything imports datasets/litellm/inspect: they read these at import time.
 apply_offline()
 os.environ.setdefault("INSPECT_LOG_DIR", os.path.join(os.environ.get("TMPDIR", "/tmp"), "ecom-tasks-test-logs"))
+# RMIR pool embeddings: never into the user's ~/.cache from a test run.
+os.environ.setdefault("ECOM_TASKS_CACHE", os.path.join(os.environ.get("TMPDIR", "/tmp"), "ecom-tasks-test-cache"))
 
 from ecom_tasks.testing.netguard import NetworkGuard, is_loopback_host  # noqa: E402
 

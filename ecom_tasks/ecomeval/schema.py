@@ -16,23 +16,20 @@ single string is one image); ``difficulty``: ``easy`` | ``medium`` |
 
 from __future__ import annotations
 
-import base64
-import binascii
-import io
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from ecom_tasks.data import (
     Problem,
     Row,
     fixtures_dir,
+    is_blank,
     load_validated,
     require_text,
     validate_records,
 )
+from ecom_tasks.images import resolve_image
 
 #: The six categories (Sec. 3.1), as slugs, in the paper's order.
 CATEGORIES = (
@@ -113,7 +110,7 @@ def _lookup(row: Row, field: str, table: dict[str, str], allowed: tuple[str, ...
 
 def _difficulty(row: Row, problems: list[Problem]) -> str | None:
     value = row.values.get("difficulty")
-    if value is None or (isinstance(value, float) and value != value) or (isinstance(value, str) and not value.strip()):
+    if is_blank(value):
         return None
     if not isinstance(value, str) or value.strip().casefold() not in DIFFICULTIES:
         problems.append(
@@ -123,87 +120,9 @@ def _difficulty(row: Row, problems: list[Problem]) -> str | None:
     return value.strip().casefold()
 
 
-def open_image(data: bytes | Path) -> str | None:
-    """None when pillow can decode the image, else the reason it cannot."""
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as image:
-            image.load()  # decode fully: a truncated file must fail here, not at the provider
-    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as exc:
-        return f"pillow cannot read it: {exc}"
-    return None
-
-
-def _data_uri(data: bytes) -> str:
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            mime = Image.MIME.get(image.format or "", "image/png")
-    except (OSError, UnidentifiedImageError):  # unchecked (check_images=False) and unreadable
-        mime = "image/png"
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def _image(value: Any, row: Row, field: str, problems: list[Problem], check: bool) -> str | None:
-    """One image as Inspect's ContentImage takes it (absolute path, data URI or URL), checked with pillow."""
-
-    def problem(message: str) -> None:
-        problems.append(Problem(row.source, row.index, field, message))
-
-    if hasattr(value, "save") and hasattr(value, "mode"):  # a decoded PIL image (hub datasets)
-        buffer = io.BytesIO()
-        value.save(buffer, format="PNG")
-        return _data_uri(buffer.getvalue())
-    if isinstance(value, dict):  # a datasets Image feature, not decoded
-        raw = value.get("bytes")
-        if isinstance(raw, (bytes, bytearray)):
-            reason = open_image(bytes(raw)) if check else None
-            if reason:
-                problem(reason)
-                return None
-            return _data_uri(bytes(raw))
-        value = value.get("path")
-    if not isinstance(value, str) or not value.strip():
-        problem(f"must be a path, URL or data: URI, got {value!r}")
-        return None
-    value = value.strip()
-    if value.startswith(("http://", "https://")):
-        return value  # fetched by the provider; cannot be checked offline
-    if value.startswith("data:"):
-        try:
-            header, payload = value.split(",", 1)
-            raw = base64.b64decode(payload, validate=True) if header.endswith(";base64") else payload.encode()
-        except (ValueError, binascii.Error):
-            problem("malformed data: URI")
-            return None
-        reason = open_image(raw) if check else None
-        if reason:
-            problem(reason)
-            return None
-        return value
-    path = Path(value).expanduser()
-    if not path.is_absolute():
-        if row.base_dir is None:
-            problem(f"relative image path {value!r} but the data is not a local file to resolve it against")
-            return None
-        path = row.base_dir / path
-    path = path.resolve()
-    if check:
-        if not path.is_file():
-            problem(f"image file not found: {path}")
-            return None
-        reason = open_image(path)
-        if reason:
-            problem(f"{path}: {reason}")
-            return None
-    return str(path)
-
-
 def _images(row: Row, problems: list[Problem], check: bool) -> tuple[str, ...]:
     value = row.values.get("images")
-    if value is None or (isinstance(value, float) and value != value) or value == "":
+    if is_blank(value):
         return ()
     if isinstance(value, str):
         text = value.strip()
@@ -218,7 +137,7 @@ def _images(row: Row, problems: list[Problem], check: bool) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)):
         problems.append(Problem(row.source, row.index, "images", f"must be a list of images, got {type(value).__name__}"))
         return ()
-    found = [_image(v, row, f"images[{i}]", problems, check) for i, v in enumerate(value)]
+    found = [resolve_image(v, row, f"images[{i}]", problems, check=check) for i, v in enumerate(value)]
     return tuple(image for image in found if image is not None)
 
 

@@ -189,38 +189,10 @@ def _task(
     )
 
 
-@task
-def ecomeval(
-    data: str | None = None,
-    category: str | None = None,
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
-) -> Task:
-    """EcomEval graded by the ``grader`` role. Filters (comma lists; default all): ``category`` (slugs or
-    the paper's names), ``task``, ``language``, ``difficulty``; ``multimodal`` true = only items with
-    images, false = only text items."""
-    return _task(
-        data=data,
-        category=category,
-        task_name=task,
-        language=language,
-        difficulty=difficulty,
-        multimodal=multimodal,
-        metrics=metrics,
-        cache=cache,
-        max_tokens=max_tokens,
-        exact=False,
-    )
-
-
 def _preset(variant: Variant) -> Callable[..., Task]:
     def preset(
         data: str | None = None,
+        category: str | None = variant.category,
         task: str | None = None,
         language: str | None = None,
         difficulty: str | None = None,
@@ -231,7 +203,7 @@ def _preset(variant: Variant) -> Callable[..., Task]:
     ) -> Task:
         return _task(
             data=data,
-            category=variant.category,
+            category=category,
             task_name=task,
             language=language,
             difficulty=difficulty,
@@ -243,12 +215,16 @@ def _preset(variant: Variant) -> Callable[..., Task]:
         )
 
     preset.__name__ = preset.__qualname__ = variant.name
-    preset.__doc__ = f"{variant.description}. Parameters: data, task, language, difficulty, multimodal, metrics, cache, max_tokens."
+    preset.__doc__ = (
+        f"{variant.description}. Filters (comma lists; default all): category (slugs or the paper's names), task, "
+        "language, difficulty; multimodal true = only items with images, false = only text items. Also metrics, "
+        "cache (judge replies), max_tokens."
+    )
     return task(name=variant.name)(preset)
 
 
-#: ``ecomeval_ecom_qa``, ..., ``ecomeval_exact``, ``ecomeval_exact_<category>``: one task per variant.
-PRESETS = {name: _preset(variant) for name, variant in VARIANTS.items() if name != "ecomeval"}
+#: ``ecomeval``, ``ecomeval_ecom_qa``, ..., ``ecomeval_exact``, ``ecomeval_exact_<category>``: one task per variant.
+PRESETS = {name: _preset(variant) for name, variant in VARIANTS.items()}
 globals().update(PRESETS)
 
 
@@ -341,7 +317,6 @@ def ecomeval_judge_meta(data: str | None = None, cache: bool | str = True) -> Ta
 
 
 __all__ = [
-    "ecomeval",
     "ecomeval_exact_scorer",
     "ecomeval_judge",
     "ecomeval_judge_meta",

@@ -10,6 +10,7 @@ from ecom_tasks.data import (
     Problem,
     Row,
     fixtures_dir,
+    is_blank,
     load_validated,
     require_text,
     validate_records,
@@ -117,7 +118,7 @@ def _answer(row: Row, problems: list[Problem]) -> int:
 
 def _category(row: Row, problems: list[Problem]) -> str | None:
     value = row.values.get("category")
-    if value is None or value == "" or (isinstance(value, float) and value != value):
+    if is_blank(value):
         return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())

@@ -14,24 +14,21 @@ missing or empty, see :func:`infer_language`). Other columns (``origin``,
 
 from __future__ import annotations
 
-import base64
-import binascii
-import io
 import json
-import math
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from ecom_tasks.data import (
     Problem,
     Row,
     fixtures_dir,
+    is_blank,
     load_validated,
     require_text,
     validate_records,
 )
+from ecom_tasks.images import resolve_image
 
 SUBSETS = ("general", "hard", "visual")
 LEVELS = ("L1", "L2", "L3", "L4")
@@ -180,7 +177,7 @@ def _industry(row: Row, problems: list[Problem]) -> str:
 def _language(row: Row, query: str, title: str, problems: list[Problem]) -> str:
     """The given language (zh | en, any case), or the one the query and title are written in."""
     value = row.values.get("language")
-    if value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip()):
+    if is_blank(value):
         return infer_language(query, title)
     return _choice(row, "language", LANGUAGES, problems, fold=True)
 
@@ -214,7 +211,7 @@ def _intent(row: Row, subset: str, problems: list[Problem]) -> str | None:
 
 def _rule_ids(row: Row, problems: list[Problem]) -> tuple[str, ...]:
     value = row.values.get("rule_ids")
-    if value is None or (isinstance(value, float) and value != value) or value == "":
+    if is_blank(value):
         return ()
     if isinstance(value, str):
         try:
@@ -234,94 +231,14 @@ def _rule_ids(row: Row, problems: list[Problem]) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def _open_image(data: bytes | Path) -> str | None:
-    """None when pillow can decode the image, else the reason it cannot."""
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as image:
-            image.load()  # decode fully: a truncated file must fail here, not at the provider
-    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as exc:
-        return f"pillow cannot read it: {exc}"
-    return None
-
-
-def _bytes_to_data_uri(data: bytes) -> str:
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as image:
-        mime = Image.MIME.get(image.format or "", "image/png")
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
 def _image(row: Row, subset: str, problems: list[Problem], check: bool) -> str | None:
     """The image as something Inspect's ContentImage takes: absolute path, data URI or URL."""
     value = row.values.get("image")
-    field = "image"
-
-    def problem(message: str) -> None:
-        problems.append(Problem(row.source, row.index, field, message))
-
-    if isinstance(value, float) and value != value:
-        value = None
-    if isinstance(value, str) and not value.strip():
-        value = None
-    if value is None:
+    if is_blank(value):
         if subset == "visual":
-            problem("the visual subset needs an image")
+            problems.append(Problem(row.source, row.index, "image", "the visual subset needs an image"))
         return None
-    if isinstance(value, dict):  # a datasets Image feature, not decoded
-        raw = value.get("bytes")
-        if raw is None and value.get("path"):
-            value = str(value["path"])
-        elif isinstance(raw, (bytes, bytearray)):
-            reason = _open_image(bytes(raw))
-            if reason:
-                problem(reason)
-                return None
-            return _bytes_to_data_uri(bytes(raw))
-        else:
-            problem("image object has neither bytes nor path")
-            return None
-    if hasattr(value, "save") and hasattr(value, "mode"):  # a decoded PIL image (hub datasets)
-        buffer = io.BytesIO()
-        value.save(buffer, format="PNG")
-        return _bytes_to_data_uri(buffer.getvalue())
-    if not isinstance(value, str):
-        problem(f"must be a path, URL or null, got {type(value).__name__}")
-        return None
-    value = value.strip()
-    if value.startswith(("http://", "https://")):
-        return value  # fetched by the provider; cannot be checked offline
-    if value.startswith("data:"):
-        if check:
-            try:
-                header, payload = value.split(",", 1)
-                raw = base64.b64decode(payload, validate=True) if header.endswith(";base64") else payload.encode()
-            except (ValueError, binascii.Error):
-                problem("malformed data: URI")
-                return None
-            reason = _open_image(raw)
-            if reason:
-                problem(reason)
-                return None
-        return value
-    path = Path(value).expanduser()
-    if not path.is_absolute():
-        if row.base_dir is None:
-            problem(f"relative image path {value!r} but the data is not a local file to resolve it against")
-            return None
-        path = row.base_dir / path
-    path = path.resolve()
-    if check:
-        if not path.is_file():
-            problem(f"image file not found: {path}")
-            return None
-        reason = _open_image(path)
-        if reason:
-            problem(f"{path}: {reason}")
-            return None
-    return str(path)
+    return resolve_image(value, row, "image", problems, check=check)
 
 
 def validate_rows(rows: list[Row], *, check_images: bool = True) -> list[RairRecord]:

@@ -20,17 +20,13 @@ configs ``queries`` and ``pool`` (and optionally ``qrels``).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
-import io
 import json
 import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ecom_tasks.data import (
     DataValidationError,
@@ -38,9 +34,11 @@ from ecom_tasks.data import (
     Row,
     check_unique_ids,
     fixtures_dir,
+    is_blank,
     load_rows,
     require_text,
 )
+from ecom_tasks.images import resolve_image
 
 CATEGORIES = ("functional", "temporal", "causal")
 CATEGORY_ALIASES = {"func": "functional", "temp": "temporal", "caus": "causal"}
@@ -86,91 +84,12 @@ class RmirData:
 # --- images ---------------------------------------------------------------------------------
 
 
-def image_problem(data: bytes | Path) -> str | None:
-    """None when pillow decodes the image fully, else why it cannot."""
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as image:
-            image.load()  # a truncated file must fail here, not at the embedder
-    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as exc:
-        return f"pillow cannot read it: {exc}"
-    return None
-
-
-def _png_data_uri(image: Any) -> str:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _bytes_data_uri(raw: bytes) -> str:
-    from PIL import Image
-
-    with Image.open(io.BytesIO(raw)) as image:
-        mime = Image.MIME.get(image.format or "", "image/png")
-    return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
-
-
-def resolve_image(row: Row, field: str, problems: list[Problem], *, check: bool) -> str | None:
-    """The image of ``field`` as an absolute path, data URI or URL; problems for missing/unreadable ones."""
-
-    def problem(message: str) -> None:
-        problems.append(Problem(row.source, row.index, field, message))
-
+def _query_or_pool_image(row: Row, field: str, problems: list[Problem], *, check: bool) -> str | None:
     value = row.values.get(field)
-    if value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip()):
-        problem("missing")
+    if is_blank(value):
+        problems.append(Problem(row.source, row.index, field, "missing"))
         return None
-    if isinstance(value, dict):  # a datasets Image feature, not decoded
-        raw = value.get("bytes")
-        if isinstance(raw, (bytes, bytearray)):
-            reason = image_problem(bytes(raw))
-            if reason:
-                problem(reason)
-                return None
-            return _bytes_data_uri(bytes(raw))
-        if not value.get("path"):
-            problem("image object has neither bytes nor path")
-            return None
-        value = str(value["path"])
-    if hasattr(value, "save") and hasattr(value, "mode"):  # a decoded PIL image (hub datasets)
-        return _png_data_uri(value)
-    if not isinstance(value, str):
-        problem(f"must be a path, data URI or URL, got {type(value).__name__}")
-        return None
-    value = value.strip()
-    if value.startswith(("http://", "https://")):
-        return value  # fetched by the model or embedder; cannot be checked offline
-    if value.startswith("data:"):
-        if check:
-            try:
-                header, payload = value.split(",", 1)
-                raw = base64.b64decode(payload, validate=True) if header.endswith(";base64") else payload.encode()
-            except (ValueError, binascii.Error):
-                problem("malformed data: URI")
-                return None
-            reason = image_problem(raw)
-            if reason:
-                problem(reason)
-                return None
-        return value
-    path = Path(value).expanduser()
-    if not path.is_absolute():
-        if row.base_dir is None:
-            problem(f"relative image path {value!r} but the data is not a local file to resolve it against")
-            return None
-        path = row.base_dir / path
-    path = path.resolve()
-    if check:
-        if not path.is_file():
-            problem(f"image file not found: {path}")
-            return None
-        reason = image_problem(path)
-        if reason:
-            problem(f"{path}: {reason}")
-            return None
-    return str(path)
+    return resolve_image(value, row, field, problems, check=check)
 
 
 # --- rows -> records ---------------------------------------------------------------------------
@@ -230,7 +149,7 @@ def validate_pool(rows: Sequence[Row], problems: list[Problem], *, check_images:
             ids.append((row, record_id))
         record = PoolRecord(
             id=record_id,
-            image=resolve_image(row, "image", problems, check=check_images),
+            image=_query_or_pool_image(row, "image", problems, check=check_images),
             description=require_text(row, "description", problems, optional=True),
             source=f"{row.source}:{row.index}",
         )
@@ -296,7 +215,7 @@ def validate_queries(
             id=record_id,
             category=_category(row, problems),
             query_text=require_text(row, "query_text", problems),
-            query_image=resolve_image(row, "query_image", problems, check=check_images),
+            query_image=_query_or_pool_image(row, "query_image", problems, check=check_images),
             positives=positives,
             source=f"{row.source}:{row.index}",
         )

@@ -9,13 +9,12 @@ Example::
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from ecom_tasks.testing.loopback import JsonHandler, LoopbackServer
 
 Policy = Callable[[dict[str, Any]], str]
 """Maps a parsed request body to the assistant message content (or completion text)."""
@@ -72,33 +71,9 @@ def _usage(prompt: str, completion: str) -> dict[str, int]:
     return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True  # a hung client must not block interpreter exit
-    owner: OpenAICompatibleServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # clients hanging up mid-response are normal in tests; stay quiet
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep test output clean (the default logs every request to stderr)
-
-    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
+class _Handler(JsonHandler):
     def _error(self, status: int, message: str, kind: str) -> None:
         self._send_json(status, {"error": {"message": message, "type": kind, "code": status}})
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0].rstrip("/")
 
     def do_GET(self) -> None:
         owner = self.server.owner
@@ -121,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             self._error(400, f"Malformed JSON body: {exc}", "invalid_request_error")
             return
-        owner._record(body)
+        owner._record(body, self.headers.get("Authorization"))
         try:
             if path == "/v1/chat/completions":
                 self._chat(owner, body)
@@ -179,20 +154,16 @@ class _Handler(BaseHTTPRequestHandler):
                               "choices": choices, "usage": usage})
 
 
-class OpenAICompatibleServer:
+class OpenAICompatibleServer(LoopbackServer):
     """OpenAI-compatible server on an ephemeral 127.0.0.1 port, served from a daemon thread."""
 
+    handler = _Handler
+    thread_name = "openai-test-server"
+
     def __init__(self, policy: Policy, *, model_name: str = "test-model") -> None:
+        super().__init__()
         self.policy = policy
         self.model_name = model_name
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def _record(self, body: dict[str, Any]) -> None:
-        with self._lock:  # handler threads run concurrently
-            self.requests.append(body)
 
     def _answer(self, body: dict[str, Any]) -> str:
         content = self.policy(body)
@@ -201,52 +172,9 @@ class OpenAICompatibleServer:
         return content
 
     @property
-    def port(self) -> int:
-        """The bound port (only while running)."""
-        if self._httpd is None:
-            raise RuntimeError("server is not running; use start() or a with-block")
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``, the ``base_url`` an OpenAI client expects."""
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    @property
     def chat_completions_url(self) -> str:
         """Full URL of the chat completions endpoint."""
         return f"{self.base_url}/chat/completions"
-
-    def start(self) -> OpenAICompatibleServer:
-        """Bind 127.0.0.1:0 and serve in a daemon thread (no-op if already running)."""
-        if self._httpd is None:
-            httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-            httpd.owner = self
-            # A short poll interval makes shutdown() (and so each test) fast.
-            self._thread = threading.Thread(
-                target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                name="openai-test-server", daemon=True,
-            )
-            self._httpd = httpd
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        """Stop serving and release the port (idempotent)."""
-        httpd, thread = self._httpd, self._thread
-        self._httpd = self._thread = None
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-
-    def __enter__(self) -> OpenAICompatibleServer:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
 
 def serve_openai_compatible(
