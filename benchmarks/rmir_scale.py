@@ -2,8 +2,8 @@
 
 Part 1 (synthetic unit vectors, float32): 1,634 queries, a pool of 35,803,
 d = 1152 (SigLIP 2 So400m's width). Times (a) one plain ``queries @ pool.T``
-of the same shapes and (b) our ranking (``rmir.index.top_k``: blocked products,
-argpartition top-50, ties in pool order) plus recall@20/50 of every query;
+of the same shapes and (b) our ranking (``rmir.index.top_k``: blocked products, an exact
+top-50 by a group-maximum threshold, ties in pool order) plus recall@20/50 of every query;
 prints the ratio b / a (goal <= 1.2) and the peak memory (tracemalloc) of each.
 
 Part 2: ``ecom_tasks/rmir`` run twice in Inspect (``--model none``) on a

@@ -166,13 +166,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """EcomEval difficulty labels from several models' Inspect logs (Sec. 3.2)."""
-    import csv
-    import json
-    import os
-
-    from ecom_tasks.data import fixtures_dir, load_rows
-    from ecom_tasks.ecomeval.calibration import calibrate
-    from ecom_tasks.ecomeval.schema import load_records
+    from ecom_tasks.data import fixtures_dir
+    from ecom_tasks.ecomeval.calibration import calibrate, write_calibrated, write_task_table
     from ecom_tasks.inspect_evals.ecomeval import FIXTURES, log_grades
 
     try:
@@ -197,31 +192,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             return 2
         data = str(fixtures_dir("ecomeval")) if recorded[0] == FIXTURES else recorded[0]
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    records = {r.id: r for r in load_records(data)}
-
-    def image_ref(image: str) -> str:
-        # Paths are written relative to the output file, as the loader resolves them.
-        return os.path.relpath(image, out.parent.resolve()) if os.path.isabs(image) else image
-
-    written = 0
-    with out.open("w", encoding="utf-8") as fh:
-        for row in load_rows(data):
-            values = dict(row.values)
-            record = records[str(values["id"]).strip()]
-            found = items.get(record.id)
-            values["difficulty"] = found.difficulty if found else None
-            values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
-            values["images"] = [image_ref(image) for image in record.images]
-            fh.write(json.dumps(values, ensure_ascii=False, default=str) + "\n")
-            written += 1
+    written, missing = write_calibrated(data, items, out)
     table = Path(args.tasks_out) if args.tasks_out else out.with_name(f"{out.stem}.tasks.csv")
-    with table.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["task", "items", "models", "score", "difficulty"])
-        for task, row in task_rows.items():
-            writer.writerow([task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""])
-    missing = sum(1 for r in records if r not in items)
+    write_task_table(task_rows, table)
     print(f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}")
     return 0
 

@@ -11,10 +11,16 @@ or 80 is ``medium``. An item no model graded gets no score and no label.
 
 from __future__ import annotations
 
+import csv
+import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
+from ecom_tasks.data import load_rows
+from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.scorers.core import RUBRIC_MAX
 
 HARD_BELOW = 70
@@ -83,3 +89,36 @@ def calibrate(
         mean = _mean(model_means)
         task_rows[task] = Calibrated(float(mean) if mean is not None else None, len(model_means), len(members), label(mean))
     return items, task_rows
+
+
+def write_calibrated(data: str | os.PathLike[str], items: Mapping[str, Calibrated], out: Path) -> tuple[int, int]:
+    """Write ``data``'s rows as JSON Lines to ``out`` with ``difficulty`` (and ``difficulty_score``)
+    filled from ``items``; image paths relative to ``out``. Returns (rows written, rows in no log)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    records = {r.id: r for r in load_records(data)}
+
+    def image_ref(image: str) -> str:
+        # Paths are written relative to the output file, as the loader resolves them.
+        return os.path.relpath(image, out.parent.resolve()) if os.path.isabs(image) else image
+
+    written = 0
+    with out.open("w", encoding="utf-8") as fh:
+        for row in load_rows(data):
+            values = dict(row.values)
+            record = records[str(values["id"]).strip()]
+            found = items.get(record.id)
+            values["difficulty"] = found.difficulty if found else None
+            values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
+            values["images"] = [image_ref(image) for image in record.images]
+            fh.write(json.dumps(values, ensure_ascii=False, default=str) + "\n")
+            written += 1
+    return written, sum(1 for r in records if r not in items)
+
+
+def write_task_table(task_rows: Mapping[str, Calibrated], path: Path) -> None:
+    """The task-level labels as CSV: task, items, models, score, difficulty."""
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["task", "items", "models", "score", "difficulty"])
+        for task, row in task_rows.items():
+            writer.writerow([task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""])
