@@ -18,6 +18,7 @@ answer in other words from a wrong one.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from ecom_tasks.ecomeval.parsing import OPTION_LETTER, option_letter
@@ -39,12 +40,7 @@ def overlap_f1(response: str, reference: str) -> float:
     a, b = terms(response), terms(reference)
     if not a or not b:
         return 0.0
-    remaining = list(b)
-    common = 0
-    for t in a:
-        if t in remaining:
-            remaining.remove(t)
-            common += 1
+    common = sum((Counter(a) & Counter(b)).values())
     if not common:
         return 0.0
     precision, recall = common / len(a), common / len(b)
