@@ -21,19 +21,20 @@ from ecom_tasks.report.runs import MergedRun, Run
 from ecom_tasks.report.tables import Column, Row, Table
 
 BENCHMARK_TITLES = {"rair": "RAIR", "ecomeval": "EcomEval (Shopee)", "rmir": "RMIR", "monbench": "MonBench"}
-RUN_FIELDS = (
-    "status",
-    "benchmark",
-    "task",
-    "framework",
-    "model",
-    "settings",
-    "runs_merged",
-    "disagree",
-    "created",
-    "source",
-    "error",
-)
+#: The run listing's columns (CSV field -> HTML header); the CSV also has ``created``.
+RUN_HEADERS = {
+    "status": "status",
+    "benchmark": "benchmark",
+    "task": "task",
+    "framework": "framework",
+    "model": "model",
+    "settings": "settings",
+    "runs_merged": "runs merged",
+    "disagree": "differing metrics",
+    "source": "source",
+    "error": "error",
+}
+RUN_FIELDS = (*list(RUN_HEADERS)[:8], "created", *list(RUN_HEADERS)[8:])
 
 
 def format_value(value: float | None, display: str) -> str:
@@ -295,30 +296,7 @@ def html_page(
             parts.append(f'<img alt="{html.escape(table.title)}" src="data:image/png;base64,{data}">')
     parts.append('<h2 id="runs">Runs</h2>')
     records = run_records(merged, failed)
-    headers = [
-        "status",
-        "benchmark",
-        "task",
-        "framework",
-        "model",
-        "settings",
-        "runs merged",
-        "differing metrics",
-        "source",
-        "error",
-    ]
-    keys = [
-        "status",
-        "benchmark",
-        "task",
-        "framework",
-        "model",
-        "settings",
-        "runs_merged",
-        "disagree",
-        "source",
-        "error",
-    ]
+    headers, keys = list(RUN_HEADERS.values()), list(RUN_HEADERS)
     parts.append(
         _html_table(
             headers,
