@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 RecordT = TypeVar("RecordT")
 
@@ -204,28 +204,43 @@ def check_unique_ids(ids: list[tuple[Row, str]], problems: list[Problem]) -> Non
             seen[record_id] = row
 
 
-def validate_records(rows: list[Row], build: Callable[[Row, str, list[Problem]], RecordT]) -> list[RecordT]:
-    """Run a benchmark's ``build(row, record_id, problems)`` over every row.
+def read_id(row: Row, problems: list[Problem], field: str = "id") -> str:
+    """The id in ``field`` (a non-empty string or integer), else "" and a problem."""
+    raw = row.values.get(field)
+    if isinstance(raw, (str, int)) and not isinstance(raw, bool) and str(raw).strip():
+        return str(raw).strip()
+    problems.append(Problem(row.source, row.index, field, "missing or empty"))
+    return ""
 
-    Shared by every schema: reads the ``id``, keeps a record only when its row
-    added no problem, checks ids are unique, and raises one
-    ``DataValidationError`` listing every problem of every row.
+
+def collect_records(
+    rows: Iterable[Row], build: Callable[[Row, str, list[Problem]], RecordT], problems: list[Problem]
+) -> list[RecordT]:
+    """Run a benchmark's ``build(row, record_id, problems)`` over every row, adding to ``problems``.
+
+    Reads the ``id``, keeps a record only when its row added no problem, and
+    checks ids are unique. For data validated across several files (RMIR's
+    pool and queries); a single file goes through :func:`validate_records`.
     """
-    problems: list[Problem] = []
     records: list[RecordT] = []
     ids: list[tuple[Row, str]] = []
     for row in rows:
         before = len(problems)
-        raw_id = row.values.get("id")
-        record_id = str(raw_id).strip() if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
+        record_id = read_id(row, problems)
         if record_id:
             ids.append((row, record_id))
-        else:
-            problems.append(Problem(row.source, row.index, "id", "missing or empty"))
         record = build(row, record_id, problems)
         if len(problems) == before:
             records.append(record)
     check_unique_ids(ids, problems)
+    return records
+
+
+def validate_records(rows: list[Row], build: Callable[[Row, str, list[Problem]], RecordT]) -> list[RecordT]:
+    """Every row's record (see :func:`collect_records`), or one ``DataValidationError`` listing every
+    problem of every row. Shared by every schema."""
+    problems: list[Problem] = []
+    records = collect_records(rows, build, problems)
     if problems:
         raise DataValidationError(problems)
     return records

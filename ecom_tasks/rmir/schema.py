@@ -32,10 +32,11 @@ from ecom_tasks.data import (
     DataValidationError,
     Problem,
     Row,
-    check_unique_ids,
+    collect_records,
     fixtures_dir,
     is_blank,
     load_rows,
+    read_id,
     require_text,
 )
 from ecom_tasks.images import resolve_image
@@ -95,14 +96,6 @@ def _query_or_pool_image(row: Row, field: str, problems: list[Problem], *, check
 # --- rows -> records ---------------------------------------------------------------------------
 
 
-def _record_id(row: Row, problems: list[Problem], field: str = "id") -> str:
-    raw = row.values.get(field)
-    if isinstance(raw, (str, int)) and not isinstance(raw, bool) and str(raw).strip():
-        return str(raw).strip()
-    problems.append(Problem(row.source, row.index, field, "missing or empty"))
-    return ""
-
-
 def _category(row: Row, problems: list[Problem]) -> str:
     value = require_text(row, "category", problems)
     if not value:
@@ -141,30 +134,23 @@ def _id_list(row: Row, field: str, problems: list[Problem]) -> tuple[str, ...] |
 
 
 def validate_pool(rows: Sequence[Row], problems: list[Problem], *, check_images: bool) -> list[PoolRecord]:
-    records, ids = [], []
-    for row in rows:
-        before = len(problems)
-        record_id = _record_id(row, problems)
-        if record_id:
-            ids.append((row, record_id))
-        record = PoolRecord(
+    def build(row: Row, record_id: str, problems: list[Problem]) -> PoolRecord:
+        return PoolRecord(
             id=record_id,
             image=_query_or_pool_image(row, "image", problems, check=check_images),
             description=require_text(row, "description", problems, optional=True),
             source=f"{row.source}:{row.index}",
         )
-        if len(problems) == before:
-            records.append(record)
-    check_unique_ids(ids, problems)
-    return records
+
+    return collect_records(rows, build, problems)
 
 
 def _qrels(rows: Sequence[Row], problems: list[Problem]) -> dict[str, dict[str, tuple[Row, float]]]:
     """query id -> corpus id -> (row, score), MTEB column names (``_`` forms accepted)."""
     found: dict[str, dict[str, tuple[Row, float]]] = {}
     for row in rows:
-        qid = _record_id(row, problems, "query-id" if "query-id" in row.values else "query_id")
-        did = _record_id(row, problems, "corpus-id" if "corpus-id" in row.values else "corpus_id")
+        qid = read_id(row, problems, "query-id" if "query-id" in row.values else "query_id")
+        did = read_id(row, problems, "corpus-id" if "corpus-id" in row.values else "corpus_id")
         score = row.values.get("score", 1)
         if isinstance(score, str):
             try:
@@ -188,12 +174,9 @@ def validate_queries(
     check_images: bool,
 ) -> list[QueryRecord]:
     qrels = _qrels(qrel_rows, problems)
-    records, ids = [], []
-    for row in rows:
+
+    def build(row: Row, record_id: str, problems: list[Problem]) -> QueryRecord:
         before = len(problems)
-        record_id = _record_id(row, problems)
-        if record_id:
-            ids.append((row, record_id))
         listed = _id_list(row, "positives", problems)
         judged = qrels.get(record_id)
         if listed is not None and judged is not None:
@@ -211,7 +194,7 @@ def validate_queries(
                     problems.append(Problem(row.source, row.index, f"positives[{i}]", f"{did!r} is not a pool id"))
         if not positives and len(problems) == before:
             problems.append(Problem(row.source, row.index, "positives", "the query has no positive (every query needs at least one)"))
-        record = QueryRecord(
+        return QueryRecord(
             id=record_id,
             category=_category(row, problems),
             query_text=require_text(row, "query_text", problems),
@@ -219,10 +202,9 @@ def validate_queries(
             positives=positives,
             source=f"{row.source}:{row.index}",
         )
-        if len(problems) == before:
-            records.append(record)
-    check_unique_ids(ids, problems)
-    known = {record_id for _, record_id in ids}
+
+    records = collect_records(rows, build, problems)
+    known = {read_id(row, []) for row in rows}
     for qid, judged in qrels.items():
         if qid not in known:
             qrow = next(iter(judged.values()))[0]
