@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -238,3 +240,25 @@ def test_baseline_heuristic_levels():
     assert answer("burgundy dress", "blue summer dress").endswith("[L2-Color Mismatch]")
     assert answer("cordless drill", "chicken feed pellets").endswith("\nL1")
     assert respond_rair([("user", "What is 2 + 2?")]) is None
+
+
+def test_a_rules_file_is_read_once_per_version(tmp_path, monkeypatch):
+    """lm-eval builds a RAIR task and its documents apart; both get the same parse of a user's file,
+    and an edited file is read again."""
+    path = tmp_path / "my_rules.txt"
+    path.write_text("Rule one: brand must match.\n", encoding="utf-8")
+    reads = []
+    original = Path.read_bytes
+
+    def counting(self):
+        if self == path:
+            reads.append(self)
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    first, second = load_rules(str(path)), load_rules(str(path))
+    assert first is second and len(reads) == 1
+    path.write_text("Rule one: brand must match.\nRule two: size must match.\n", encoding="utf-8")
+    edited = load_rules(str(path))
+    assert len(reads) == 2
+    assert "Rule two" in edited.verbatim and edited.sha256 != first.sha256
