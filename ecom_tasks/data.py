@@ -70,6 +70,32 @@ def is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
 
 
+def id_list(row: Row, field: str, problems: list[Problem], what: str = "ids") -> tuple[str, ...] | None:
+    """The ids listed in ``field`` (a list, a Parquet array, or a CSV cell holding a JSON list); None
+    when the cell is blank. A malformed cell or an empty or non-string entry is a problem (and ``()``)."""
+    value = row.values.get(field)
+    if is_blank(value):
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)  # CSV cells hold the list as JSON
+        except json.JSONDecodeError:
+            problems.append(Problem(row.source, row.index, field, "not a list (nor a JSON list)"))
+            return ()
+    if hasattr(value, "tolist"):  # numpy arrays from Parquet
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        problems.append(Problem(row.source, row.index, field, f"must be a list of {what}, got {type(value).__name__}"))
+        return ()
+    ids = []
+    for i, item in enumerate(value):
+        if not isinstance(item, (str, int)) or isinstance(item, bool) or not str(item).strip():
+            problems.append(Problem(row.source, row.index, f"{field}[{i}]", "empty or not a string"))
+            return ()
+        ids.append(str(item).strip())
+    return tuple(ids)
+
+
 def parse_flag(value: bool | str | int | None, name: str) -> bool:
     """A yes/no task setting that may arrive as a string (``-T image=false``, JSON metadata)."""
     if isinstance(value, str):

@@ -14,7 +14,6 @@ missing or empty, see :func:`infer_language`). Other columns (``origin``,
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from ecom_tasks.data import (
     Problem,
     Row,
     fixtures_dir,
+    id_list,
     is_blank,
     load_validated,
     require_text,
@@ -209,28 +209,6 @@ def _intent(row: Row, subset: str, problems: list[Problem]) -> str | None:
     return None
 
 
-def _rule_ids(row: Row, problems: list[Problem]) -> tuple[str, ...]:
-    value = row.values.get("rule_ids")
-    if is_blank(value):
-        return ()
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)  # CSV cells hold the list as JSON
-        except json.JSONDecodeError:
-            problems.append(Problem(row.source, row.index, "rule_ids", "not a list (nor a JSON list)"))
-            return ()
-    if not isinstance(value, (list, tuple)):
-        problems.append(Problem(row.source, row.index, "rule_ids", f"must be a list of rule ids, got {type(value).__name__}"))
-        return ()
-    ids = []
-    for i, rule_id in enumerate(value):
-        if not isinstance(rule_id, (str, int)) or isinstance(rule_id, bool) or not str(rule_id).strip():
-            problems.append(Problem(row.source, row.index, f"rule_ids[{i}]", "empty or not a string"))
-            return ()
-        ids.append(str(rule_id).strip())
-    return tuple(ids)
-
-
 def _image(row: Row, subset: str, problems: list[Problem], check: bool) -> str | None:
     """The image as something Inspect's ContentImage takes: absolute path, data URI or URL."""
     value = row.values.get("image")
@@ -263,7 +241,7 @@ def validate_rows(rows: list[Row], *, check_images: bool = True) -> list[RairRec
             industry=_industry(row, problems),
             intent=_intent(row, subset, problems),
             label=_label(row, problems),
-            rule_ids=_rule_ids(row, problems),
+            rule_ids=id_list(row, "rule_ids", problems, "rule ids") or (),
             language=_language(row, query, title, problems),
             image=_image(row, subset, problems, check_images),
             source=f"{row.source}:{row.index}",

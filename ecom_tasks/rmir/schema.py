@@ -21,7 +21,6 @@ configs ``queries`` and ``pool`` (and optionally ``qrels``).
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from ecom_tasks.data import (
     Row,
     collect_records,
     fixtures_dir,
+    id_list,
     is_blank,
     load_rows,
     read_id,
@@ -108,29 +108,10 @@ def _category(row: Row, problems: list[Problem]) -> str:
     return key
 
 
-def _id_list(row: Row, field: str, problems: list[Problem]) -> tuple[str, ...] | None:
-    """The list in ``field`` (None when the column is absent or null)."""
-    value = row.values.get(field)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)  # CSV cells hold the list as JSON
-        except json.JSONDecodeError:
-            problems.append(Problem(row.source, row.index, field, "not a list (nor a JSON list)"))
-            return ()
-    if hasattr(value, "tolist"):  # numpy arrays from parquet
-        value = value.tolist()
-    if not isinstance(value, (list, tuple)):
-        problems.append(Problem(row.source, row.index, field, f"must be a list of pool ids, got {type(value).__name__}"))
-        return ()
-    ids = []
-    for i, item in enumerate(value):
-        if not isinstance(item, (str, int)) or isinstance(item, bool) or not str(item).strip():
-            problems.append(Problem(row.source, row.index, f"{field}[{i}]", "empty or not a string"))
-            return ()
-        ids.append(str(item).strip())
-    return tuple(dict.fromkeys(ids))
+def _positives(row: Row, problems: list[Problem]) -> tuple[str, ...] | None:
+    """The listed positives, each once (None when the column is absent or blank)."""
+    found = id_list(row, "positives", problems, "pool ids")
+    return tuple(dict.fromkeys(found)) if found is not None else None
 
 
 def validate_pool(rows: Sequence[Row], problems: list[Problem], *, check_images: bool) -> list[PoolRecord]:
@@ -177,7 +158,7 @@ def validate_queries(
 
     def build(row: Row, record_id: str, problems: list[Problem]) -> QueryRecord:
         before = len(problems)
-        listed = _id_list(row, "positives", problems)
+        listed = _positives(row, problems)
         judged = qrels.get(record_id)
         if listed is not None and judged is not None:
             problems.append(Problem(row.source, row.index, "positives", "given both here and in qrels; keep one"))
