@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import math
+import shutil
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -24,6 +25,7 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import ContentImage, ModelOutput, get_model
 
 from ecom_tasks import cli
+from ecom_tasks.data import fixtures_dir
 from ecom_tasks.ecomeval.baseline import grade_by_overlap, respond_grader
 from ecom_tasks.ecomeval.parsing import exact_match
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
@@ -63,6 +65,26 @@ def scripted(reply, name: str = "model"):
 
 
 QUESTIONS = {r.id: r.question for r in load_records()}
+#: The bundled fixtures' size (independently counted in the file) and their Ecom QA items.
+N_ITEMS, N_QA = 70, 11
+
+
+def fixture_subset(tmp_path: Path, ids: list[str]) -> str:
+    """A data file of the bundled fixture rows ``ids`` (with the image folder), for tests whose
+    per-item script and hand arithmetic name a few items."""
+    folder = tmp_path / "subset"
+    fixtures = fixtures_dir("ecomeval")
+    shutil.copytree(fixtures / "images", folder / "images")
+    rows = [json.loads(line) for line in (fixtures / "ecomeval_fixtures.jsonl").read_text(encoding="utf-8").splitlines()]
+    chosen = [row for row in rows if row["id"] in ids]
+    assert sorted(row["id"] for row in chosen) == sorted(ids)
+    (folder / "items.jsonl").write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in chosen), encoding="utf-8")
+    return str(folder / "items.jsonl")
+
+
+#: Ecom QA and Shopping Reasoning items the scripted tests below grade one by one.
+QA_ITEMS = ["paper-A1", "paper-D3", "paper-D4", "syn-qa-id"]
+REASONING_ITEMS = ["paper-A4", "syn-reasoning-en", "c1-similar-product"]
 TEXT = ("ecom_qa", "shopping_concepts", "user_understanding", "shopping_reasoning", "ecom_generation")
 
 
@@ -83,7 +105,7 @@ def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
     assert metrics.keys() == expected.keys()
     for key, value in expected.items():
         assert metrics[key] == pytest.approx(value, nan_ok=True), key
-    assert metrics["n"] == 26 and metrics["judge_failure_rate"] == 0.0 and metrics["score_unreliable"] == 0.0
+    assert metrics["n"] == N_ITEMS and metrics["judge_failure_rate"] == 0.0 and metrics["score_unreliable"] == 0.0
     # score: Table 2's Average (the five text categories); score_multimodal: Table 4's (the multimodal tasks).
     grades = {r.id: grade_by_overlap(baseline_reply([("user", r.question)]), r.reference)[0] * 100 / 3 for r in records}
     text = {c: [grades[r.id] for r in records if r.category == c] for c in TEXT}
@@ -119,7 +141,7 @@ def test_mockllm_scripts_for_both_roles_give_hand_computed_numbers(tmp_path):
     grader = scripted(judge)
     model = scripted(lambda text, input, config: "my answer")
     (log,) = inspect_eval(
-        ecomeval(category="ecom_qa,Shopping Reasoning"), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+        ecomeval(data=fixture_subset(tmp_path, QA_ITEMS + REASONING_ITEMS), category="ecom_qa,Shopping Reasoning"), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
     )
     m = metrics_of(log)
     # ecom_qa: (3 + 3 + 2 + 2) / 4 = 2.5 -> 83.33; shopping_reasoning: (3 + 0) / 2 -> 50; A4 excluded.
@@ -158,7 +180,7 @@ def test_images_reach_the_model_as_image_parts(tmp_path):
     grader = scripted(lambda text, input, config: "Final Score: 3")
     (log,) = inspect_eval(ecomeval(multimodal=True), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
     records = {r.id: r for r in load_records() if r.multimodal}
-    assert metrics_of(log)["n"] == len(records) == 5
+    assert metrics_of(log)["n"] == len(records) == 10
     sent = {}
     for input in model.calls:
         parts = input[-1].content
@@ -169,22 +191,22 @@ def test_images_reach_the_model_as_image_parts(tmp_path):
     # The grader gets text only: question, reference, response.
     assert all(isinstance(input[-1].content, str) for input in grader.calls)
     (text_only,) = inspect_eval(ecomeval(multimodal=False), model="ecom/baseline", model_roles={"grader": "ecom/baseline"}, log_dir=str(tmp_path), display="none")
-    assert metrics_of(text_only)["n"] == 21
+    assert metrics_of(text_only)["n"] == N_ITEMS - 10
 
 
 def test_score_again_with_the_same_grader_and_cache_makes_no_judge_call(tmp_path):
     model = scripted(lambda text, input, config: "B")
     first = scripted(lambda text, input, config: "Final Score: 1")
     (log,) = inspect_eval(ecomeval(category="ecom_qa"), model=model, model_roles={"grader": first}, log_dir=str(tmp_path), display="none")
-    assert metrics_of(log)["score"] == pytest.approx(100 / 3) and len(first.calls) == 4
+    assert metrics_of(log)["score"] == pytest.approx(100 / 3) and len(first.calls) == N_QA
     other = scripted(lambda text, input, config: "Final Score: 3", name="other-judge")
     rescored = inspect_score(log, ecomeval_judge(), model_roles={"grader": other}, action="overwrite", display="none")
-    assert len(other.calls) == 4 and len(model.calls) == 4  # the evaluated model is not asked again
+    assert len(other.calls) == N_QA and len(model.calls) == N_QA  # the evaluated model is not asked again
     assert metrics_of(rescored)["score"] == 100.0
     again = inspect_score(log, ecomeval_judge(), model_roles={"grader": other}, action="overwrite", display="none")
-    assert len(other.calls) == 4 and metrics_of(again)["score"] == 100.0  # all from the cache
+    assert len(other.calls) == N_QA and metrics_of(again)["score"] == 100.0  # all from the cache
     uncached = inspect_score(log, ecomeval_judge(cache=False), model_roles={"grader": other}, action="overwrite", display="none")
-    assert len(other.calls) == 8 and metrics_of(uncached)["score"] == 100.0
+    assert len(other.calls) == 2 * N_QA and metrics_of(uncached)["score"] == 100.0
 
 
 @pytest.mark.slow  # starts inspect on the command line
@@ -217,10 +239,10 @@ def test_loopback_model_and_grader_on_the_command_line(tmp_path):
             )
         )
         (path,) = logs.glob("*.eval")
-        assert len(shop.requests) == len(judge_a.requests) == len(chosen) == 9
+        assert len(shop.requests) == len(judge_a.requests) == len(chosen) == 10 + N_QA
         urls = [part["image_url"]["url"] for body in shop.requests for part in image_parts(body)]
         expected = [digest(i) for r in chosen for i in r.images]
-        assert sorted(digest(u) for u in urls) == sorted(expected) and len(urls) == 7
+        assert sorted(digest(u) for u in urls) == sorted(expected) and len(urls) == 13
         assert all(body.get("temperature") == 0.0 for body in judge_a.requests)
         log = read_eval_log(str(path))
         assert metrics_of(log)["score"] == pytest.approx(200 / 3)
@@ -238,7 +260,7 @@ def test_loopback_model_and_grader_on_the_command_line(tmp_path):
             assert metrics_of(rescored)["score"] == 100.0
             assert {s.scores["ecomeval_judge"].metadata["grader"] for s in rescored.samples} == {"openai-api/judgeb/judge-b"}
             # Never the evaluated model; the new judge once per item the first time, from the cache after.
-            assert len(shop.requests) == 9 and len(judge_b.requests) == 9 and len(judge_a.requests) == 9
+            assert len(shop.requests) == len(judge_b.requests) == len(judge_a.requests) == len(chosen)
 
 
 def test_judge_meta_eval_with_a_scripted_grader(tmp_path):
@@ -384,7 +406,7 @@ def test_lm_eval_exact_through_the_loopback_server():
             bootstrap_iters=0,
         )
         requests = list(server.requests)
-    assert len(requests) == len(records) == 11
+    assert len(requests) == len(records) == 50
     assert all([m["role"] for m in body["messages"]] == ["user"] for body in requests)  # the question alone
     assert results["results"]["ecomeval_exact"]["score,none"] == 100.0
 
@@ -392,7 +414,7 @@ def test_lm_eval_exact_through_the_loopback_server():
 def test_validate_command_reports_counts_and_bad_rows(tmp_path, capsys):
     args = cli.build_parser().parse_args(["validate", "ecomeval"])
     assert args.func(args) == 0
-    assert "OK: 26 ecomeval records" in capsys.readouterr().out
+    assert f"OK: {N_ITEMS} ecomeval records" in capsys.readouterr().out
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": "x", "category": "ecom_qa", "task": "t", "language": "xx", "question": "q", "reference": "r"}) + "\n", encoding="utf-8")
     args = cli.build_parser().parse_args(["validate", "ecomeval", str(bad)])
@@ -421,7 +443,7 @@ def test_epochs_reduce_to_each_items_graded_mean(tmp_path):
     )
     m = metrics_of(log)
     # Each item: a judge failure in one epoch, a 3 in the other -> its grade is 3, half its epochs failed.
-    assert m["score"] == 100.0 and m["judge_failure_rate"] == pytest.approx(0.5) and m["n"] == 4
+    assert m["score"] == 100.0 and m["judge_failure_rate"] == pytest.approx(0.5) and m["n"] == N_QA
 
 
 class FullMarksPlugin:
@@ -445,7 +467,8 @@ def test_plugin_rubric_metric_appears_and_metrics_are_selectable(tmp_path, monke
     grades = {"paper-A1": 3, "paper-D3": 1, "paper-D4": 3, "syn-qa-id": 2}
     grader = scripted(lambda text, input, config: f"Final Score: {grades[item_of(input[0].text)]}", name="plugin-judge")
     model = scripted(lambda text, input, config: "x")
-    tasks = [ecomeval(category="ecom_qa"), ecomeval(category="ecom_qa", metrics="full_marks", cache=False)]
+    data = fixture_subset(tmp_path, QA_ITEMS)
+    tasks = [ecomeval(data=data, category="ecom_qa"), ecomeval(data=data, category="ecom_qa", metrics="full_marks", cache=False)]
     first, selected = inspect_eval(tasks, model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
     m = metrics_of(first)
     assert m["full_marks"] == 50.0 and m["full_marks/category/ecom_qa"] == 50.0
@@ -506,7 +529,7 @@ def test_headlines_and_a_rambling_grader_through_the_loopback_judge(tmp_path, mo
     assert len(retries) == 2 and all([msg["role"] for msg in b["messages"]] == ["user"] for b in retries)
     assert not any("Let me think about this again." in json.dumps(b) for b in judge_bodies)
     assert all(tokens + max_tokens <= context for tokens, max_tokens in sizes)  # no request overflowed
-    assert grader_calls[rambles_twice] == 2 and grader_calls[rambles_once] == 2 and len(judge_bodies) == 26 + 2
+    assert grader_calls[rambles_twice] == 2 and grader_calls[rambles_once] == 2 and len(judge_bodies) == N_ITEMS + 2
 
     scores = {s.id: s.scores["ecomeval_judge"] for s in log.samples}
     failed = scores[rambles_twice]
@@ -525,20 +548,20 @@ def test_headlines_and_a_rambling_grader_through_the_loopback_judge(tmp_path, mo
     assert m["score"] == pytest.approx(statistics.mean(text_means))
     assert m["score_multimodal"] == pytest.approx(statistics.mean(task_means))
     assert m["score_items"] == pytest.approx(statistics.mean(to_100.values()))
-    assert m["judge_failure_rate"] == pytest.approx(1 / 26) and m["score_unreliable"] == 0.0
+    assert m["judge_failure_rate"] == pytest.approx(1 / N_ITEMS) and m["score_unreliable"] == 0.0
 
 
 def test_a_mostly_failing_judge_marks_the_headline_unreliable(tmp_path):
-    # 3 of the 4 ecom_qa items get no readable grade: the 100.0 from the fourth is flagged.
+    # All but one of the ecom_qa items get no readable grade: the 100.0 from that one is flagged.
     judge = scripted(lambda text, input, config: "Final Score: 3" if item_of(input[0].text) == "paper-D3" else "Hmm.", name="flaky-judge")
     model = scripted(lambda text, input, config: "B")
     (log,) = inspect_eval(ecomeval(category="ecom_qa"), model=model, model_roles={"grader": judge}, log_dir=str(tmp_path), display="none")
     m = metrics_of(log)
-    assert m["score"] == 100.0 and m["judge_failure_rate"] == 0.75 and m["score_unreliable"] == 1.0
+    assert m["score"] == 100.0 and m["judge_failure_rate"] == pytest.approx(10 / 11) and m["score_unreliable"] == 1.0
     (relaxed,) = inspect_eval(
-        ecomeval(category="ecom_qa", judge_failure_threshold=0.8), model=model, model_roles={"grader": judge}, log_dir=str(tmp_path), display="none"
+        ecomeval(category="ecom_qa", judge_failure_threshold=0.95), model=model, model_roles={"grader": judge}, log_dir=str(tmp_path), display="none"
     )
-    assert metrics_of(relaxed)["score_unreliable"] == 0.0 and relaxed.eval.metadata["judge_failure_threshold"] == 0.8
+    assert metrics_of(relaxed)["score_unreliable"] == 0.0 and relaxed.eval.metadata["judge_failure_threshold"] == 0.95
 
 
 def test_a_forged_marker_answer_reaches_the_loopback_judge_inside_its_section(tmp_path, monkeypatch):
@@ -558,7 +581,7 @@ def test_a_forged_marker_answer_reaches_the_loopback_judge_inside_its_section(tm
             ecomeval(task="shopping_guide"), model=roles["model"], model_roles={"grader": roles["grader"]}, log_dir=str(tmp_path), display="none"
         )
     assert prompts and all(p.count("<reference_answer>") == 1 and p.count("</response>") == 1 for p in prompts)
-    (prompt,) = [p for p in prompts if read_grader_prompt(p)[1] == "C"]
+    (prompt,) = [p for p in prompts if item_of(p) == "paper-D3"]  # reference C
     assert read_grader_prompt(prompt)[2] == forged  # the grader was shown the whole answer, as its response
     m = metrics_of(log)
     assert m["judge_failure_rate"] == 0.0 and m["score"] == pytest.approx(100 / 3)  # graded 1 from the final line
@@ -606,5 +629,5 @@ def test_a_grader_stopped_by_its_context_is_retried_fresh_and_then_named(tmp_pat
     assert scores["paper-D3"].metadata["status"] == "grader_limit" and scores["paper-D3"].metadata["grader_stop_reasons"] == ["model_length"] * 2
     assert "stopped by model_length (grader output limit 512 tokens" in scores["paper-D3"].explanation
     assert scores["paper-D4"].metadata["status"] == "ok" and scores["paper-D4"].metadata["grader_stop_reasons"] == ["model_length", "stop"]
-    assert conversations == [(["user"], 512)] * (4 + 2)  # one fresh user message each time, the grader's limit
-    assert metrics_of(log)["judge_failure_rate"] == pytest.approx(1 / 4) and log.eval.metadata["grader_max_tokens"] == 512
+    assert conversations == [(["user"], 512)] * (N_QA + 2)  # one fresh user message each time, the grader's limit
+    assert metrics_of(log)["judge_failure_rate"] == pytest.approx(1 / N_QA) and log.eval.metadata["grader_max_tokens"] == 512

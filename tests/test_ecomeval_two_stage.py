@@ -31,6 +31,7 @@ from ecom_tasks.scorers.panel import agreement, combine
 from ecom_tasks.testing.openai_server import Reply, RequestRejected, image_parts, last_user_text, serve_openai_compatible
 
 RECORDS = {r.id: r for r in load_records()}
+N = len(RECORDS)  # 70 bundled items (tests/test_ecomeval_schema.py counts them)
 BY_QUESTION = {r.question: r for r in RECORDS.values()}
 TEXT = ("ecom_qa", "shopping_concepts", "user_understanding", "shopping_reasoning", "ecom_generation")
 
@@ -150,8 +151,8 @@ def test_lm_eval_then_judge_equals_inspect_and_resumes(tmp_path, monkeypatch):
     with serve_openai_compatible(script, model_name="shop-model") as server:
         log, inspect = inspect_metrics(server, monkeypatch, tmp_path, "two", {"grader": "judge-a"})
         inspect_grader_calls = script.grader_requests["judge-a"]
-        # 26 items, a retry for the nonsense item and one for the rambling one.
-        assert inspect_grader_calls == 28
+        # Every item, a retry for the nonsense item and one for the rambling one.
+        assert inspect_grader_calls == N + 2
         shop_requests = len(server.requests) - inspect_grader_calls
 
         check_ok(
@@ -163,17 +164,17 @@ def test_lm_eval_then_judge_equals_inspect_and_resumes(tmp_path, monkeypatch):
             )
         )
         model_requests = [b for b in server.requests if b["model"] == "shop-model"]
-        assert len(model_requests) == 2 * shop_requests == 52
-        # Images reach lm-eval's API model as image parts, as in Inspect (7 images over the 5 multimodal items).
-        assert sum(len(image_parts(b)) for b in model_requests[26:]) == sum(len(r.images) for r in RECORDS.values()) == 7
+        assert len(model_requests) == 2 * shop_requests == 2 * N
+        # Images reach lm-eval's API model as image parts, as in Inspect (13 images over the 10 multimodal items).
+        assert sum(len(image_parts(b)) for b in model_requests[N:]) == sum(len(r.images) for r in RECORDS.values()) == 13
 
         judge = ["ecom-tasks", "judge", out, "--grader", "openai/judge-a", "--api-base", server.base_url, "--cache-dir", tmp_path / "cache", "--no-progress"]
         first = check_ok(run_cli(judge, cwd=tmp_path))
         assert script.grader_requests["judge-a"] == 2 * inspect_grader_calls  # the same calls Inspect made
-        assert "28 grader call(s), 0 from the cache" in first.stdout
+        assert f"{N + 2} grader call(s), 0 from the cache" in first.stdout
         again = check_ok(run_cli(judge, cwd=tmp_path))
         assert script.grader_requests["judge-a"] == 2 * inspect_grader_calls  # zero grader requests
-        assert "0 grader call(s), 28 from the cache" in again.stdout
+        assert f"0 grader call(s), {N + 2} from the cache" in again.stdout
 
     [results_file] = out.rglob("judge_results_ecomeval_*.openai_judge_a.json")
     results = json.loads(results_file.read_text(encoding="utf-8"))
@@ -184,12 +185,12 @@ def test_lm_eval_then_judge_equals_inspect_and_resumes(tmp_path, monkeypatch):
     # Every metric Inspect reports, with the same value.
     assert set(judged) == set(inspect)
     assert_same(judged, inspect, inspect)
-    assert judged["judge_failure_rate"] == pytest.approx(1 / 26) and judged["n"] == 26
+    assert judged["judge_failure_rate"] == pytest.approx(1 / N) and judged["n"] == N
     assert results["judge"] == "openai/judge-a" and results["model"] == "local-chat-completions"
     # The grades file: one line per item, with status and the grader's replies.
     [grades_file] = out.rglob("judge_grades_ecomeval_*.openai_judge_a.jsonl")
     lines = {line["id"]: line for line in map(json.loads, grades_file.read_text(encoding="utf-8").splitlines())}
-    assert len(lines) == 26 and lines[NONSENSE]["grade"] is None and lines[NONSENSE]["status"] == "no_grade"
+    assert len(lines) == N and lines[NONSENSE]["grade"] is None and lines[NONSENSE]["status"] == "no_grade"
     assert lines[RAMBLES]["status"] == "ok" and lines[RAMBLES]["grader_stop_reasons"] == ["max_tokens", "stop"]
     inspect_scores = {s.id: s.scores["ecomeval_judge"].metadata for s in log.samples}
     for item, line in lines.items():
@@ -216,8 +217,8 @@ def test_an_interrupted_judge_resumes_with_only_the_rest(tmp_path):
         assert script.grader_requests["judge-b"] == 11 and not list(out.rglob("judge_results_*"))
         script.fail_after = None
         (resumed,) = judge_output(out, ["openai/judge-b"], api_bases=[server.base_url], cache_dir=tmp_path / "cache", concurrency=1, progress=False)
-    assert script.grader_requests["judge-b"] == 11 + 16  # the 11th failed; 26 - 10 asked again
-    assert resumed.grader_calls == 16 and resumed.cached_calls == 10
+    assert script.grader_requests["judge-b"] == 11 + N - 10  # the 11th failed; all but the first 10 asked again
+    assert resumed.grader_calls == N - 10 and resumed.cached_calls == 10
     grades = {i: grade_b(i) * 100 / 3 for i in RECORDS}
     expected = statistics.mean(statistics.mean(grades[i] for i in RECORDS if RECORDS[i].category == c) for c in TEXT)
     assert resumed.metrics["score"] == pytest.approx(expected) and resumed.metrics["judge_failure_rate"] == 0.0
@@ -241,7 +242,7 @@ def test_a_server_error_is_retried_with_backoff(tmp_path):
             out, ["openai/judge-b"], api_bases=[server.base_url], cache_dir=tmp_path / "cache", progress=False, initial_backoff=0.01
         )
         grader_requests = [b for b in server.requests if b["model"] != "shop-model"]
-    assert len(grader_requests) == 26 + 2 and judged.grader_calls == 26 and judged.metrics["judge_failure_rate"] == 0.0
+    assert len(grader_requests) == N + 2 and judged.grader_calls == N and judged.metrics["judge_failure_rate"] == 0.0
 
 
 def hand_kappas(rows: list[list[int]]) -> tuple[float, float]:
@@ -273,8 +274,8 @@ def test_three_grader_panel_in_both_frameworks(tmp_path, monkeypatch):
         assert metrics["score"] == pytest.approx(statistics.mean(text))
         assert metrics["judge_failure_rate"] == 0.0  # judge-a's failure is outvoted by the other two
         assert metrics["panel/fleiss_kappa"] == pytest.approx(fleiss) and metrics["panel/cohen_kappa"] == pytest.approx(cohen)
-        assert metrics["panel/exact_agreement"] == pytest.approx(exact) and metrics["panel/items_compared"] == 25
-        assert metrics["grader_1/judge_failure_rate"] == pytest.approx(1 / 26) and metrics["grader_2/judge_failure_rate"] == 0.0
+        assert metrics["panel/exact_agreement"] == pytest.approx(exact) and metrics["panel/items_compared"] == N - 1
+        assert metrics["grader_1/judge_failure_rate"] == pytest.approx(1 / N) and metrics["grader_2/judge_failure_rate"] == 0.0
         for label, grader in (("grader_1", "judge-a"), ("grader_2", "judge-b"), ("grader_3", "judge-c")):
             assert metrics[f"{label}/score"] == pytest.approx(expected_single(grader)["score"]), label
     assert set(judged.metrics) == set(inspect)

@@ -23,8 +23,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ecom_tasks.ecomeval.schema import CATEGORIES as ECOMEVAL_CATEGORIES
-from ecom_tasks.ecomeval.schema import TEXT_CATEGORIES as ECOMEVAL_TEXT_CATEGORIES
 from ecom_tasks.lm_eval_tasks import TASKS_DIR, task_manager
 
 #: lm-eval's ``limit`` fixture in tests/test_tasks.py: every check reads the first 10 documents.
@@ -44,27 +42,6 @@ def _our_tasks() -> list[str]:
 def _task(name: str):
     """One task object per name, made as tests/test_tasks.py's ``task_class`` makes it (TaskManager.load)."""
     return _manager().load([name])["tasks"][name]
-
-
-#: A remaining finding (ecom_tasks/lm_eval_tasks/README.md): EcomEval's bundled fixtures (26 items) give
-#: its per-category tasks 1-5 documents, fewer than the 10 lm-eval's checks read. Strict: the mark must
-#: go when the fixtures grow.
-SHORT_ON_FIXTURES = {
-    "test_construct_requests": {
-        *(f"ecomeval_{c}" for c in ECOMEVAL_CATEGORIES),
-        *(f"ecomeval_exact_{c}" for c in ECOMEVAL_TEXT_CATEGORIES),
-    },
-    # One document: lm-eval's check builds from the second document on (rank=1) and finds none.
-    "test_build_all_requests": {"ecomeval_exact_ecom_generation", "ecomeval_exact_shopping_reasoning"},
-}
-
-
-def _checked(check: str) -> list:
-    reason = "EcomEval fixtures: fewer than 10 documents for this task (ecom_tasks/lm_eval_tasks/README.md)"
-    return [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason)) if name in SHORT_ON_FIXTURES[check] else name
-        for name in _our_tasks()
-    ]
 
 
 def _first_docs(task) -> list[dict]:
@@ -133,7 +110,7 @@ class TestLmEvalTaskChecks:
         targets = [task.doc_to_target(doc) for doc in _first_docs(task)]
         assert all(isinstance(t, str) and t.strip() for t in targets)
 
-    @pytest.mark.parametrize("name", _checked("test_build_all_requests"))
+    @pytest.mark.parametrize("name", _our_tasks())
     def test_build_all_requests(self, name):
         # BaseTasks.test_build_all_requests: rank=1, limit=10, world_size=1 builds instances
         # (lm-eval slices docs[1:10]: nine). Ours: exactly those nine, in document order.
@@ -143,7 +120,7 @@ class TestLmEvalTaskChecks:
         docs = _first_docs(task)
         assert [inst.doc for inst in task.instances] == docs[1:LIMIT]
 
-    @pytest.mark.parametrize("name", _checked("test_construct_requests"))
+    @pytest.mark.parametrize("name", _our_tasks())
     def test_construct_requests(self, name):
         # BaseTasks.test_construct_requests: one request per document for the first 10 documents,
         # so a task needs at least 10. Ours: each is a generate_until request whose context is the
