@@ -245,6 +245,18 @@ def test_judge_agreement_hand_computed():
     assert result["mae"] == pytest.approx(2 / 3)
     assert result["adversarial_high_grade_rate"] == pytest.approx(1 / 2)
     assert result["judge_failure_rate"] == pytest.approx(1 / 4) and result["n"] == 4
+    # A half grade (an even panel's median, an epoch mean) is not rounded to an integer grade: 0.5
+    # is no agreement with 0 or 1 and is half a grade from each; 2.5 on an adversarial case is high.
+    halves = [
+        {"grade": 0.5, "graded": 1, "expected": 1, "adversarial": 0},
+        {"grade": 3, "graded": 2, "expected": 1, "adversarial": 0},  # two epochs, 1 and 2: mean 1.5
+        {"grade": 2.5, "graded": 1, "expected": 1, "adversarial": 1},
+        {"grade": 2, "graded": 1, "expected": 2, "adversarial": 0},
+    ]
+    result = judge_agreement(halves)
+    assert result["agreement"] == pytest.approx(1 / 4)
+    assert result["mae"] == pytest.approx((0.5 + 0.5 + 1.5 + 0) / 4)
+    assert result["adversarial_high_grade_rate"] == 1.0
 
 
 def test_grader_prompt_round_trips_and_carries_the_rubric():

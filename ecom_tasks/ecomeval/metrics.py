@@ -202,15 +202,18 @@ def judge_agreement(outcomes: Sequence[Outcome]) -> dict[str, float]:
     ``<label>/adversarial_high_grade_rate``, ``<label>/judge_failure_rate`` and the inter-judge
     ``panel/...`` agreement.
     """
-    from sklearn.metrics import accuracy_score, mean_absolute_error
+    from sklearn.metrics import mean_absolute_error
 
     outcomes = list(outcomes)
     graded = [o for o in outcomes if float(o["graded"]) > 0]
-    grades = [round(float(o["grade"]) / float(o["graded"])) for o in graded]
+    # Not rounded: an even panel's median (1 and 0 -> 0.5) or an epoch mean is no integer grade, and
+    # round() would move it half a grade, to the even neighbour (0.5 -> 0, 1.5 -> 2). It agrees with
+    # the expected grade only when equal, and counts its true distance in mae.
+    grades = [float(o["grade"]) / float(o["graded"]) for o in graded]
     expected = [int(o["expected"]) for o in graded]
     adversarial = [g for o, g in zip(graded, grades) if float(o["adversarial"]) > 0]
     result = {
-        "agreement": float(accuracy_score(expected, grades)) if graded else NAN,
+        "agreement": sum(g == e for g, e in zip(grades, expected)) / len(graded) if graded else NAN,
         "mae": float(mean_absolute_error(expected, grades)) if graded else NAN,
         "adversarial_high_grade_rate": sum(g >= 2 for g in adversarial) / len(adversarial) if adversarial else NAN,
         "judge_failure_rate": sum(1.0 - float(o["graded"]) for o in outcomes) / len(outcomes) if outcomes else NAN,

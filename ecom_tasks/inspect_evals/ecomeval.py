@@ -117,7 +117,7 @@ def panel_models(graders: str | list[str] | None = None) -> list[tuple[str, Any]
         chosen = []
         for index, name in enumerate(names, 1):
             if name in roles:
-                chosen.append((name, get_model(role=name)))
+                chosen.append((name, get_model(role=name, required=True)))
             elif "/" in name:
                 chosen.append((f"grader_{index}", get_model(name)))
             else:
@@ -127,7 +127,7 @@ def panel_models(graders: str | list[str] | None = None) -> list[tuple[str, Any]
         return chosen
     numbered = sorted((r for r in roles if PANEL_ROLE.match(r)), key=lambda r: int(PANEL_ROLE.match(r).group(1)))
     if numbered:
-        return [(role, get_model(role=role)) for role in numbered]
+        return [(role, get_model(role=role, required=True)) for role in numbered]
     return [(GRADER_ROLE, get_model(role=GRADER_ROLE, default=DEFAULT_GRADER))]
 
 
