@@ -14,9 +14,10 @@ few seconds and runs unlimited.
 
 The in-process Inspect reference run takes the Task object: under
 ``python -m pytest`` the current folder is on ``sys.path``, and a stray
-``ecom_tasks.egg-info`` there (from a local build) makes Inspect think the
-package is neither installed nor editable, so it registers the tasks without
-the ``ecom_tasks/`` namespace and ``eval("ecom_tasks/...")`` finds nothing.
+``ecom_tasks.egg-info`` there (a setuptools build; ours is hatchling, which
+writes none) makes Inspect think the package is neither installed nor
+editable, so it registers the tasks without the ``ecom_tasks/`` namespace and
+``eval("ecom_tasks/...")`` finds nothing.
 """
 
 from __future__ import annotations

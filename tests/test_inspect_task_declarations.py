@@ -150,3 +150,24 @@ def test_a_task_runs_from_its_file_with_task_args(tmp_path):
         return {f"{s.name}/{k}": m.value for s in run.results.scores for k, m in s.metrics.items()}
 
     assert metrics(log) == metrics(registered) and metrics(log)["rair_scorer/macro_f1"] > 0
+
+
+def test_tasks_keep_their_prefix_when_the_checkout_is_on_sys_path():
+    """A script run from the repo root (or `python -m pytest`) has the checkout first on sys.path.
+    A build backend that writes ``ecom_tasks.egg-info`` there (setuptools did) made Inspect read that
+    metadata, take the package for an unregistered folder and drop the ``ecom_tasks/`` prefix."""
+    import subprocess
+    import sys
+
+    from helpers import REPO_DIR
+
+    code = (
+        "import sys; assert sys.path[0] == ''\n"
+        "from inspect_ai.util import registry_info\n"
+        "from ecom_tasks.inspect_evals.rair import rair_hard\n"
+        "print(registry_info(rair_hard).name)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ecom_tasks/rair_hard"
+    assert not (REPO_DIR / "ecom_tasks.egg-info").exists(), "a stale setuptools build: delete ecom_tasks.egg-info"

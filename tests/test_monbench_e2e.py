@@ -273,8 +273,8 @@ def test_baseline_scores_identically_in_both_frameworks(tmp_path):
 
 
 def test_tasks_are_registered_under_the_package_namespace():
-    # Fails when a stale ecom_tasks.egg-info on sys.path hides the editable install from Inspect
-    # (e.g. `python -m pytest` from the repo root); run the `pytest` command instead.
+    # Fails when a stale ecom_tasks.egg-info on sys.path (a setuptools build left in the checkout)
+    # hides the editable install from Inspect; delete it (tests/test_inspect_task_declarations.py).
     from inspect_ai.util import registry_info
 
     assert registry_info(monbench).name == "ecom_tasks/monbench"
