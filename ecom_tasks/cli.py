@@ -197,6 +197,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         write_calibrated,
         write_task_table,
     )
+    from ecom_tasks.images import ImageAccess
 
     try:
         grades, tasks, recorded = log_grades(list(args.logs))
@@ -224,7 +225,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             return 2
         data = recorded_data(recorded[0])
     out = Path(args.out)
-    written, missing = write_calibrated(data, items, out)
+    written, missing = write_calibrated(data, items, out, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images))
     table = Path(args.tasks_out) if args.tasks_out else out.with_name(f"{out.stem}.tasks.csv")
     write_task_table(task_rows, table)
     print(f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}")
@@ -359,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--out", help="write the data with a filled difficulty column here (JSON Lines)")
     calibrate.add_argument("--data", help="the data the logs were run on (default: as recorded in the logs)")
     calibrate.add_argument("--tasks-out", help="task-level table (CSV; default: <out stem>.tasks.csv)")
+    calibrate.add_argument("--allow-outside-images", action="store_true", help="as -T allow_outside_images=true of the runs")
+    calibrate.add_argument("--allow-url-images", action="store_true", help="as -T allow_url_images=true of the runs (fetched, written as data: URIs)")
     calibrate.add_argument(
         "--judge-failure-threshold", type=float, default=0.10,
         help="leave out a model's grades of a task when the judge failed on more than this share of them (default 0.10)",

@@ -20,16 +20,19 @@ The grades come from EcomEval's Inspect logs (:func:`log_grades`, what
 from __future__ import annotations
 
 import csv
+import filecmp
 import json
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from ecom_tasks.data import load_rows
+from ecom_tasks.data import ConfigurationError, load_rows
 from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD
 from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, column_field, fixture_file, load_records
+from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.scorers.core import RUBRIC_MAX
 
 HARD_BELOW = 70
@@ -138,15 +141,40 @@ def calibrate(
     return items, task_rows
 
 
-def write_calibrated(data: str | os.PathLike[str], items: Mapping[str, Calibrated], out: Path) -> tuple[int, int]:
-    """Write ``data``'s rows as JSON Lines to ``out`` with ``difficulty`` (and ``difficulty_score``)
-    filled from ``items``; image paths relative to ``out``. Returns (rows written, rows in no log)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    records = {r.id: r for r in load_records(data)}
+def placed_image(image: str, base: Path | None, out_dir: Path) -> str:
+    """How the calibrated copy at ``out_dir`` names ``image`` (an absolute path, data URI or URL).
 
-    def image_ref(image: str) -> str:
-        # Paths are written relative to the output file, as the loader resolves them.
-        return os.path.relpath(image, out.parent.resolve()) if os.path.isabs(image) else image
+    A data URI or URL stays as it is. A file inside ``out_dir`` is named relative to it. A file inside
+    the dataset's folder ``base`` is copied to the same relative place under ``out_dir``, so the copy
+    loads like the original, without ``allow_outside_images``; an existing different file there is an
+    error, never overwritten. Any other file (the original needed ``allow_outside_images``) is named
+    relative to ``out_dir`` and needs it again.
+    """
+    if not os.path.isabs(image):
+        return image
+    source, out_dir = Path(image), out_dir.resolve()
+    if source.is_relative_to(out_dir):
+        return source.relative_to(out_dir).as_posix()
+    if base is None or not source.is_relative_to(base.resolve()):
+        return os.path.relpath(source, out_dir)
+    relative = source.relative_to(base.resolve())
+    target = out_dir / relative
+    if target.exists():
+        if not filecmp.cmp(source, target, shallow=False):
+            raise ConfigurationError(f"{target} exists and differs from {source}: calibrate --out would overwrite it; write to another folder")
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    return relative.as_posix()
+
+
+def write_calibrated(
+    data: str | os.PathLike[str], items: Mapping[str, Calibrated], out: Path, *, image_access: ImageAccess = DEFAULT_ACCESS
+) -> tuple[int, int]:
+    """Write ``data``'s rows as JSON Lines to ``out`` with ``difficulty`` (and ``difficulty_score``)
+    filled from ``items``; images placed by :func:`placed_image`. Returns (rows written, rows in no log)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    records = {r.id: r for r in load_records(data, image_access=image_access)}
 
     written = 0
     with out.open("w", encoding="utf-8") as fh:
@@ -160,7 +188,7 @@ def write_calibrated(data: str | os.PathLike[str], items: Mapping[str, Calibrate
                 del values[column]
             values["difficulty"] = found.difficulty if found else None
             values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
-            values["images"] = [image_ref(image) for image in record.images]
+            values["images"] = [placed_image(image, row.base_dir, out.parent) for image in record.images]
             fh.write(json.dumps(values, ensure_ascii=False, default=str) + "\n")
             written += 1
     return written, sum(1 for r in records if r not in items)
