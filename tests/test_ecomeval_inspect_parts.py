@@ -143,3 +143,23 @@ def test_a_panel_named_by_graders_uses_those_roles_and_refuses_an_unknown_name(t
     typo = Task(dataset=samples[:1], solver=gold_response(), scorer=ecomeval_judge_meta_scorer(graders="careful,strikt"))
     (log,) = inspect_eval(typo, model="none", model_roles=roles, log_dir=str(tmp_path), display="none")
     assert log.status == "error" and "'strikt' is neither a model role of this run" in log.error.message
+
+
+def test_a_task_built_after_an_in_process_eval_waits_for_the_roles_of_its_own_run(tmp_path, monkeypatch):
+    """A notebook: an eval() ends, then ecomeval() is built in plain Python and run with a grader role.
+    Inspect keeps its last active model after an eval; the build must not take that for a run of its
+    own and refuse the task. Built by Inspect (by name) without a grader, it is refused at once."""
+    from ecom_tasks.data import ConfigurationError
+    from ecom_tasks.inspect_evals.ecomeval import ecomeval
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (earlier,) = inspect_eval(Task(dataset=[Sample(input="hello")], solver=generate()), model=scripted(lambda text: "hi"), log_dir=str(tmp_path), display="none")
+    assert earlier.status == "success"
+    task = ecomeval(task="shopping_guide")  # no refusal here: its roles come with the eval below
+    grader = scripted(lambda text: "Final Score: 3", name="notebook-judge")
+    (log,) = inspect_eval(task, model=scripted(lambda text: "C"), model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    assert metrics_of(log)["score"] == 100.0 and len(grader.calls) == 3
+    model = scripted(lambda text: "C")
+    with pytest.raises(ConfigurationError, match="--model-role grader="):
+        inspect_eval("ecom_tasks/ecomeval_ecom_qa", model=model, log_dir=str(tmp_path), display="none")
+    assert model.calls == []

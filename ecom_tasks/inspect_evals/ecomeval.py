@@ -67,7 +67,7 @@ from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, J
 from ecom_tasks.ecomeval.scoring import score_exact, summarize
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.inspect_evals._inspect_private import active_model
+from ecom_tasks.inspect_evals._inspect_private import inspect_is_building_tasks
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
@@ -138,7 +138,7 @@ def check_grader_at_build(graders: str | list[str] | None = None) -> None:
     (non-zero exit). A task object built outside an eval (Python, before ``eval(task,
     model_roles=...)``) cannot see its roles yet: :func:`require_grader` checks again at sample start.
     """
-    if active_model() is not None:
+    if inspect_is_building_tasks():
         problem = grader_problem(graders)
         if problem:
             raise ConfigurationError(problem)
