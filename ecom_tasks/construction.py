@@ -153,9 +153,16 @@ class StageOptions:
 
 
 def _matches(header: Any, stage: Stage) -> bool:
-    """Whether a log (header) is an earlier run of this stage: same task and the same task arguments."""
+    """Whether a log (header) is an earlier run of this stage, as ``eval_set`` decides when it reuses a
+    log: the same task, task arguments, model (when the stage names one) and model roles. (The cost
+    line counted another model's answers as done when only the task was compared.)"""
     task = stage.task.removeprefix("ecom_tasks/")
     if str(header.eval.task).removeprefix("ecom_tasks/") != task:
+        return False
+    if stage.model is not None and str(header.eval.model) != stage.model:
+        return False
+    roles = {role: str(getattr(config, "model", config)) for role, config in (header.eval.model_roles or {}).items()}
+    if roles != dict(stage.model_roles):
         return False
     recorded = dict(header.eval.task_args_passed or header.eval.task_args or {})
     return json_sha256(recorded) == json_sha256(_plain(stage.task_args))

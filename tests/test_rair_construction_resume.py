@@ -148,3 +148,27 @@ def test_a_build_stopped_by_a_failing_server_resumes_asking_only_the_unfinished_
     assert sorted(subsets) == ["rair-build-syn-c08", "rair-build-syn-c09"]
     for folder in ("1_intent", "2_visual", "3_rules"):  # the earlier runs' logs stay beside the new ones, unused
         assert len(list_eval_logs(str(out / "logs" / folder))) >= 2
+
+
+@pytest.mark.slow
+def test_another_model_in_the_same_folder_is_not_counted_as_done(tmp_path, monkeypatch, capsys):
+    """A build with the offline baseline, then the same command with a served model in the same folder:
+    eval_set reuses no log of the other model, and the cost lines say so (they compared only task and
+    arguments, and printed "27 of them done by an earlier run, 0 to make" before 72 calls were made)."""
+    candidates = candidates_copy(tmp_path / "candidates")
+    out = tmp_path / "build"
+    argv = ["build", "rair", "--out", str(out), "--candidates", str(candidates), "--model", "ecom/baseline", "--display", "none"]
+    with pytest.raises(SystemExit) as exited:
+        ecom_tasks_main(argv)
+    assert exited.value.code == 0
+    capsys.readouterr()
+    with serve_openai_compatible(BreaksAfter(), model_name="loop-model") as server:
+        monkeypatch.setenv("LOOP_BASE_URL", server.base_url)
+        monkeypatch.setenv("LOOP_API_KEY", "none")
+        code, printed = build(out, candidates, capsys)
+        assert code == 0, printed
+        assert asked(server.requests) == {"intent": INTENT_ITEMS * PANEL, "visual": VISUAL_ITEMS * PANEL, "rules": RULE_ITEMS * PANEL}
+    lines = printed.splitlines()
+    for line in ("stage 1/3 intent: 9 items x 3 voters = 27 model calls", "stage 2/3 visual: 4 items x 3 VLMs = 12 model calls",
+                 "stage 3/3 rules: 11 items x 3 runs = 33 model calls"):
+        assert line in lines  # the whole line: nothing counted as done by the other model
