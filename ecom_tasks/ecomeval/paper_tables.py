@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER
 from ecom_tasks.results import LM_EVAL, MergedRun
-from ecom_tasks.tables import Column, Slots, Table, assemble, finish, paper_rows, run_row
+from ecom_tasks.tables import Column, Row, Slots, Table, assemble, data_and_flags, finish, paper_rows, run_row
 
 TEXT_CATEGORIES = (
     ("ecom_generation", "Ecom Generative Ability"),
@@ -67,6 +68,39 @@ def _judge(run: MergedRun) -> str:
 
 
 EXACT = "exact match (no judge)"
+#: The flags of an lm-eval run's responses (EcomEval's first stage in lm-eval, ``n`` its only number).
+JUDGED_FLAG = "judged: its grades are in the tables above"
+AWAITING_FLAG = "not judged yet: run ecom-tasks judge on its output folder"
+
+
+def _responses_only(run: MergedRun) -> bool:
+    """An lm-eval run of a judge-graded EcomEval task before ``ecom-tasks judge``: responses, no grades."""
+    return run.framework == LM_EVAL and run.info.get("scoring") != "judge" and not run.task.startswith("ecomeval_exact") and "score" not in run.metrics
+
+
+def _folders(run: MergedRun) -> set[Path]:
+    return {Path(source).parent for source in run.sources}
+
+
+def responses_table(runs: Sequence[MergedRun]) -> Table | None:
+    """lm-eval's EcomEval runs that hold responses only, each flagged judged (``ecom-tasks judge`` wrote
+    its results beside them, read as a row of Tables 2-4) or not judged yet, with the command."""
+    judged = {(run.task, run.model_name, folder) for run in runs if run.framework == LM_EVAL and run.info.get("scoring") == "judge" for folder in _folders(run)}
+    rows = []
+    for run in runs:
+        if not _responses_only(run):
+            continue
+        data, flags = data_and_flags([run])
+        done = any((run.task, run.model_name, folder) in judged for folder in _folders(run))
+        rows.append(
+            Row(run.model_name, run.task, run.framework, {"n": run.metrics["n"]} if "n" in run.metrics else {}, runs=run.sources,
+                merged=(run,), data=data, flags=(*flags, JUDGED_FLAG if done else AWAITING_FLAG))
+        )
+    if not rows:
+        return None
+    note = ("lm-eval writes EcomEval's responses; their grades come from a second step, `ecom-tasks judge OUTPUT_DIR "
+            "--grader MODEL` (the ecomeval README), whose results file the report reads as a row of Tables 2-4.")
+    return Table("ecomeval", "responses", "EcomEval in lm-eval: responses and whether they are judged", [Column("n", "items")], rows, display="count", note=note)
 
 
 def _six_category_score(slots: Slots) -> bool:
@@ -157,5 +191,6 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
             refs=False,
         ),
     ]
+    tables.append(responses_table(runs))
     return [t for t in tables if t is not None]
 
