@@ -11,6 +11,9 @@ from typing import Any
 
 class QuietServer(ThreadingHTTPServer):
     daemon_threads = True  # a hung client must not block interpreter exit
+    # listen() backlog (socketserver's default is 5): a run with many connections (a benchmark's
+    # --max-connections 64) would see refused connects while the accept loop catches up.
+    request_queue_size = 128
     owner: Any
 
     def handle_error(self, request: Any, client_address: Any) -> None:
