@@ -127,3 +127,14 @@ def test_parquet_tables(tmp_path):
     data = load_data(folder)
     assert [(q.id, q.positives) for q in data.queries] == [(q.id, q.positives) for q in load_data().queries]
     assert [p.id for p in data.pool] == [p.id for p in load_data().pool]
+
+
+def test_table_names_and_suffixes_in_any_case(tmp_path):
+    folder = copy_fixtures(tmp_path)
+    (folder / "queries.jsonl").rename(folder / "Queries.JSONL")
+    (folder / "pool.jsonl").rename(folder / "POOL.jsonl")
+    data = load_data(folder)
+    assert len(data.pool) == 26 and len(data.queries) == 13
+    # Two spellings of one table are two files for it: named, not one picked silently.
+    shutil.copy(folder / "Queries.JSONL", folder / "queries.jsonl")
+    assert problems(folder) == [f"{folder}:0:queries: several files for one table: Queries.JSONL, queries.jsonl"]

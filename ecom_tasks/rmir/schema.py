@@ -218,7 +218,8 @@ def validate_queries(
 def _table_files(folder: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for table in TABLES:
-        matches = [folder / f"{table}{suffix}" for suffix in SUFFIXES if (folder / f"{table}{suffix}").is_file()]
+        # Names and suffixes in any case (Queries.JSONL), as the other benchmarks' loaders read them.
+        matches = sorted(p for p in folder.iterdir() if p.is_file() and p.stem.casefold() == table and p.suffix.casefold() in SUFFIXES)
         if len(matches) > 1:
             raise DataValidationError([Problem(str(folder), 0, table, f"several files for one table: {', '.join(p.name for p in matches)}")])
         if matches:
