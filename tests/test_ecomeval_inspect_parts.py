@@ -40,6 +40,16 @@ def scripted(reply, name: str = "model"):
     return model
 
 
+def case_samples(cases) -> list[Sample]:
+    """Judge gold cases as the meta-eval's samples: the fixed response and the expected grade in metadata."""
+    return [
+        Sample(id=c.id, input=c.question, target=c.reference,
+               metadata={"question": c.question, "reference": c.reference, "response": c.response,
+                         "expected_grade": c.expected_grade, "kind": c.kind, "source": c.source})
+        for c in cases
+    ]
+
+
 def metrics_of(log) -> dict[str, float]:
     assert log.status == "success", log.error
     return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
@@ -102,12 +112,7 @@ def test_judge_meta_scorer_compares_the_graders_grade_with_the_expected_one(tmp_
             return "no idea"
         return f"Final Score: {off.get(case.id, case.expected_grade)}"
 
-    samples = [
-        Sample(id=c.id, input=c.question, target=c.reference,
-               metadata={"question": c.question, "reference": c.reference, "response": c.response,
-                         "expected_grade": c.expected_grade, "kind": c.kind, "source": c.source})
-        for c in cases
-    ]
+    samples = case_samples(cases)
     grader = scripted(judge, name="meta-judge")
     task = Task(dataset=samples, solver=gold_response(), scorer=ecomeval_judge_meta_scorer())
     (log,) = inspect_eval(task, model="none", model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
@@ -121,12 +126,7 @@ def test_judge_meta_scorer_compares_the_graders_grade_with_the_expected_one(tmp_
 
 def test_a_panel_named_by_graders_uses_those_roles_and_refuses_an_unknown_name(tmp_path):
     cases = list(load_judge_cases())[:3]
-    samples = [
-        Sample(id=c.id, input=c.question, target=c.reference,
-               metadata={"question": c.question, "reference": c.reference, "response": c.response,
-                         "expected_grade": c.expected_grade, "kind": c.kind, "source": c.source})
-        for c in cases
-    ]
+    samples = case_samples(cases)
     right = scripted(lambda text: f"Final Score: {next(c.expected_grade for c in cases if read_grader_prompt(text)[2] == c.response)}", name="right")
     harsh = scripted(lambda text: "Final Score: 0", name="harsh")
     unused = scripted(lambda text: "Final Score: 3", name="unused")
