@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ecom_tasks.data import ConfigurationError, EcomTasksError
+from ecom_tasks.provenance import file_sha256  # the one file hasher; construction's pipelines import it from here
 
 #: Task-argument suffix of an input's hash (``input_sha256``, ``seeds_sha256``).
 SHA256_SUFFIX = "_sha256"
@@ -56,14 +57,6 @@ class StageFailed(EcomTasksError):
 
 
 # --- files and hashes ---------------------------------------------------------------------------
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def json_sha256(value: Any) -> str:

@@ -57,7 +57,9 @@ def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
     return digest.hexdigest()
 
 
-def file_sha256(path: Path) -> str:
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The file's sha256 (hashed once per path, modification time and size)."""
+    path = Path(path)
     stat = path.stat()
     return _file_sha256(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
