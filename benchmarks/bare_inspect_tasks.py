@@ -10,7 +10,7 @@ import json
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
-from inspect_ai.scorer import Score, Target, mean, match, scorer
+from inspect_ai.scorer import Score, Target, match, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.solvers.fan_out import FAN_OUT, fan_out_generate, fan_out_spec

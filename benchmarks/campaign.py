@@ -62,7 +62,12 @@ from ecom_tasks.offline import apply_offline  # noqa: E402
 # --- the papers' sizes (test sets) ---------------------------------------------------------------
 
 #: MonBench Table 1, test size per task (2,611 questions in all).
-MONBENCH_TEST = {"query_ad_relevance": 397, "product_co_purchase": 336, "query_query_intent": 535, "query_product_relation": 1343}
+MONBENCH_TEST = {
+    "query_ad_relevance": 397,
+    "product_co_purchase": 336,
+    "query_query_intent": 535,
+    "query_product_relation": 1343,
+}
 #: RAIR Sec. 4.5: 32,123 General, 10,931 Hard, 5,895 Visually Salient samples.
 RAIR_ITEMS = {"general": 32123, "hard": 10931, "visual": 5895}
 #: EcomEval: "about 3,100 items" (Sec. 1).
@@ -76,7 +81,18 @@ MONBENCH_RUNS = {"monbench_perm": 72, "monbench_cyclic": 12, "monbench_canonical
 #: Assumed output tokens per call (the answer each prompt asks for; no reasoning).
 OUTPUT_TOKENS = {"monbench": 12, "rair": 60, "ecomeval": 200, "grader": 150, "rmir_reason": 80}
 
-TASKS = ("monbench_perm", "monbench_cyclic", "monbench_canonical", "rair_general", "rair_hard", "rair_visual", "rair_visual_text", "ecomeval", "rmir", "rmir_reason")
+TASKS = (
+    "monbench_perm",
+    "monbench_cyclic",
+    "monbench_canonical",
+    "rair_general",
+    "rair_hard",
+    "rair_visual",
+    "rair_visual_text",
+    "ecomeval",
+    "rmir",
+    "rmir_reason",
+)
 DEFAULT_TASKS = ("monbench_perm", "rair_general", "rair_hard", "rair_visual", "ecomeval", "rmir_reason")
 
 
@@ -149,11 +165,23 @@ def plan_row(plan: TaskPlan, settings: Settings) -> Row:
     calls = sum(k.calls for k in plan.kinds)
     image_tokens = sum(k.calls * k.images * settings.image_tokens for k in plan.kinds)
     prompt = sum(k.calls * k.prompt_tokens for k in plan.kinds) + image_tokens
-    cached = sum(min(k.items * k.unique_tokens + k.shared_tokens, k.calls * k.prompt_tokens) for k in plan.kinds) + image_tokens
+    cached = (
+        sum(min(k.items * k.unique_tokens + k.shared_tokens, k.calls * k.prompt_tokens) for k in plan.kinds)
+        + image_tokens
+    )
     output = sum(k.calls * (k.output_tokens + settings.reasoning_tokens) for k in plan.kinds)
     decode_s = output / settings.decode_tps
     harness_s = calls / settings.harness_cps if settings.harness_cps else 0.0
-    return Row(plan.task, calls, prompt, cached, output, prompt / settings.prefill_tps + decode_s, cached / settings.prefill_tps + decode_s, harness_s)
+    return Row(
+        plan.task,
+        calls,
+        prompt,
+        cached,
+        output,
+        prompt / settings.prefill_tps + decode_s,
+        cached / settings.prefill_tps + decode_s,
+        harness_s,
+    )
 
 
 def campaign_totals(rows: Sequence[Row], settings: Settings) -> dict[str, float]:
@@ -224,10 +252,14 @@ def _encoder():
     return tiktoken.get_encoding("o200k_base")
 
 
-def _kind(name: str, items: int, calls_per_item: int, groups: list[list[list[int]]], images: list[int], output: float) -> CallKind:
+def _kind(
+    name: str, items: int, calls_per_item: int, groups: list[list[list[int]]], images: list[int], output: float
+) -> CallKind:
     lengths = [len(seq) for group in groups for seq in group]
     unique, shared = prefix_profile(groups)
-    return CallKind(name, items, calls_per_item, statistics.fmean(lengths), statistics.fmean(images), unique, shared, output)
+    return CallKind(
+        name, items, calls_per_item, statistics.fmean(lengths), statistics.fmean(images), unique, shared, output
+    )
 
 
 def measure(task: str, encode=None) -> TaskPlan:
@@ -244,15 +276,41 @@ def measure(task: str, encode=None) -> TaskPlan:
             for item in load_items(None, tasks=(name,), split="test", design=design, formats=formats):
                 by_question.setdefault(item.record.id, []).append(encode(item.system_prompt + "\n" + item.user_prompt))
             groups = list(by_question.values())
-            kinds.append(_kind(f"model:{name}", size, MONBENCH_RUNS[task], groups, [0] * sum(map(len, groups)), OUTPUT_TOKENS["monbench"]))
+            kinds.append(
+                _kind(
+                    f"model:{name}",
+                    size,
+                    MONBENCH_RUNS[task],
+                    groups,
+                    [0] * sum(map(len, groups)),
+                    OUTPUT_TOKENS["monbench"],
+                )
+            )
         return TaskPlan(task, kinds)
     if task.startswith("rair_"):
         from ecom_tasks.rair.protocol import load_items
 
-        subset, image = {"rair_general": ("general", False), "rair_hard": ("hard", False), "rair_visual": ("visual", True), "rair_visual_text": ("visual", False)}[task]
+        subset, image = {
+            "rair_general": ("general", False),
+            "rair_hard": ("hard", False),
+            "rair_visual": ("visual", True),
+            "rair_visual_text": ("visual", False),
+        }[task]
         items = load_items(None, subset=subset, image=image)
         groups = [[encode(i.system_prompt + "\n" + i.user_prompt)] for i in items]
-        return TaskPlan(task, [_kind("model", RAIR_ITEMS[subset], 1, groups, [int(i.image is not None) for i in items], OUTPUT_TOKENS["rair"])])
+        return TaskPlan(
+            task,
+            [
+                _kind(
+                    "model",
+                    RAIR_ITEMS[subset],
+                    1,
+                    groups,
+                    [int(i.image is not None) for i in items],
+                    OUTPUT_TOKENS["rair"],
+                )
+            ],
+        )
     if task == "ecomeval":
         from ecom_tasks.ecomeval.prompts import build_grader_prompt
         from ecom_tasks.ecomeval.protocol import load_items
@@ -260,12 +318,17 @@ def measure(task: str, encode=None) -> TaskPlan:
         items = load_items(None)
         model = [[encode(i.prompt)] for i in items]
         # The grader sees question, reference and response; a response as long as the reference is assumed.
-        grader = [[encode(build_grader_prompt(i.record.question, i.record.reference, i.record.reference))] for i in items]
+        grader = [
+            [encode(build_grader_prompt(i.record.question, i.record.reference, i.record.reference))] for i in items
+        ]
         images = [len(i.images) for i in items]
-        return TaskPlan(task, [
-            _kind("model", ECOMEVAL_ITEMS, 1, model, images, OUTPUT_TOKENS["ecomeval"]),
-            _kind("grader", ECOMEVAL_ITEMS, 1, grader, [0] * len(items), OUTPUT_TOKENS["grader"]),
-        ])
+        return TaskPlan(
+            task,
+            [
+                _kind("model", ECOMEVAL_ITEMS, 1, model, images, OUTPUT_TOKENS["ecomeval"]),
+                _kind("grader", ECOMEVAL_ITEMS, 1, grader, [0] * len(items), OUTPUT_TOKENS["grader"]),
+            ],
+        )
     if task in ("rmir", "rmir_reason"):
         if task == "rmir":
             return TaskPlan(task, [], query_embeddings=RMIR_QUERIES, note="no chat model")
@@ -273,7 +336,9 @@ def measure(task: str, encode=None) -> TaskPlan:
 
         _, items = load_items(None, mode="reason_then_embed")
         groups = [[encode(i.prompt)] for i in items]
-        kind = _kind("model", RMIR_QUERIES, 1, groups, [int(i.image is not None) for i in items], OUTPUT_TOKENS["rmir_reason"])
+        kind = _kind(
+            "model", RMIR_QUERIES, 1, groups, [int(i.image is not None) for i in items], OUTPUT_TOKENS["rmir_reason"]
+        )
         return TaskPlan(task, [kind], query_embeddings=RMIR_QUERIES)
     raise SystemExit(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
 
@@ -299,7 +364,11 @@ def render(rows: Sequence[Row], plans: Sequence[TaskPlan], settings: Settings, h
         f"Campaign: {settings.models} model(s), {settings.parallel} at a time; server {settings.prefill_tps:,.0f} prompt tok/s, "
         f"{settings.decode_tps:,.0f} output tok/s; {settings.image_tokens:,.0f} tokens per image; "
         f"{settings.reasoning_tokens:,.0f} reasoning tokens per call; harness ceiling "
-        + (f"{settings.harness_cps:,.0f} calls/s per Inspect process, {settings.harness_processes} process(es)" if settings.harness_cps else "not limiting"),
+        + (
+            f"{settings.harness_cps:,.0f} calls/s per Inspect process, {settings.harness_processes} process(es)"
+            if settings.harness_cps
+            else "not limiting"
+        ),
         "",
         "| task | calls / model | prompt tokens / model | with prefix cache | output tokens / model | server time / model | cached | harness floor / model |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -308,7 +377,8 @@ def render(rows: Sequence[Row], plans: Sequence[TaskPlan], settings: Settings, h
         lines.append(
             f"| {row.task} | {row.calls:,} | {_si(row.prompt_tokens)} | {_si(row.prefill_cached)} ({row.prefill_cached / row.prompt_tokens:.0%}) "
             f"| {_si(row.output_tokens)} | {_hours(row.server_s)} | {_hours(row.server_cached_s)} | {_hours(row.harness_s)} |"
-            if row.calls else f"| {row.task} | 0 (embedding only) | | | | | | |"
+            if row.calls
+            else f"| {row.task} | 0 (embedding only) | | | | | | |"
         )
     totals = campaign_totals(rows, settings)
     lines += [
@@ -349,18 +419,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decode-tps", type=float, default=Settings.decode_tps)
     parser.add_argument("--image-tokens", type=float, default=Settings.image_tokens)
     parser.add_argument("--reasoning-tokens", type=float, default=0.0)
-    parser.add_argument("--embed-rate", type=float, default=Settings.embed_rate, help="images per second per embedding server")
+    parser.add_argument(
+        "--embed-rate", type=float, default=Settings.embed_rate, help="images per second per embedding server"
+    )
     parser.add_argument("--embedders", type=int, default=1)
-    parser.add_argument("--harness", default=str(Path(__file__).with_name("harness_ceiling.json")), help="harness_ceiling.py --json output")
-    parser.add_argument("--harness-cps", type=float, default=None, help="one Inspect process's calls per second (default: from --harness)")
-    parser.add_argument("--harness-processes", type=int, default=1, help="Inspect processes sharing the campaign (e.g. one eval-set per benchmark)")
+    parser.add_argument(
+        "--harness",
+        default=str(Path(__file__).with_name("harness_ceiling.json")),
+        help="harness_ceiling.py --json output",
+    )
+    parser.add_argument(
+        "--harness-cps",
+        type=float,
+        default=None,
+        help="one Inspect process's calls per second (default: from --harness)",
+    )
+    parser.add_argument(
+        "--harness-processes",
+        type=int,
+        default=1,
+        help="Inspect processes sharing the campaign (e.g. one eval-set per benchmark)",
+    )
     parser.add_argument("--json", help="write the rows and totals here")
     args = parser.parse_args(argv)
     harness = json.loads(Path(args.harness).read_text()) if Path(args.harness).exists() else None
     cps = args.harness_cps or (harness or {}).get("calls_per_s", {}).get("inspect")
     settings = Settings(
-        models=args.models, parallel=args.parallel, prefill_tps=args.prefill_tps, decode_tps=args.decode_tps, image_tokens=args.image_tokens,
-        reasoning_tokens=args.reasoning_tokens, harness_cps=cps, harness_processes=args.harness_processes, embed_rate=args.embed_rate,
+        models=args.models,
+        parallel=args.parallel,
+        prefill_tps=args.prefill_tps,
+        decode_tps=args.decode_tps,
+        image_tokens=args.image_tokens,
+        reasoning_tokens=args.reasoning_tokens,
+        harness_cps=cps,
+        harness_processes=args.harness_processes,
+        embed_rate=args.embed_rate,
         embedders=args.embedders,
     )
     encode = _encoder().encode
@@ -368,10 +461,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = [plan_row(p, settings) for p in plans]
     print(render(rows, plans, settings, harness))
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "settings": settings.__dict__, "rows": [r.__dict__ for r in rows], "totals": campaign_totals(rows, settings),
-            "plans": [{"task": p.task, "kinds": [k.__dict__ for k in p.kinds]} for p in plans],
-        }, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "settings": settings.__dict__,
+                    "rows": [r.__dict__ for r in rows],
+                    "totals": campaign_totals(rows, settings),
+                    "plans": [{"task": p.task, "kinds": [k.__dict__ for k in p.kinds]} for p in plans],
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -80,7 +80,9 @@ def position_biased(input: list[ChatMessage], tools: Any, tool_choice: Any, conf
     output = ModelOutput.from_content(model="mockllm/model", content=reply)
     prompt_tokens = sum(len(t.split()) for _, t in messages)
     # Usage given, so Inspect does not count tokens with tiktoken.
-    output.usage = ModelUsage(input_tokens=prompt_tokens, output_tokens=len(reply.split()), total_tokens=prompt_tokens + len(reply.split()))
+    output.usage = ModelUsage(
+        input_tokens=prompt_tokens, output_tokens=len(reply.split()), total_tokens=prompt_tokens + len(reply.split())
+    )
     return output
 
 
@@ -141,7 +143,8 @@ def compare(name: str, full: dict[str, Any], cyclic: dict[str, Any]) -> dict[str
             "full_in_cyclic_ci": back,
         }
     pos = "  ".join(
-        f"{p}: {full['rows']['monbench'][f'acc_pos_{p}']:.3f}/{cyclic['rows']['monbench'][f'acc_pos_{p}']:.3f}" for p in "ABCD"
+        f"{p}: {full['rows']['monbench'][f'acc_pos_{p}']:.3f}/{cyclic['rows']['monbench'][f'acc_pos_{p}']:.3f}"
+        for p in "ABCD"
     )
     print(f"accuracy by gold position, full/cyclic (overall): {pos}")
     print(
@@ -177,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     with tempfile.TemporaryDirectory(prefix="ecom-cyclic-") as log_dir:
         # Warm-up so the first timed eval() does not carry one-off import costs.
-        inspect_eval(monbench(design="canonical", formats="label"), model="ecom/baseline", display="none", log_dir=log_dir)
+        inspect_eval(
+            monbench(design="canonical", formats="label"), model="ecom/baseline", display="none", log_dir=log_dir
+        )
         for name in chosen:
             model = MODELS[name]()
             full = run("full", model, log_dir)

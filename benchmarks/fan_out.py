@@ -39,7 +39,9 @@ TASK_FILE = HERE / "bare_inspect_tasks.py"
 def child_cpu(args: list[str], env: dict[str, str]) -> float:
     """CPU seconds (user + system) of one child process run to completion."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir())
+    subprocess.run(
+        args, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir()
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -86,8 +88,16 @@ def main() -> int:
             for name, task in (("bare, one Sample per call", "bare_per_call"), ("bare fan-out", "bare_fan_out")):
                 results[name].append(
                     child_cpu(
-                        [inspect, "eval", f"{TASK_FILE}@{task}", "-T", f"calls={calls_file}", *common,
-                         "--log-dir", str(tmp_path / f"{task}-{rep}")],
+                        [
+                            inspect,
+                            "eval",
+                            f"{TASK_FILE}@{task}",
+                            "-T",
+                            f"calls={calls_file}",
+                            *common,
+                            "--log-dir",
+                            str(tmp_path / f"{task}-{rep}"),
+                        ],
                         env,
                     )
                 )

@@ -43,7 +43,7 @@ ROOT = HERE.parent
 BIN = Path(sys.executable).parent
 REPLY = "<Label>A</Label>"
 
-BARE_CLIENT = """
+BARE_CLIENT = f"""
 import asyncio, json, sys
 from openai import AsyncOpenAI
 from ecom_tasks.monbench.protocol import load_items
@@ -56,13 +56,13 @@ async def main(base_url, concurrency, calls):
     async def one(item):
         async with gate:
             out = await client.chat.completions.create(model="m", temperature=0.0, max_tokens=16384, messages=[
-                {"role": "system", "content": item.system_prompt}, {"role": "user", "content": item.user_prompt}])
+                {{"role": "system", "content": item.system_prompt}}, {{"role": "user", "content": item.user_prompt}}])
             return out.choices[0].message.content
     replies = await asyncio.gather(*(one(i) for i in items))
-    assert len(replies) == calls and all(r == %r for r in replies)
+    assert len(replies) == calls and all(r == {REPLY!r} for r in replies)
 
 asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
-""" % REPLY
+"""
 
 
 def serve() -> None:
@@ -82,7 +82,9 @@ def serve() -> None:
 def timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one child process run to completion."""
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    proc = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    proc = subprocess.run(
+        args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir()
+    )
     wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args[:3])} failed:\n{proc.stderr[-3000:]}")
@@ -98,18 +100,43 @@ def monbench_calls() -> int:
 
 
 def sides(base_url: str, concurrency: int, log_dir: str, calls: int) -> dict[str, list[str]]:
-    inspect = [str(BIN / "inspect"), "eval", "ecom_tasks/monbench_perm", "--model", "openai-api/loop/m", "--log-dir", log_dir, "--display", "none"]
+    inspect = [
+        str(BIN / "inspect"),
+        "eval",
+        "ecom_tasks/monbench_perm",
+        "--model",
+        "openai-api/loop/m",
+        "--log-dir",
+        log_dir,
+        "--display",
+        "none",
+    ]
     many = ["--max-connections", str(concurrency)]
     return {
         "inspect (defaults)": inspect,
         f"inspect --max-connections {concurrency}": inspect + many,
         f"inspect --max-connections {concurrency} --no-log-realtime": inspect + many + ["--no-log-realtime"],
-        f"inspect --max-connections {concurrency} --no-log-realtime --no-log-samples": inspect + many + ["--no-log-realtime", "--no-log-samples"],
+        f"inspect --max-connections {concurrency} --no-log-realtime --no-log-samples": inspect
+        + many
+        + ["--no-log-realtime", "--no-log-samples"],
         f"lm-eval num_concurrent={concurrency}": [
-            str(BIN / "ecom-lm-eval"), "--tasks", "monbench_perm", "--model", "local-chat-completions", "--apply_chat_template",
-            "--model_args", f"model=m,base_url={base_url}/chat/completions,num_concurrent={concurrency},max_retries=1",
+            str(BIN / "ecom-lm-eval"),
+            "--tasks",
+            "monbench_perm",
+            "--model",
+            "local-chat-completions",
+            "--apply_chat_template",
+            "--model_args",
+            f"model=m,base_url={base_url}/chat/completions,num_concurrent={concurrency},max_retries=1",
         ],
-        f"bare AsyncOpenAI, {concurrency} at a time": [sys.executable, "-c", BARE_CLIENT, base_url, str(concurrency), str(calls)],
+        f"bare AsyncOpenAI, {concurrency} at a time": [
+            sys.executable,
+            "-c",
+            BARE_CLIENT,
+            base_url,
+            str(concurrency),
+            str(calls),
+        ],
     }
 
 
@@ -136,7 +163,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             commands = sides(base_url, args.concurrency, tmp, calls)
             results: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-            for name, command in commands.items():  # untimed warm-up (page cache, bytecode)
+            for command in commands.values():  # untimed warm-up (page cache, bytecode)
                 timed(command, env)
                 break
             for rep in range(args.reps):
@@ -147,26 +174,47 @@ def main() -> int:
     finally:
         server.kill()
         server.wait()
-    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} "
-          f"{load_after[2]:.2f} (1, 5, 15 min; 2 cores)")
+    print(
+        f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} "
+        f"{load_after[2]:.2f} (1, 5, 15 min; 2 cores)"
+    )
     print(f"{calls} MonBench calls (fixtures, full design), instant loopback server, {args.reps} run(s) per side\n")
     print("| side | wall s, median | wall s, fastest | CPU s, median | calls/s (fastest) |\n|---|---:|---:|---:|---:|")
     summary = {}
     for name, runs in results.items():
-        wall, cpu, fastest = statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs), min(w for w, _ in runs)
-        summary[name] = {"wall_s": wall, "wall_min_s": fastest, "cpu_s": cpu, "calls_per_s": calls / fastest, "runs": runs}
+        wall, cpu, fastest = (
+            statistics.median(w for w, _ in runs),
+            statistics.median(c for _, c in runs),
+            min(w for w, _ in runs),
+        )
+        summary[name] = {
+            "wall_s": wall,
+            "wall_min_s": fastest,
+            "cpu_s": cpu,
+            "calls_per_s": calls / fastest,
+            "runs": runs,
+        }
         print(f"| {name} | {wall:.1f} | {fastest:.1f} | {cpu:.1f} | {calls / fastest:.0f} |")
     if args.json:
         best_inspect = max((v["calls_per_s"] for k, v in summary.items() if k.startswith("inspect")), default=None)
-        Path(args.json).write_text(json.dumps({
-            "source": "benchmarks/harness_ceiling.py", "calls": calls, "load_before": load_before, "load_after": load_after,
-            "sides": summary,
-            "calls_per_s": {
-                "inspect": summary["inspect (defaults)"]["calls_per_s"], "inspect_tuned": best_inspect,
-                "lm_eval": next(v["calls_per_s"] for k, v in summary.items() if k.startswith("lm-eval")),
-                "bare_client": next(v["calls_per_s"] for k, v in summary.items() if k.startswith("bare")),
-            },
-        }, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "source": "benchmarks/harness_ceiling.py",
+                    "calls": calls,
+                    "load_before": load_before,
+                    "load_after": load_after,
+                    "sides": summary,
+                    "calls_per_s": {
+                        "inspect": summary["inspect (defaults)"]["calls_per_s"],
+                        "inspect_tuned": best_inspect,
+                        "lm_eval": next(v["calls_per_s"] for k, v in summary.items() if k.startswith("lm-eval")),
+                        "bare_client": next(v["calls_per_s"] for k, v in summary.items() if k.startswith("bare")),
+                    },
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

@@ -137,8 +137,8 @@ def top_functions(stats: pstats.Stats, pattern: str, limit: int = 12) -> str:
     stream = io.StringIO()
     stats.stream = stream  # type: ignore[attr-defined]
     stats.sort_stats("cumulative").print_stats(pattern, limit)
-    lines = [l for l in stream.getvalue().splitlines() if l.strip() and "/" in l]
-    return "\n".join("    " + l.replace(str(REPO) + "/", "").replace(sys.prefix + "/lib/", "") for l in lines)
+    lines = [line for line in stream.getvalue().splitlines() if line.strip() and "/" in line]
+    return "\n".join("    " + line.replace(str(REPO) + "/", "").replace(sys.prefix + "/lib/", "") for line in lines)
 
 
 class FunctionTimers:
@@ -157,7 +157,7 @@ class FunctionTimers:
         self.calls: dict[str, int] = {}
         self._saved: list[tuple[Any, str, Any]] = []
 
-    def __enter__(self) -> "FunctionTimers":
+    def __enter__(self) -> FunctionTimers:
         for label, (owner, name) in self.targets.items():
             original = getattr(owner, name)
             self._saved.append((owner, name, original))
@@ -211,7 +211,9 @@ def print_timer_table(title: str, sides: dict[str, tuple[float, FunctionTimers]]
         cells = []
         for n in names:
             timers = sides[n][1]
-            cells.append(f"{timers.seconds[label]:>9.3f}s ({timers.calls[label]:>6}x)" if timers.calls[label] else f"{'-':>20}")
+            cells.append(
+                f"{timers.seconds[label]:>9.3f}s ({timers.calls[label]:>6}x)" if timers.calls[label] else f"{'-':>20}"
+            )
         print(f"  {label:<46}" + "".join(cells))
 
 
@@ -219,7 +221,9 @@ def med(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def summary_rows(n: int, res: dict[str, dict[str, list[float]]], ours: str = "ours", bare: str = "bare") -> dict[str, float]:
+def summary_rows(
+    n: int, res: dict[str, dict[str, list[float]]], ours: str = "ours", bare: str = "bare"
+) -> dict[str, float]:
     o_wall, b_wall = med(res[ours]["wall"]), med(res[bare]["wall"])
     o_cpu, b_cpu = med(res[ours]["cpu"]), med(res[bare]["cpu"])
     return {
@@ -290,7 +294,9 @@ def inspect_benchmark(args: argparse.Namespace, log_dir: str, rows: dict[str, di
 
     build_wall, _, ours_task = timed(build_ours)
     n = sum(len(sample.metadata["runs"]) for sample in ours_task.dataset)
-    print(f"\nInspect: design={args.design}, {n} model calls ({len(ours_task.dataset)} questions), model {model}; building our Task took {build_wall:.2f}s")
+    print(
+        f"\nInspect: design={args.design}, {n} model calls ({len(ours_task.dataset)} questions), model {model}; building our Task took {build_wall:.2f}s"
+    )
 
     def run(task, **extra):
         logs = inspect_eval(task, model=model, display="none", log_dir=log_dir, **extra)
@@ -318,14 +324,18 @@ def inspect_benchmark(args: argparse.Namespace, log_dir: str, rows: dict[str, di
     print_table({f"inspect ({args.design})": rows[f"inspect ({args.design})"]})
     if args.no_live_metrics:
         res = alternate(
-            args.inspect_reps, {"ours": ours(score_display=False), "bare": bare(score_display=False)}, "inspect, score_display=False"
+            args.inspect_reps,
+            {"ours": ours(score_display=False), "bare": bare(score_display=False)},
+            "inspect, score_display=False",
         )
         rows[f"inspect ({args.design}) no live"] = summary_rows(n, res)
 
     # Fixed start-up cost of an eval() call: a 1-sample run of each.
     one = monbench(design="canonical", formats="label", task="query_ad_relevance")
     one_bare = build_bare(one)
-    fixed = alternate(3, {"ours": lambda: run(one, limit=1), "bare": lambda: run(one_bare, limit=1)}, "inspect, 1 sample")
+    fixed = alternate(
+        3, {"ours": lambda: run(one, limit=1), "bare": lambda: run(one_bare, limit=1)}, "inspect, 1 sample"
+    )
     fixed_cost = {k: med(v["wall"]) for k, v in fixed.items()}
 
     if args.profile:
@@ -416,15 +426,20 @@ def lm_eval_benchmark(args: argparse.Namespace, work: str, rows: dict[str, dict[
 
     tm_wall, _, tm = timed(
         lambda: task_manager(
-            include_defaults=False, include_path=[str(BARE_LM_EVAL_DIR)], metadata={"docs_dir": str(docs_dir)})
+            include_defaults=False, include_path=[str(BARE_LM_EVAL_DIR)], metadata={"docs_dir": str(docs_dir)}
+        )
     )
-    print(f"\nlm-eval: design={args.design}, {n} documents, model ecom-baseline; one shared TaskManager (include_defaults=False: lm-eval's own task tree is not indexed) built in {tm_wall:.2f}s, untimed")
+    print(
+        f"\nlm-eval: design={args.design}, {n} documents, model ecom-baseline; one shared TaskManager (include_defaults=False: lm-eval's own task tree is not indexed) built in {tm_wall:.2f}s, untimed"
+    )
     task_names = {"ours": [ours_names[t] for t in TASKS], "bare": [f"bare_monbench_{t}" for t in TASKS]}
     last: dict[str, Any] = {}
 
     def run(side: str):
         def go():
-            results = lm_eval.simple_evaluate(model="ecom-baseline", tasks=task_names[side], task_manager=tm, bootstrap_iters=0)
+            results = lm_eval.simple_evaluate(
+                model="ecom-baseline", tasks=task_names[side], task_manager=tm, bootstrap_iters=0
+            )
             last[side] = results
             return results
 
@@ -492,7 +507,10 @@ LM_EVAL_BUCKETS = {
         "ours": ("ecom_tasks/lm_eval_tasks/models.py", "generate_until"),
         "bare": ("ecom_tasks/lm_eval_tasks/models.py", "generate_until"),
     },
-    "filters (apply_filters)": {"ours": ("lm_eval/api/task.py", "apply_filters"), "bare": ("lm_eval/api/task.py", "apply_filters")},
+    "filters (apply_filters)": {
+        "ours": ("lm_eval/api/task.py", "apply_filters"),
+        "bare": ("lm_eval/api/task.py", "apply_filters"),
+    },
     "per-doc process_results": {
         "ours": ("ecom_tasks/scorers/lm_eval.py", "process_results"),  # OutcomeTask's own
         "bare": ("lm_eval/api/task.py", "process_results"),
@@ -512,8 +530,12 @@ LM_EVAL_BUCKETS = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="design=cyclic (480 samples) instead of full (2880)")
-    parser.add_argument("--design", choices=("full", "cyclic", "canonical"), help="MonBench design (default: full; cyclic with --quick)")
-    parser.add_argument("--inspect-reps", type=int, default=2, help="timed runs per side (default 2: ours-bare, bare-ours)")
+    parser.add_argument(
+        "--design", choices=("full", "cyclic", "canonical"), help="MonBench design (default: full; cyclic with --quick)"
+    )
+    parser.add_argument(
+        "--inspect-reps", type=int, default=2, help="timed runs per side (default 2: ours-bare, bare-ours)"
+    )
     parser.add_argument("--lm-eval-reps", type=int, default=5)
     parser.add_argument("--skip-inspect", action="store_true")
     parser.add_argument("--skip-lm-eval", action="store_true")
@@ -556,7 +578,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("lm-eval sanity, acc (ours) vs exact_match (bare) per task:")
         for task, ours_acc, bare_acc in info["agree"]:
-            print(f"  {task:<26} {ours_acc:.4f} {bare_acc:.4f} {'same' if abs(ours_acc - bare_acc) < 1e-9 else 'DIFFERENT'}")
+            print(
+                f"  {task:<26} {ours_acc:.4f} {bare_acc:.4f} {'same' if abs(ours_acc - bare_acc) < 1e-9 else 'DIFFERENT'}"
+            )
     print(f"\ntotal benchmark time {time.perf_counter() - started:.0f}s")
     if args.json:
         payload = {

@@ -64,7 +64,10 @@ def part_search(reps: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     pool, queries = unit_rows(rng, N_POOL, DIM), unit_rows(rng, N_QUERIES, DIM)
     # Up to 20 positives per query, as in RMIR.
-    positives = {f"q{i}": {f"p{j}": 1.0 for j in rng.choice(N_POOL, size=rng.integers(1, 21), replace=False)} for i in range(N_QUERIES)}
+    positives = {
+        f"q{i}": {f"p{j}": 1.0 for j in rng.choice(N_POOL, size=rng.integers(1, 21), replace=False)}
+        for i in range(N_QUERIES)
+    }
     pool_ids = np.asarray([f"p{j}" for j in range(N_POOL)])
 
     def plain():
@@ -83,12 +86,19 @@ def part_search(reps: int) -> dict[str, float]:
     m_plain, _ = peak_memory(plain)
     m_ours, recalls = peak_memory(ours)
     result = {
-        "plain_matmul_s": t_plain, "plain_peak_mb": m_plain, "ours_s": t_ours, "ours_peak_mb": m_ours,
-        "ratio": t_ours / t_plain, "recall@20": recalls[20], "recall@50": recalls[50],
+        "plain_matmul_s": t_plain,
+        "plain_peak_mb": m_plain,
+        "ours_s": t_ours,
+        "ours_peak_mb": m_ours,
+        "ratio": t_ours / t_plain,
+        "recall@20": recalls[20],
+        "recall@50": recalls[50],
     }
     print(f"(a) plain queries @ pool.T ({N_QUERIES} x {N_POOL}, d={DIM}): {t_plain:.3f} s, peak {m_plain:.0f} MB")
     print(f"(b) ours: blocked top-50 + recall@20/50:            {t_ours:.3f} s, peak {m_ours:.0f} MB")
-    print(f"ratio (b)/(a) = {t_ours / t_plain:.2f}x  (goal <= 1.2x); random recall@20 {recalls[20]:.5f}, recall@50 {recalls[50]:.5f}")
+    print(
+        f"ratio (b)/(a) = {t_ours / t_plain:.2f}x  (goal <= 1.2x); random recall@20 {recalls[20]:.5f}, recall@50 {recalls[50]:.5f}"
+    )
     return result
 
 
@@ -123,7 +133,18 @@ def make_pool(folder: Path, n_pool: int, n_queries: int) -> None:
         for i in range(n_queries):
             positives = [f"p{j}" for j in rng.choice(n_pool, size=3, replace=False)]
             category = ("functional", "temporal", "causal")[i % 3]
-            fh.write(json.dumps({"id": f"q{i}", "category": category, "query_text": f"query {i}", "query_image": f"images/p{i}.png", "positives": positives}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"q{i}",
+                        "category": category,
+                        "query_text": f"query {i}",
+                        "query_image": f"images/p{i}.png",
+                        "positives": positives,
+                    }
+                )
+                + "\n"
+            )
 
 
 def part_task(n_pool: int, n_queries: int) -> dict[str, float]:
@@ -157,12 +178,16 @@ def part_task(n_pool: int, n_queries: int) -> dict[str, float]:
         os.environ["ECOM_TASKS_CACHE"] = str(Path(tmp) / "cache")
         for run in ("first", "cached"):
             start = time.perf_counter()
-            (log,) = inspect_eval(rmir(data=str(folder), retriever="stub"), model="none", log_dir=str(Path(tmp) / "logs"), display="none")
+            (log,) = inspect_eval(
+                rmir(data=str(folder), retriever="stub"), model="none", log_dir=str(Path(tmp) / "logs"), display="none"
+            )
             elapsed = time.perf_counter() - start
             assert log.status == "success", log.error
             stats = log.samples[0].scores["rmir_scorer"].metadata
-            print(f"{run:>6} run: {elapsed:.2f} s for {n_queries} queries over {n_pool} pool images; "
-                  f"pool embedded {stats['pool_embedded']}, from cache {stats['pool_cached']} (stub saw {stubs[-1].embedded})")
+            print(
+                f"{run:>6} run: {elapsed:.2f} s for {n_queries} queries over {n_pool} pool images; "
+                f"pool embedded {stats['pool_embedded']}, from cache {stats['pool_cached']} (stub saw {stubs[-1].embedded})"
+            )
             out[f"{run}_s"], out[f"{run}_embedded"] = elapsed, stats["pool_embedded"]
     return out
 

@@ -42,13 +42,17 @@ def ecom_tasks_datasets():
         DatasetSpec(
             name="rair",
             description="RAIR query-item records (subset, query, item text, image, industry, intent, L1-L4 label, rule_ids, language)",
-            load=lambda data, image_access=DEFAULT_ACCESS: load_rair(data, check_images=True, image_access=image_access),
+            load=lambda data, image_access=DEFAULT_ACCESS: load_rair(
+                data, check_images=True, image_access=image_access
+            ),
             default_data=lambda: fixtures_dir("rair"),
         ),
         DatasetSpec(
             name="ecomeval",
             description="EcomEval (Shopee) records (category, task, language, question, reference, images, difficulty)",
-            load=lambda data, image_access=DEFAULT_ACCESS: load_ecomeval(data, check_images=True, image_access=image_access),
+            load=lambda data, image_access=DEFAULT_ACCESS: load_ecomeval(
+                data, check_images=True, image_access=image_access
+            ),
             default_data=ecomeval_fixture_file,
         ),
         DatasetSpec(
@@ -56,7 +60,9 @@ def ecom_tasks_datasets():
             description="RMIR folder: queries (category, query_text, query_image, positives or qrels) and pool (id, image, description)",
             # Every split on its own (a run scores one); a pool shared by the splits is listed once.
             load=lambda data, image_access=DEFAULT_ACCESS: list(
-                dict.fromkeys(r for d in load_rmir_splits(data, check_images=True, image_access=image_access) for r in d.records())
+                dict.fromkeys(
+                    r for d in load_rmir_splits(data, check_images=True, image_access=image_access) for r in d.records()
+                )
             ),
             default_data=lambda: fixtures_dir("rmir"),
         ),

@@ -12,7 +12,15 @@ from pathlib import Path
 from ecom_tasks.offline import apply_safe_defaults
 
 #: The demo: every benchmark on the bundled fixtures with the offline baseline.
-DEMO_INSPECT_TASKS = ("ecom_tasks/monbench_perm", "ecom_tasks/rair_general", "ecom_tasks/rair_hard", "ecom_tasks/rair_visual", "ecom_tasks/ecomeval", "ecom_tasks/rmir", "ecom_tasks/rmir_reason")
+DEMO_INSPECT_TASKS = (
+    "ecom_tasks/monbench_perm",
+    "ecom_tasks/rair_general",
+    "ecom_tasks/rair_hard",
+    "ecom_tasks/rair_visual",
+    "ecom_tasks/ecomeval",
+    "ecom_tasks/rmir",
+    "ecom_tasks/rmir_reason",
+)
 DEMO_LM_EVAL_TASKS = ("monbench_perm", "rair", "ecomeval_exact")
 #: Judge-graded tasks (EcomEval) use the baseline as their grader too (a baseline judge, not a real one).
 DEMO_MODEL_ROLES = {"grader": "ecom/baseline"}
@@ -118,7 +126,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             # Loaders without image options (MonBench, plugins' that take only the data) are called as before.
             takes_access = "image_access" in inspect.signature(spec.load).parameters
-            records = spec.load(data, image_access=access) if access != DEFAULT_ACCESS and takes_access else spec.load(data)
+            records = (
+                spec.load(data, image_access=access) if access != DEFAULT_ACCESS and takes_access else spec.load(data)
+            )
         except DataValidationError as exc:
             _print_data_warnings(caught)
             for problem in exc.problems:
@@ -146,7 +156,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     log_dir = str(Path(args.log_dir).resolve())
     logs = inspect_eval(
-        list(DEMO_INSPECT_TASKS), model="ecom/baseline", model_roles=dict(DEMO_MODEL_ROLES), log_dir=log_dir, display="none", log_level="warning"
+        list(DEMO_INSPECT_TASKS),
+        model="ecom/baseline",
+        model_roles=dict(DEMO_MODEL_ROLES),
+        log_dir=log_dir,
+        display="none",
+        log_level="warning",
     )
     from ecom_tasks.report import by_benchmark, format_table, inspect_rows, lm_eval_rows
 
@@ -163,15 +178,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"(logs in {log_dir}; browse with: inspect view --log-dir {log_dir})")
 
     import lm_eval
+    from lm_eval.loggers import EvaluationTracker
 
     from ecom_tasks.lm_eval_tasks import task_manager
-
-    from lm_eval.loggers import EvaluationTracker
 
     # Saved as lm_eval --output_path saves it, so the report (and users) can read it back.
     tracker = EvaluationTracker(output_path=str(Path(log_dir) / "lm-eval"))
     results = lm_eval.simple_evaluate(
-        model="ecom-baseline", tasks=list(DEMO_LM_EVAL_TASKS), task_manager=task_manager(), bootstrap_iters=0,
+        model="ecom-baseline",
+        tasks=list(DEMO_LM_EVAL_TASKS),
+        task_manager=task_manager(),
+        bootstrap_iters=0,
         evaluation_tracker=tracker,
     )
     tracker.save_results_aggregated(results=results)
@@ -225,10 +242,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             return 2
         data = recorded_data(recorded[0])
     out = Path(args.out)
-    written, missing = write_calibrated(data, items, out, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images))
+    written, missing = write_calibrated(
+        data, items, out, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
+    )
     table = Path(args.tasks_out) if args.tasks_out else out.with_name(f"{out.stem}.tasks.csv")
     write_task_table(task_rows, table)
-    print(f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}")
+    print(
+        f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}"
+    )
     return 0
 
 
@@ -237,10 +258,19 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from ecom_tasks.lm_eval_tasks.ecomeval.judge_samples import judge_output
 
     judged = judge_output(
-        args.output_dir, args.grader, api_bases=args.api_base, tasks=args.tasks.split(",") if args.tasks else None,
-        cache_dir=args.cache_dir, use_cache=not args.no_cache, method=args.panel, max_tokens=args.grader_max_tokens,
-        failure_threshold=args.judge_failure_threshold, metrics=args.metrics, concurrency=args.concurrency,
-        max_attempts=args.max_attempts, progress=not args.no_progress,
+        args.output_dir,
+        args.grader,
+        api_bases=args.api_base,
+        tasks=args.tasks.split(",") if args.tasks else None,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        method=args.panel,
+        max_tokens=args.grader_max_tokens,
+        failure_threshold=args.judge_failure_threshold,
+        metrics=args.metrics,
+        concurrency=args.concurrency,
+        max_attempts=args.max_attempts,
+        progress=not args.no_progress,
     )
     for result in judged:
         m = result.metrics
@@ -253,7 +283,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def _print_report(result) -> None:
-    print(f"report: {result.runs} run row(s), {result.failed} unfinished/failed, {result.tables} table(s) in {result.out}")
+    print(
+        f"report: {result.runs} run row(s), {result.failed} unfinished/failed, {result.tables} table(s) in {result.out}"
+    )
     if result.notice:
         print(result.notice)
     for path in result.files:
@@ -283,9 +315,19 @@ def cmd_embed_pool(args: argparse.Namespace) -> int:
     from ecom_tasks.rmir.pool_embedding import embed_pool_ahead
 
     fill = embed_pool_ahead(
-        args.data, args.retriever, args.retriever_args, engine=args.engine, split=args.split, pool_captions=args.pool_captions,
-        image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images), address=args.address,
-        workers=args.workers, num_gpus=args.num_gpus, num_cpus=args.num_cpus, batch_size=args.batch_size, base_urls=args.base_url,
+        args.data,
+        args.retriever,
+        args.retriever_args,
+        engine=args.engine,
+        split=args.split,
+        pool_captions=args.pool_captions,
+        image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
+        address=args.address,
+        workers=args.workers,
+        num_gpus=args.num_gpus,
+        num_cpus=args.num_cpus,
+        batch_size=args.batch_size,
+        base_urls=args.base_url,
     )
     print(fill.summary())
     return 0
@@ -344,14 +386,25 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check a data file against a benchmark schema")
     validate.add_argument("benchmark")
     validate.add_argument("data", nargs="?", help="file, folder or Hugging Face id (default: bundled fixtures)")
-    validate.add_argument("--allow-outside-images", action="store_true", help="read image paths outside the data's folder (refused by default)")
-    validate.add_argument("--allow-url-images", action="store_true", help="fetch http(s) image URLs (refused by default)")
+    validate.add_argument(
+        "--allow-outside-images",
+        action="store_true",
+        help="read image paths outside the data's folder (refused by default)",
+    )
+    validate.add_argument(
+        "--allow-url-images", action="store_true", help="fetch http(s) image URLs (refused by default)"
+    )
     validate.set_defaults(func=cmd_validate)
     demo = sub.add_parser("demo", help="run the bundled fixtures with the offline baseline and print results")
     demo.add_argument("--log-dir", default="logs/demo")
     demo.set_defaults(func=cmd_demo)
     report = sub.add_parser("report", help="the papers' tables and figures from Inspect logs and lm-eval results")
-    report.add_argument("paths", nargs="+", metavar="PATH", help="Inspect logs (.eval/.json), lm-eval output folders, or folders of them")
+    report.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="Inspect logs (.eval/.json), lm-eval output folders, or folders of them",
+    )
     report.add_argument("--out", default="report", help="output folder (default: report)")
     report.add_argument("--format", default="md,csv,html", help="comma-separated: md, csv, html (default: all)")
     report.set_defaults(func=cmd_report)
@@ -360,53 +413,112 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--out", help="write the data with a filled difficulty column here (JSON Lines)")
     calibrate.add_argument("--data", help="the data the logs were run on (default: as recorded in the logs)")
     calibrate.add_argument("--tasks-out", help="task-level table (CSV; default: <out stem>.tasks.csv)")
-    calibrate.add_argument("--allow-outside-images", action="store_true", help="as -T allow_outside_images=true of the runs")
-    calibrate.add_argument("--allow-url-images", action="store_true", help="as -T allow_url_images=true of the runs (fetched, written as data: URIs)")
     calibrate.add_argument(
-        "--judge-failure-threshold", type=float, default=0.10,
+        "--allow-outside-images", action="store_true", help="as -T allow_outside_images=true of the runs"
+    )
+    calibrate.add_argument(
+        "--allow-url-images",
+        action="store_true",
+        help="as -T allow_url_images=true of the runs (fetched, written as data: URIs)",
+    )
+    calibrate.add_argument(
+        "--judge-failure-threshold",
+        type=float,
+        default=0.10,
         help="leave out a model's grades of a task when the judge failed on more than this share of them (default 0.10)",
     )
     calibrate.set_defaults(func=cmd_calibrate)
-    judge = sub.add_parser("judge", help="EcomEval in lm-eval: grade the responses of ecom-lm-eval --tasks ecomeval --log_samples")
+    judge = sub.add_parser(
+        "judge", help="EcomEval in lm-eval: grade the responses of ecom-lm-eval --tasks ecomeval --log_samples"
+    )
     judge.add_argument("output_dir", help="the --output_path of the lm-eval run (its samples_ecomeval*.jsonl files)")
-    judge.add_argument("--grader", action="append", required=True, metavar="MODEL",
-                       help="a litellm model name (openai/gpt-4.1, anthropic/..., openai/<served name> with --api-base); repeat for a panel")
-    judge.add_argument("--api-base", action="append", default=[], metavar="URL",
-                       help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1): one for all graders or one per --grader")
-    judge.add_argument("--panel", default="median", choices=("median", "majority"), help="a panel's grade of an item (default median)")
-    judge.add_argument("--tasks", default=None, help="comma list of the tasks to grade (default: every ecomeval task found)")
-    judge.add_argument("--grader-max-tokens", type=int, default=2048, help="output limit of each grader call (default 2048)")
-    judge.add_argument("--judge-failure-threshold", type=float, default=0.10, help="failure share above which score_unreliable is 1 (default 0.10)")
+    judge.add_argument(
+        "--grader",
+        action="append",
+        required=True,
+        metavar="MODEL",
+        help="a litellm model name (openai/gpt-4.1, anthropic/..., openai/<served name> with --api-base); repeat for a panel",
+    )
+    judge.add_argument(
+        "--api-base",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1): one for all graders or one per --grader",
+    )
+    judge.add_argument(
+        "--panel", default="median", choices=("median", "majority"), help="a panel's grade of an item (default median)"
+    )
+    judge.add_argument(
+        "--tasks", default=None, help="comma list of the tasks to grade (default: every ecomeval task found)"
+    )
+    judge.add_argument(
+        "--grader-max-tokens", type=int, default=2048, help="output limit of each grader call (default 2048)"
+    )
+    judge.add_argument(
+        "--judge-failure-threshold",
+        type=float,
+        default=0.10,
+        help="failure share above which score_unreliable is 1 (default 0.10)",
+    )
     judge.add_argument("--metrics", default=None, help="comma list of rubric metrics (default: all registered)")
     judge.add_argument("--concurrency", type=int, default=8, help="items graded at once (default 8)")
-    judge.add_argument("--max-attempts", type=int, default=6, help="attempts per grader call on 429/5xx/connection errors (default 6)")
-    judge.add_argument("--cache-dir", default=None, help="grader reply cache (default $ECOM_TASKS_CACHE/judge, ~/.cache/ecom_tasks/judge)")
+    judge.add_argument(
+        "--max-attempts", type=int, default=6, help="attempts per grader call on 429/5xx/connection errors (default 6)"
+    )
+    judge.add_argument(
+        "--cache-dir",
+        default=None,
+        help="grader reply cache (default $ECOM_TASKS_CACHE/judge, ~/.cache/ecom_tasks/judge)",
+    )
     judge.add_argument("--no-cache", action="store_true", help="neither read nor write the reply cache (no resuming)")
     judge.add_argument("--no-progress", action="store_true", help="no progress bar")
     judge.set_defaults(func=cmd_judge)
-    embed = sub.add_parser("embed-pool", help="RMIR: embed a pool into the embedding cache ahead of runs (locally or on Ray)")
+    embed = sub.add_parser(
+        "embed-pool", help="RMIR: embed a pool into the embedding cache ahead of runs (locally or on Ray)"
+    )
     embed.add_argument("data", nargs="?", help="RMIR data folder or Hugging Face id (default: bundled fixtures)")
     embed.add_argument("--retriever", required=True, help="a registered embedder, as -T retriever= of the run")
     embed.add_argument("--retriever-args", default=None, help="JSON object, as -T retriever_args= of the run")
-    embed.add_argument("--split", default=None, help="as -T split= of the run (its pool rows; default: test when the data has splits)")
+    embed.add_argument(
+        "--split", default=None, help="as -T split= of the run (its pool rows; default: test when the data has splits)"
+    )
     embed.add_argument("--pool-captions", action="store_true", help="as -T pool_captions=true of the run")
-    embed.add_argument("--engine", choices=("local", "ray"), default="local", help="this process, or Ray Data (pip install 'ecom-tasks[ray]')")
-    embed.add_argument("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray instance)")
-    embed.add_argument("--workers", type=int, default=None, help="Ray actors, each holding one embedder (default: one per --base-url, else what the cluster holds)")
+    embed.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="this process, or Ray Data (pip install 'ecom-tasks[ray]')",
+    )
+    embed.add_argument(
+        "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, else a local Ray instance)"
+    )
+    embed.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="Ray actors, each holding one embedder (default: one per --base-url, else what the cluster holds)",
+    )
     embed.add_argument("--num-gpus", type=float, default=None, help="GPUs per Ray actor")
     embed.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per Ray actor (default 1)")
     embed.add_argument("--batch-size", type=int, default=256, help="pool items per Ray batch (default 256)")
     embed.add_argument(
-        "--base-url", action="append", default=[],
+        "--base-url",
+        action="append",
+        default=[],
         help="an OpenAI-compatible embeddings server, repeat for several: Ray actor i uses the (i mod n)-th (overrides retriever_args' base_url)",
     )
     embed.add_argument("--allow-outside-images", action="store_true", help="as -T allow_outside_images=true of the run")
     embed.add_argument("--allow-url-images", action="store_true", help="as -T allow_url_images=true of the run")
     embed.set_defaults(func=cmd_embed_pool)
-    builder = sub.add_parser("build", help="build a benchmark's data set with its paper's construction pipeline (resumable Inspect stages)")
+    builder = sub.add_parser(
+        "build", help="build a benchmark's data set with its paper's construction pipeline (resumable Inspect stages)"
+    )
     benchmarks = builder.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     for benchmark, package in construction_pipelines().items():
-        one = benchmarks.add_parser(benchmark, help=(package.__doc__ or "").strip().splitlines()[0] if package.__doc__ else None)
+        one = benchmarks.add_parser(
+            benchmark, help=(package.__doc__ or "").strip().splitlines()[0] if package.__doc__ else None
+        )
         package.add_build_arguments(one)
         one.set_defaults(func=cmd_build, pipeline=package)
     return parser

@@ -61,7 +61,9 @@ class StageFailed(EcomTasksError):
 
 def json_sha256(value: Any) -> str:
     """sha256 of ``value`` as canonical JSON (sorted keys, no spaces)."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ).hexdigest()
 
 
 def check_sha256(path: str | os.PathLike[str], expected: str | None, what: str) -> str:
@@ -192,7 +194,9 @@ def finished_items(folder: str | os.PathLike[str], stage: Stage) -> int:
             done = (found.flushed_samples + found.completed_samples) if found is not None else 0
         else:
             try:
-                done = sum(1 for s in read_eval_log_sample_summaries(info) if s.error is None and s.completed is not False)
+                done = sum(
+                    1 for s in read_eval_log_sample_summaries(info) if s.error is None and s.completed is not False
+                )
             except Exception:
                 done = 0
         best = max(best, done)
@@ -213,7 +217,9 @@ def cost_line(stage: Stage, done: int = 0) -> str:
     return head
 
 
-def print_cost(stage: Stage, done: int = 0, *, index: int | None = None, of: int | None = None, file: TextIO | None = None) -> None:
+def print_cost(
+    stage: Stage, done: int = 0, *, index: int | None = None, of: int | None = None, file: TextIO | None = None
+) -> None:
     where = f"stage {index}/{of} " if index is not None and of is not None else "stage "
     print(where + cost_line(stage, done), file=file or sys.stdout, flush=True)
 
@@ -292,23 +298,33 @@ def model_role(text: str) -> tuple[str, str]:
 def add_panel_arguments(parser: Any, *, model_help: str, roles_help: str) -> None:
     """``--model`` (every seat not bound by a role) and the repeatable ``--model-role ROLE=MODEL``."""
     parser.add_argument("--model", required=True, help=model_help)
-    parser.add_argument("--model-role", action="append", default=[], type=model_role, metavar="ROLE=MODEL", help=roles_help)
+    parser.add_argument(
+        "--model-role", action="append", default=[], type=model_role, metavar="ROLE=MODEL", help=roles_help
+    )
 
 
 def add_stage_arguments(parser: Any) -> None:
     """The Inspect settings a build passes to each stage (see :data:`STAGE_OPTION_NAMES`)."""
     parser.add_argument("--max-connections", type=int, default=None, help="Inspect's concurrent model connections")
     parser.add_argument("--max-samples", type=int, default=None, help="Inspect's concurrent samples")
-    parser.add_argument("--retry-attempts", type=int, default=None, help="eval-set retries of a failed stage (Inspect's default 10)")
+    parser.add_argument(
+        "--retry-attempts", type=int, default=None, help="eval-set retries of a failed stage (Inspect's default 10)"
+    )
     parser.add_argument("--display", default=None, help="Inspect display (full, rich, plain, none)")
     parser.add_argument("--log-level", default=None, help="Inspect log level")
 
 
 def add_image_arguments(parser: Any, *, images_default: str, source: str) -> None:
     """How images reach the data set (``--images link|copy``) and may be read (outside ``source``'s folder, URLs)."""
-    parser.add_argument("--images", default=images_default, choices=("link", "copy"),
-                        help=f"put images into data/images by hard link (copy where not possible) or copy (default {images_default})")
-    parser.add_argument("--allow-outside-images", action="store_true", help=f"read image paths outside the {source}'s folder")
+    parser.add_argument(
+        "--images",
+        default=images_default,
+        choices=("link", "copy"),
+        help=f"put images into data/images by hard link (copy where not possible) or copy (default {images_default})",
+    )
+    parser.add_argument(
+        "--allow-outside-images", action="store_true", help=f"read image paths outside the {source}'s folder"
+    )
     parser.add_argument("--allow-url-images", action="store_true", help="fetch http(s) image URLs")
 
 
@@ -346,7 +362,9 @@ def place_image(source: str, target: Path, mode: str) -> None:
         target.write_bytes(base64.b64decode(payload) if header.endswith(";base64") else payload.encode())
         return
     if source.startswith(("http://", "https://")):
-        raise ConfigurationError(f"cannot copy a URL image into the data set: {source[:80]} (load the inputs with URL images allowed)")
+        raise ConfigurationError(
+            f"cannot copy a URL image into the data set: {source[:80]} (load the inputs with URL images allowed)"
+        )
     if mode == "link":
         try:
             os.link(source, target)

@@ -21,10 +21,17 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, TypeVar
+
+# The errors live below this module (files.py raises them too); importing them from here keeps working.
+from ecom_tasks.errors import ConfigurationError as ConfigurationError
+from ecom_tasks.errors import DataValidationError as DataValidationError
+from ecom_tasks.errors import EcomTasksError as EcomTasksError
+from ecom_tasks.errors import Problem as Problem
 
 RecordT = TypeVar("RecordT")
 
@@ -32,50 +39,13 @@ RecordT = TypeVar("RecordT")
 class SkippedFilesWarning(UserWarning):
     """A data file of a folder that was not read (in a sub-folder), named so nothing is dropped unseen."""
 
+
 _FORMAT_BY_SUFFIX = {
     ".jsonl": "json",
     ".json": "json",
     ".csv": "csv",
     ".parquet": "parquet",
 }
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with one field of one row."""
-
-    source: str
-    row: int  # 1-based record number within the source (0: the source as a whole)
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.row}:{self.field}: {self.message}"
-
-
-class EcomTasksError(Exception):
-    """A mistake in the user's data or settings: shown to the user as a short message, not a traceback."""
-
-
-class ConfigurationError(EcomTasksError, ValueError):
-    """A task setting or model role the run needs is missing or wrong (e.g. no ``grader`` role)."""
-
-
-class DataValidationError(EcomTasksError, ValueError):
-    """Raised when input data does not fit a benchmark's schema; lists every problem."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = list(problems)
-        super().__init__(self.summary(50))
-
-    def summary(self, limit: int) -> str:
-        """The problem itself when there is one, else a count and the first ``limit`` problems."""
-        if len(self.problems) == 1:
-            return str(self.problems[0])
-        shown = "\n".join(f"  {p}" for p in self.problems[:limit])
-        more = len(self.problems) - limit
-        suffix = f"\n  ... and {more} more (ecom-tasks validate <benchmark> <data> lists them all)" if more > 0 else ""
-        return f"{len(self.problems)} problems in the data:\n{shown}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -94,7 +64,11 @@ class Row:
 
 def is_blank(value: Any) -> bool:
     """An empty cell: None, NaN (pandas/CSV) or a blank string."""
-    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
+    return (
+        value is None
+        or (isinstance(value, float) and math.isnan(value))
+        or (isinstance(value, str) and not value.strip())
+    )
 
 
 def id_list(row: Row, field: str, problems: list[Problem], what: str = "ids") -> tuple[str, ...] | None:
@@ -163,9 +137,7 @@ def _data_files(path: Path) -> list[Path]:
         return [path]
     files, _ = _folder_files(path)
     if not files:
-        raise DataValidationError(
-            [Problem(str(path), 0, "-", "folder holds no .jsonl, .json, .csv or .parquet file")]
-        )
+        raise DataValidationError([Problem(str(path), 0, "-", "folder holds no .jsonl, .json, .csv or .parquet file")])
     return files
 
 
@@ -175,7 +147,9 @@ def data_files(data: str | os.PathLike[str]) -> list[Path]:
 
 
 def _not_utf8(path: Path, line: int, offset: int, raw: bytes, exc: UnicodeDecodeError) -> Problem:
-    return Problem(str(path), line, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {offset + exc.start}")
+    return Problem(
+        str(path), line, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {offset + exc.start}"
+    )
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
@@ -226,7 +200,9 @@ def _csv_problem(path: Path) -> Problem | None:
         # Records before the bad byte, plus the one it is in ("x" stands for it); the header is row 0.
         before = raw[: exc.start].decode("utf-8-sig", "replace") + "x"
         row = sum(1 for _ in csv.reader(io.StringIO(before))) - 1
-        return Problem(str(path), row, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} (line {line})")
+        return Problem(
+            str(path), row, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} (line {line})"
+        )
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader, None)
@@ -235,7 +211,10 @@ def _csv_problem(path: Path) -> Problem | None:
         for number, record in enumerate(reader, start=1):
             if len(record) > len(header):
                 return Problem(
-                    str(path), number, "-", f"{len(record)} fields but the header has {len(header)} (line {reader.line_num})"
+                    str(path),
+                    number,
+                    "-",
+                    f"{len(record)} fields but the header has {len(header)} (line {reader.line_num})",
                 )
     except csv.Error as exc:
         return Problem(str(path), max(1, reader.line_num - 1), "-", f"not valid CSV: {exc} (line {reader.line_num})")
@@ -245,9 +224,7 @@ def _csv_problem(path: Path) -> Problem | None:
 def _load_file(path: Path) -> Iterator[Row]:
     fmt = _data_format(path)
     if fmt is None:
-        raise DataValidationError(
-            [Problem(str(path), 0, "-", f"unsupported file type {path.suffix!r}")]
-        )
+        raise DataValidationError([Problem(str(path), 0, "-", f"unsupported file type {path.suffix!r}")])
     if fmt == "json":
         for index, values in enumerate(_json_lines(path), start=1):
             yield Row(str(path), index, values)
@@ -344,7 +321,9 @@ def check_unique_ids(ids: list[tuple[Row, str]], problems: list[Problem]) -> Non
         if record_id in seen:
             first = seen[record_id]
             problems.append(
-                Problem(row.source, row.index, "id", f"duplicate id {record_id!r} (first at {first.source}:{first.index})")
+                Problem(
+                    row.source, row.index, "id", f"duplicate id {record_id!r} (first at {first.source}:{first.index})"
+                )
             )
         else:
             seen[record_id] = row
@@ -405,11 +384,15 @@ def _source_key(data: str | os.PathLike[str]) -> tuple[str, int, int]:
 
 
 @functools.lru_cache(maxsize=8)
-def _validated(key: tuple[str, int, int], data: str, validate: Callable[..., list[Any]], options: tuple) -> tuple[Any, ...]:
+def _validated(
+    key: tuple[str, int, int], data: str, validate: Callable[..., list[Any]], options: tuple
+) -> tuple[Any, ...]:
     return tuple(validate(load_rows(data), **dict(options)))
 
 
-def load_validated(data: str | os.PathLike[str], validate: Callable[..., list[RecordT]], **options: Any) -> list[RecordT]:
+def load_validated(
+    data: str | os.PathLike[str], validate: Callable[..., list[RecordT]], **options: Any
+) -> list[RecordT]:
     """``validate(load_rows(data), **options)``, read once per process while the source is unchanged.
 
     Several tasks of one run (lm-eval's group members, Inspect's task list) read

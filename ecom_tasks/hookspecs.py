@@ -61,7 +61,9 @@ class MetricSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in METRIC_KINDS:
-            raise ValueError(f"metric {self.name!r}: unknown kind {self.kind!r}; expected one of {', '.join(METRIC_KINDS)}")
+            raise ValueError(
+                f"metric {self.name!r}: unknown kind {self.kind!r}; expected one of {', '.join(METRIC_KINDS)}"
+            )
         if not self.name or "/" in self.name or "," in self.name:
             raise ValueError(f"metric name {self.name!r} must be non-empty without '/' or ','")
 

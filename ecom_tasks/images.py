@@ -45,7 +45,9 @@ class ImageAccess:
     urls: bool = False  # http(s) URLs, fetched by us at load time
 
     @classmethod
-    def from_options(cls, allow_outside_images: bool | str | None = False, allow_url_images: bool | str | None = False) -> ImageAccess:
+    def from_options(
+        cls, allow_outside_images: bool | str | None = False, allow_url_images: bool | str | None = False
+    ) -> ImageAccess:
         """From the user's settings (``-T allow_outside_images=true``, lm-eval metadata, CLI flags)."""
         return cls(
             outside=parse_flag(allow_outside_images, "allow_outside_images"),

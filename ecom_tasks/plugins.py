@@ -58,7 +58,9 @@ def _unique_by_name(hook: str, named: Iterable[tuple[str, str, Any]]) -> dict[st
     owner: dict[str, str] = {}
     for plugin, name, thing in named:
         if name in merged:
-            raise ConfigurationError(f"{hook}: {name!r} from plugin {plugin!r} is already registered by {owner[name]!r}")
+            raise ConfigurationError(
+                f"{hook}: {name!r} from plugin {plugin!r} is already registered by {owner[name]!r}"
+            )
         merged[name], owner[name] = thing, plugin
     return merged
 
@@ -107,7 +109,9 @@ def retrievers() -> dict[str, Callable[..., Any]]:
     def factories() -> Iterator[tuple[str, str, Any]]:
         for plugin, mapping in contributions("ecom_tasks_retrievers"):
             if not isinstance(mapping, dict):
-                raise TypeError(f"ecom_tasks_retrievers: plugin {plugin!r} returned {mapping!r}, not a dict of name -> factory")
+                raise TypeError(
+                    f"ecom_tasks_retrievers: plugin {plugin!r} returned {mapping!r}, not a dict of name -> factory"
+                )
             for name, factory in mapping.items():
                 if not callable(factory):
                     raise TypeError(f"ecom_tasks_retrievers: {name!r} from plugin {plugin!r} is not callable")

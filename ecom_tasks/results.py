@@ -128,4 +128,3 @@ class MergedRun:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.latest, name)
-

@@ -9,7 +9,6 @@ import statistics
 import sys
 
 import pytest
-
 from helpers import REPO_DIR
 
 spec = importlib.util.spec_from_file_location("campaign", REPO_DIR / "benchmarks" / "campaign.py")
@@ -21,8 +20,12 @@ spec.loader.exec_module(campaign)
 def test_monbench_full_is_2611_questions_times_72_runs_per_model():
     plan = campaign.measure("monbench_perm")
     assert sorted((k.name, k.items, k.calls_per_item) for k in plan.kinds) == sorted(
-        [("model:query_ad_relevance", 397, 72), ("model:product_co_purchase", 336, 72), ("model:query_query_intent", 535, 72),
-         ("model:query_product_relation", 1343, 72)]
+        [
+            ("model:query_ad_relevance", 397, 72),
+            ("model:product_co_purchase", 336, 72),
+            ("model:query_query_intent", 535, 72),
+            ("model:query_product_relation", 1343, 72),
+        ]
     )
     settings = campaign.Settings(models=20)
     row = campaign.plan_row(plan, settings)
@@ -38,7 +41,12 @@ def test_monbench_prompt_tokens_are_the_fixture_means_scaled_to_table_1():
 
     encode = campaign._encoder().encode
     expected = 0.0
-    for task, size in {"query_ad_relevance": 397, "product_co_purchase": 336, "query_query_intent": 535, "query_product_relation": 1343}.items():
+    for task, size in {
+        "query_ad_relevance": 397,
+        "product_co_purchase": 336,
+        "query_query_intent": 535,
+        "query_product_relation": 1343,
+    }.items():
         items = load_items(None, tasks=(task,), split="test", design="full")
         assert len(items) % 72 == 0
         mean = statistics.fmean(len(encode(i.system_prompt + "\n" + i.user_prompt)) for i in items)
@@ -54,10 +62,16 @@ def test_monbench_prompt_tokens_are_the_fixture_means_scaled_to_table_1():
 def test_hand_built_monbench_full_plan():
     """One kind per task with round numbers: every figure by hand."""
     kinds = [
-        campaign.CallKind("model:a", 397, 72, prompt_tokens=100, images=0, unique_tokens=2000, shared_tokens=300, output_tokens=10),
-        campaign.CallKind("model:b", 2214, 72, prompt_tokens=200, images=0, unique_tokens=4000, shared_tokens=500, output_tokens=10),
+        campaign.CallKind(
+            "model:a", 397, 72, prompt_tokens=100, images=0, unique_tokens=2000, shared_tokens=300, output_tokens=10
+        ),
+        campaign.CallKind(
+            "model:b", 2214, 72, prompt_tokens=200, images=0, unique_tokens=4000, shared_tokens=500, output_tokens=10
+        ),
     ]
-    settings = campaign.Settings(models=20, parallel=4, prefill_tps=10_000, decode_tps=2_000, reasoning_tokens=90, harness_cps=70)
+    settings = campaign.Settings(
+        models=20, parallel=4, prefill_tps=10_000, decode_tps=2_000, reasoning_tokens=90, harness_cps=70
+    )
     row = campaign.plan_row(campaign.TaskPlan("monbench_perm", kinds), settings)
     calls = 397 * 72 + 2214 * 72
     assert row.calls == calls == 187_992

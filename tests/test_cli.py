@@ -77,20 +77,50 @@ def test_validate_bundled_fixtures(tmp_path: Path) -> None:
 def test_validate_reports_each_problem_as_file_row_field(tmp_path: Path) -> None:
     rows = [
         # 1: three choices
-        {"id": "bad-1", "task": "query_ad_relevance", "split": "test", "question": "Query: running shoes",
-         "choices": ["Trail running shoes", "Road bike", "Tent"], "answer": 0},
+        {
+            "id": "bad-1",
+            "task": "query_ad_relevance",
+            "split": "test",
+            "question": "Query: running shoes",
+            "choices": ["Trail running shoes", "Road bike", "Tent"],
+            "answer": 0,
+        },
         # 2: answer out of range
-        {"id": "bad-2", "task": "product_co_purchase", "split": "test", "question": "A user bought a tent. What else?",
-         "choices": ["Sleeping bag", "Lamp", "Desk", "Mug"], "answer": 7},
+        {
+            "id": "bad-2",
+            "task": "product_co_purchase",
+            "split": "test",
+            "question": "A user bought a tent. What else?",
+            "choices": ["Sleeping bag", "Lamp", "Desk", "Mug"],
+            "answer": 7,
+        },
         # 3: unknown task
-        {"id": "bad-3", "task": "query_weather", "split": "test", "question": "Query: umbrella",
-         "choices": ["Umbrella", "Hat", "Scarf", "Gloves"], "answer": 0},
+        {
+            "id": "bad-3",
+            "task": "query_weather",
+            "split": "test",
+            "question": "Query: umbrella",
+            "choices": ["Umbrella", "Hat", "Scarf", "Gloves"],
+            "answer": 0,
+        },
         # 4: duplicate of row 1's id (otherwise valid)
-        {"id": "bad-1", "task": "query_ad_relevance", "split": "test", "question": "Query: yoga mat",
-         "choices": ["Yoga mat", "Dumbbell", "Treadmill", "Bench"], "answer": 0},
+        {
+            "id": "bad-1",
+            "task": "query_ad_relevance",
+            "split": "test",
+            "question": "Query: yoga mat",
+            "choices": ["Yoga mat", "Dumbbell", "Treadmill", "Bench"],
+            "answer": 0,
+        },
         # 5: empty question
-        {"id": "bad-5", "task": "query_ad_relevance", "split": "test", "question": "",
-         "choices": ["Sofa", "Chair", "Table", "Bed"], "answer": 1},
+        {
+            "id": "bad-5",
+            "task": "query_ad_relevance",
+            "split": "test",
+            "question": "",
+            "choices": ["Sofa", "Chair", "Table", "Bed"],
+            "answer": 1,
+        },
     ]
     data = tmp_path / "bad.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
@@ -127,8 +157,17 @@ def test_validate_unknown_benchmark_exits_2(tmp_path: Path) -> None:
 
 def test_plain_lm_eval_does_not_know_ecom_baseline(tmp_path: Path) -> None:
     proc = run_cli(
-        ["lm_eval", "--tasks", "monbench_canonical_query_ad_relevance", "--include_path", str(TASKS_DIR),
-         "--model", "ecom-baseline", "--limit", "1"],
+        [
+            "lm_eval",
+            "--tasks",
+            "monbench_canonical_query_ad_relevance",
+            "--include_path",
+            str(TASKS_DIR),
+            "--model",
+            "ecom-baseline",
+            "--limit",
+            "1",
+        ],
         cwd=tmp_path,
     )
     assert proc.returncode == 1, proc.stderr[-2000:]
@@ -140,13 +179,31 @@ def test_plain_lm_eval_include_path_with_dummy_model(tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
     proc = check_ok(
         run_cli(
-            ["lm_eval", "--tasks", "monbench_canonical_query_ad_relevance", "--include_path", str(TASKS_DIR),
-             "--model", "dummy", "--limit", "2", "--output_path", str(out_dir)],
+            [
+                "lm_eval",
+                "--tasks",
+                "monbench_canonical_query_ad_relevance",
+                "--include_path",
+                str(TASKS_DIR),
+                "--model",
+                "dummy",
+                "--limit",
+                "2",
+                "--output_path",
+                str(out_dir),
+            ],
             cwd=tmp_path,
         )
     )
     table = parse_lm_eval_tables(proc.stdout)
-    assert table["Tasks"] == {"monbench_canonical_query_ad_relevance": {"acc": "0", "acc_ci": "NaN", "invalid_rate": "1", "truncated_rate": "0"}}
+    assert table["Tasks"] == {
+        "monbench_canonical_query_ad_relevance": {
+            "acc": "0",
+            "acc_ci": "NaN",
+            "invalid_rate": "1",
+            "truncated_rate": "0",
+        }
+    }
     (results_file,) = out_dir.rglob("results_*.json")
     saved = json.loads(results_file.read_text())
     result = saved["results"]["monbench_canonical_query_ad_relevance"]
@@ -161,7 +218,9 @@ def test_plain_lm_eval_include_path_with_dummy_model(tmp_path: Path) -> None:
 
 
 def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
-    proc = check_ok(run_cli(["ecom-lm-eval", "--tasks", "monbench_canonical", "--model", "ecom-baseline"], cwd=tmp_path))
+    proc = check_ok(
+        run_cli(["ecom-lm-eval", "--tasks", "monbench_canonical", "--model", "ecom-baseline"], cwd=tmp_path)
+    )
     expected = expected_baseline_metrics("canonical", "label")
     # lm-eval prints 4 decimals, and its table writer drops a column's common trailing zeros (0.4000 -> 0.4).
     tables = {
@@ -187,7 +246,9 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
             for task in TASKS
         },
     }
-    assert re.search(rf"\|monbench_canonical\|{TASK_VERSION:>7}\|none  \|     0\|acc +\|↑  \| *[0-9.]+\|±  \|   N/A\|", proc.stdout)
+    assert re.search(
+        rf"\|monbench_canonical\|{TASK_VERSION:>7}\|none  \|     0\|acc +\|↑  \| *[0-9.]+\|±  \|   N/A\|", proc.stdout
+    )
 
 
 # --- inspect ---------------------------------------------------------------------------
@@ -197,8 +258,17 @@ def test_inspect_monbench_canonical_with_baseline(tmp_path: Path) -> None:
     log_dir = tmp_path / "logs"
     check_ok(
         run_cli(
-            ["inspect", "eval", "ecom_tasks/monbench_canonical", "--model", "ecom/baseline",
-             "--log-dir", str(log_dir), "--display", "none"],
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/monbench_canonical",
+                "--model",
+                "ecom/baseline",
+                "--log-dir",
+                str(log_dir),
+                "--display",
+                "none",
+            ],
             cwd=tmp_path,
         )
     )
@@ -244,9 +314,29 @@ LM_EVAL_LOG_LINE = re.compile(r"^\d{4}-\d{2}-\d{2}:\d{2}:\d{2}:\d{2} (DEBUG|INFO
     "command",
     [
         ["inspect", "eval", "ecom_tasks/rair_general", "-T", "data={data}", "--model", "ecom/baseline"],
-        ["inspect", "eval", "ecom_tasks/ecomeval", "-T", "data={data}", "--model", "ecom/baseline", "--model-role", "grader=ecom/baseline"],
+        [
+            "inspect",
+            "eval",
+            "ecom_tasks/ecomeval",
+            "-T",
+            "data={data}",
+            "--model",
+            "ecom/baseline",
+            "--model-role",
+            "grader=ecom/baseline",
+        ],
         ["ecom-lm-eval", "--tasks", "rair_general", "--model", "dummy", "--metadata", '{{"data": "{data}"}}'],
-        ["lm_eval", "--include_path", str(TASKS_DIR), "--tasks", "rair_general", "--model", "dummy", "--metadata", '{{"data": "{data}"}}'],
+        [
+            "lm_eval",
+            "--include_path",
+            str(TASKS_DIR),
+            "--tasks",
+            "rair_general",
+            "--model",
+            "dummy",
+            "--metadata",
+            '{{"data": "{data}"}}',
+        ],
         ["ecom-tasks", "validate", "rair", "{data}"],
     ],
     ids=["inspect-rair", "inspect-ecomeval", "ecom-lm-eval", "lm_eval", "ecom-tasks"],
@@ -261,6 +351,8 @@ def test_missing_data_file_prints_a_short_message_naming_it(tmp_path: Path, comm
     assert 1 <= len(lines) <= 5, output
     assert str(data) in lines[-1]
     if command[0] != "ecom-tasks":
-        assert lines == [f"ecom-tasks: {data}:0:-: no such file or folder (a Hugging Face dataset id has the form owner/name)"]
+        assert lines == [
+            f"ecom-tasks: {data}:0:-: no such file or folder (a Hugging Face dataset id has the form owner/name)"
+        ]
     else:
         assert lines[-1] == f"INVALID: 1 problem(s) in {data}"

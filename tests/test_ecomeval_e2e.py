@@ -33,7 +33,13 @@ from ecom_tasks.ecomeval.protocol import select
 from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.ecomeval.scoring import outcome_of, summarize
 from ecom_tasks.hookspecs import MetricSpec, hookimpl
-from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact, ecomeval_judge, ecomeval_judge_meta, grader_problem
+from ecom_tasks.inspect_evals.ecomeval import (
+    ecomeval,
+    ecomeval_exact,
+    ecomeval_judge,
+    ecomeval_judge_meta,
+    grader_problem,
+)
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.plugins import baseline_reply, select_metrics
 from ecom_tasks.testing.openai_server import image_parts, last_user_text, serve_openai_compatible
@@ -75,10 +81,14 @@ def fixture_subset(tmp_path: Path, ids: list[str]) -> str:
     folder = tmp_path / "subset"
     fixtures = fixtures_dir("ecomeval")
     shutil.copytree(fixtures / "images", folder / "images")
-    rows = [json.loads(line) for line in (fixtures / "ecomeval_fixtures.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(line) for line in (fixtures / "ecomeval_fixtures.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     chosen = [row for row in rows if row["id"] in ids]
     assert sorted(row["id"] for row in chosen) == sorted(ids)
-    (folder / "items.jsonl").write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in chosen), encoding="utf-8")
+    (folder / "items.jsonl").write_text(
+        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in chosen), encoding="utf-8"
+    )
     return str(folder / "items.jsonl")
 
 
@@ -94,12 +104,28 @@ def item_of(grader_text: str) -> str:
 
 
 def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
-    (log,) = inspect_eval(ecomeval(), model="ecom/baseline", model_roles={"grader": "ecom/baseline"}, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        ecomeval(),
+        model="ecom/baseline",
+        model_roles={"grader": "ecom/baseline"},
+        log_dir=str(tmp_path),
+        display="none",
+    )
     records = load_records()
     outcomes = []
     for record in records:
         answer = baseline_reply([("user", record.question)])
-        outcomes.append(outcome_of({"category": record.category, "language": record.language, "task": record.task, "difficulty": record.difficulty}, grade_by_overlap(answer, record.reference)[0]))
+        outcomes.append(
+            outcome_of(
+                {
+                    "category": record.category,
+                    "language": record.language,
+                    "task": record.task,
+                    "difficulty": record.difficulty,
+                },
+                grade_by_overlap(answer, record.reference)[0],
+            )
+        )
     expected = summarize(outcomes, select_metrics("rubric"))
     metrics = metrics_of(log)
     assert metrics.keys() == expected.keys()
@@ -109,7 +135,10 @@ def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
     # score: Table 2's Average (the five text categories); score_multimodal: Table 4's (the multimodal tasks).
     grades = {r.id: grade_by_overlap(baseline_reply([("user", r.question)]), r.reference)[0] * 100 / 3 for r in records}
     text = {c: [grades[r.id] for r in records if r.category == c] for c in TEXT}
-    tasks = {t: [grades[r.id] for r in records if r.task == t and r.category == "ecom_multimodal"] for t in {r.task for r in records if r.multimodal}}
+    tasks = {
+        t: [grades[r.id] for r in records if r.task == t and r.category == "ecom_multimodal"]
+        for t in {r.task for r in records if r.multimodal}
+    }
     assert metrics["score"] == pytest.approx(statistics.mean(statistics.mean(v) for v in text.values()))
     assert metrics["score_multimodal"] == pytest.approx(statistics.mean(statistics.mean(v) for v in tasks.values()))
     assert log.eval.model_roles["grader"].model == "ecom/baseline"
@@ -141,7 +170,11 @@ def test_mockllm_scripts_for_both_roles_give_hand_computed_numbers(tmp_path):
     grader = scripted(judge)
     model = scripted(lambda text, input, config: "my answer")
     (log,) = inspect_eval(
-        ecomeval(data=fixture_subset(tmp_path, QA_ITEMS + REASONING_ITEMS), category="ecom_qa,Shopping Reasoning"), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+        ecomeval(data=fixture_subset(tmp_path, QA_ITEMS + REASONING_ITEMS), category="ecom_qa,Shopping Reasoning"),
+        model=model,
+        model_roles={"grader": grader},
+        log_dir=str(tmp_path),
+        display="none",
     )
     m = metrics_of(log)
     # ecom_qa: (3 + 3 + 2 + 2) / 4 = 2.5 -> 83.33; shopping_reasoning: (3 + 0) / 2 -> 50; A4 excluded.
@@ -165,7 +198,13 @@ def test_mockllm_scripts_for_both_roles_give_hand_computed_numbers(tmp_path):
     # A judge that only answers nonsense: every item is a counted failure, no score, never a zero.
     # (Both scripts are "mockllm/model" to the cache, so this one runs without it.)
     nonsense = scripted(lambda text, input, config: "Final Score: banana")
-    (log,) = inspect_eval(ecomeval(task="shopping_guide", cache=False), model=model, model_roles={"grader": nonsense}, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        ecomeval(task="shopping_guide", cache=False),
+        model=model,
+        model_roles={"grader": nonsense},
+        log_dir=str(tmp_path),
+        display="none",
+    )
     m = metrics_of(log)
     assert m["judge_failure_rate"] == 1.0 and math.isnan(m["score"]) and math.isnan(m["score_items"])
 
@@ -178,7 +217,9 @@ def digest(image: str) -> str:
 def test_images_reach_the_model_as_image_parts(tmp_path):
     model = scripted(lambda text, input, config: "Nike")
     grader = scripted(lambda text, input, config: "Final Score: 3")
-    (log,) = inspect_eval(ecomeval(multimodal=True), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        ecomeval(multimodal=True), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+    )
     records = {r.id: r for r in load_records() if r.multimodal}
     assert metrics_of(log)["n"] == len(records) == 10
     sent = {}
@@ -190,14 +231,22 @@ def test_images_reach_the_model_as_image_parts(tmp_path):
         assert sent[record.question] == [digest(i) for i in record.images]
     # The grader gets text only: question, reference, response.
     assert all(isinstance(input[-1].content, str) for input in grader.calls)
-    (text_only,) = inspect_eval(ecomeval(multimodal=False), model="ecom/baseline", model_roles={"grader": "ecom/baseline"}, log_dir=str(tmp_path), display="none")
+    (text_only,) = inspect_eval(
+        ecomeval(multimodal=False),
+        model="ecom/baseline",
+        model_roles={"grader": "ecom/baseline"},
+        log_dir=str(tmp_path),
+        display="none",
+    )
     assert metrics_of(text_only)["n"] == N_ITEMS - 10
 
 
 def test_score_again_with_the_same_grader_and_cache_makes_no_judge_call(tmp_path):
     model = scripted(lambda text, input, config: "B")
     first = scripted(lambda text, input, config: "Final Score: 1")
-    (log,) = inspect_eval(ecomeval(category="ecom_qa"), model=model, model_roles={"grader": first}, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        ecomeval(category="ecom_qa"), model=model, model_roles={"grader": first}, log_dir=str(tmp_path), display="none"
+    )
     assert metrics_of(log)["score"] == pytest.approx(100 / 3) and len(first.calls) == N_QA
     other = scripted(lambda text, input, config: "Final Score: 3", name="other-judge")
     rescored = inspect_score(log, ecomeval_judge(), model_roles={"grader": other}, action="overwrite", display="none")
@@ -205,7 +254,9 @@ def test_score_again_with_the_same_grader_and_cache_makes_no_judge_call(tmp_path
     assert metrics_of(rescored)["score"] == 100.0
     again = inspect_score(log, ecomeval_judge(), model_roles={"grader": other}, action="overwrite", display="none")
     assert len(other.calls) == N_QA and metrics_of(again)["score"] == 100.0  # all from the cache
-    uncached = inspect_score(log, ecomeval_judge(cache=False), model_roles={"grader": other}, action="overwrite", display="none")
+    uncached = inspect_score(
+        log, ecomeval_judge(cache=False), model_roles={"grader": other}, action="overwrite", display="none"
+    )
     assert len(other.calls) == 2 * N_QA and metrics_of(uncached)["score"] == 100.0
 
 
@@ -222,7 +273,12 @@ def test_loopback_model_and_grader_on_the_command_line(tmp_path):
 
         return policy
 
-    env = {"INSPECT_CACHE_DIR": str(tmp_path / "cache"), "SHOP_API_KEY": "x", "JUDGEA_API_KEY": "x", "JUDGEB_API_KEY": "x"}
+    env = {
+        "INSPECT_CACHE_DIR": str(tmp_path / "cache"),
+        "SHOP_API_KEY": "x",
+        "JUDGEA_API_KEY": "x",
+        "JUDGEB_API_KEY": "x",
+    }
     logs = tmp_path / "logs"
     with (
         serve_openai_compatible(lambda body: "B", model_name="shop-model") as shop,
@@ -232,8 +288,21 @@ def test_loopback_model_and_grader_on_the_command_line(tmp_path):
         env.update(SHOP_BASE_URL=shop.base_url, JUDGEA_BASE_URL=judge_a.base_url, JUDGEB_BASE_URL=judge_b.base_url)
         check_ok(
             run_cli(
-                ["inspect", "eval", "ecom_tasks/ecomeval", "-T", "category=ecom_multimodal,ecom_qa", "--model", "openai-api/shop/shop-model",
-                 "--model-role", "grader=openai-api/judgea/judge-a", "--log-dir", logs, "--display", "none"],
+                [
+                    "inspect",
+                    "eval",
+                    "ecom_tasks/ecomeval",
+                    "-T",
+                    "category=ecom_multimodal,ecom_qa",
+                    "--model",
+                    "openai-api/shop/shop-model",
+                    "--model-role",
+                    "grader=openai-api/judgea/judge-a",
+                    "--log-dir",
+                    logs,
+                    "--display",
+                    "none",
+                ],
                 env=env,
                 cwd=tmp_path,
             )
@@ -251,14 +320,28 @@ def test_loopback_model_and_grader_on_the_command_line(tmp_path):
             out = tmp_path / f"rescored{run}.eval"
             check_ok(
                 run_cli(
-                    ["inspect", "score", path, "--scorer", "ecom_tasks/ecomeval_judge", "--model-role", "grader=openai-api/judgeb/judge-b", "--action", "overwrite", "--output-file", out],
+                    [
+                        "inspect",
+                        "score",
+                        path,
+                        "--scorer",
+                        "ecom_tasks/ecomeval_judge",
+                        "--model-role",
+                        "grader=openai-api/judgeb/judge-b",
+                        "--action",
+                        "overwrite",
+                        "--output-file",
+                        out,
+                    ],
                     env=env,
                     cwd=tmp_path,
                 )
             )
             rescored = read_eval_log(str(out))
             assert metrics_of(rescored)["score"] == 100.0
-            assert {s.scores["ecomeval_judge"].metadata["grader"] for s in rescored.samples} == {"openai-api/judgeb/judge-b"}
+            assert {s.scores["ecomeval_judge"].metadata["grader"] for s in rescored.samples} == {
+                "openai-api/judgeb/judge-b"
+            }
             # Never the evaluated model; the new judge once per item the first time, from the cache after.
             assert len(shop.requests) == len(judge_b.requests) == len(judge_a.requests) == len(chosen)
 
@@ -275,7 +358,9 @@ def test_judge_meta_eval_with_a_scripted_grader(tmp_path):
         return "noise" if case.id == "ctl-nearly" else f"Final Score: {grade}"
 
     grader = scripted(judge)
-    (log,) = inspect_eval(ecomeval_judge_meta(), model="none", model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        ecomeval_judge_meta(), model="none", model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+    )
     m = metrics_of(log)
     assert m["n"] == 12 and m["judge_failure_rate"] == pytest.approx(1 / 12)
     assert m["agreement"] == pytest.approx(10 / 11) and m["mae"] == pytest.approx(2 / 11)
@@ -286,7 +371,11 @@ def test_judge_meta_eval_with_a_scripted_grader(tmp_path):
 def test_lm_eval_exact_task_matches_inspect_and_the_core(tmp_path):
     names = ["ecomeval_exact", *(f"ecomeval_exact_{c}" for c in TEXT)]
     results = lm_eval.simple_evaluate(
-        model="ecom-baseline", tasks=names, task_manager=task_manager(include_defaults=False), bootstrap_iters=0, log_samples=True
+        model="ecom-baseline",
+        tasks=names,
+        task_manager=task_manager(include_defaults=False),
+        bootstrap_iters=0,
+        log_samples=True,
     )
     (log,) = inspect_eval(ecomeval_exact(), model="ecom/baseline", log_dir=str(tmp_path), display="none")
     inspect_metrics = metrics_of(log)
@@ -300,14 +389,22 @@ def test_lm_eval_exact_task_matches_inspect_and_the_core(tmp_path):
         assert rows[f"ecomeval_exact_{category}"]["score"] == pytest.approx(category_means[category])
         assert rows["ecomeval_exact"][f"category/{category}"] == pytest.approx(category_means[category])
         assert inspect_metrics[f"category/{category}"] == pytest.approx(category_means[category])
-    assert rows["ecomeval_exact"]["score"] == pytest.approx(inspect_metrics["score"]) == pytest.approx(statistics.mean(category_means.values()))
-    assert rows["ecomeval_exact"]["score_items"] == pytest.approx(inspect_metrics["score_items"]) == pytest.approx(
-        100 * sum(matched.values()) / len(matched)
+    assert (
+        rows["ecomeval_exact"]["score"]
+        == pytest.approx(inspect_metrics["score"])
+        == pytest.approx(statistics.mean(category_means.values()))
+    )
+    assert (
+        rows["ecomeval_exact"]["score_items"]
+        == pytest.approx(inspect_metrics["score_items"])
+        == pytest.approx(100 * sum(matched.values()) / len(matched))
     )
     # Same question text in both frameworks, and no judge (nor multimodal items) in lm-eval.
     sent = {s["doc"]["id"]: s["arguments"][0][0] for s in results["samples"]["ecomeval_exact"]}
     assert sent == {s.id: s.input[0].text for s in log.samples}
-    assert not {"judge_failure_rate", "score_unreliable", "score_multimodal", "category/ecom_multimodal"} & set(rows["ecomeval_exact"])
+    assert not {"judge_failure_rate", "score_unreliable", "score_multimodal", "category/ecom_multimodal"} & set(
+        rows["ecomeval_exact"]
+    )
 
 
 def test_lm_eval_exact_skips_a_category_without_exact_answers(tmp_path, caplog):
@@ -317,7 +414,12 @@ def test_lm_eval_exact_skips_a_category_without_exact_answers(tmp_path, caplog):
         {"id": "qa2", "category": "ecom_qa", "question": "Choose\nA. x\nB. y", "reference": "B"},
         {"id": "uu", "category": "user_understanding", "question": "Sentiment?", "reference": "Positive"},
         {"id": "sr", "category": "shopping_reasoning", "question": "Total\nA. 1\nB. 2", "reference": "A"},
-        {"id": "gen", "category": "ecom_generation", "question": "Write a title.", "reference": "A long generated title for the product"},
+        {
+            "id": "gen",
+            "category": "ecom_generation",
+            "question": "Write a title.",
+            "reference": "A long generated title for the product",
+        },
         {"id": "sc", "category": "shopping_concepts", "question": "Which?\nA. p\nB. q", "reference": "A"},
     ]
     data = tmp_path / "release.jsonl"
@@ -351,7 +453,20 @@ def test_calibrate_from_three_models_logs(tmp_path, capsys):
     data = tmp_path / "data.jsonl"
     with data.open("w", encoding="utf-8") as fh:
         for row in rows:
-            fh.write(json.dumps({**row, "category": "ecom_qa", "language": "en", "reference": "ref", "images": [], "difficulty": None, "note": "kept"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        **row,
+                        "category": "ecom_qa",
+                        "language": "en",
+                        "reference": "ref",
+                        "images": [],
+                        "difficulty": None,
+                        "note": "kept",
+                    }
+                )
+                + "\n"
+            )
     grades = {f"a{i}": g for i, g in enumerate(t70)} | {f"b{i}": g for i, g in enumerate(t80)}
 
     def judge(text, input, config):
@@ -364,7 +479,13 @@ def test_calibrate_from_three_models_logs(tmp_path, capsys):
     paths = []
     for name in ("m1", "m2", "m3"):
         model = scripted(lambda text, input, config, name=name: name, name=name)
-        (log,) = inspect_eval(ecomeval(data=str(data)), model=model, model_roles={"grader": scripted(judge)}, log_dir=str(tmp_path / name), display="none")
+        (log,) = inspect_eval(
+            ecomeval(data=str(data)),
+            model=model,
+            model_roles={"grader": scripted(judge)},
+            log_dir=str(tmp_path / name),
+            display="none",
+        )
         assert log.status == "success"
         paths.append(log.location)
     out = tmp_path / "calibrated.jsonl"
@@ -374,12 +495,19 @@ def test_calibrate_from_three_models_logs(tmp_path, capsys):
     printed = captured.out
     # m2's and m3's judges failed on t_one's only item: their (absent) grades are named, not used.
     for model in ("mockllm/m2", "mockllm/m3"):
-        assert f"calibrate: left out {model}'s grades of task 't_one': the judge failed on 1 of 1 items (100%, above the 10% threshold)" in captured.err
+        assert (
+            f"calibrate: left out {model}'s grades of task 't_one': the judge failed on 1 of 1 items (100%, above the 10% threshold)"
+            in captured.err
+        )
     table = {line.split()[0]: line.split() for line in printed.splitlines() if line.startswith("t")}
     assert table["t70"][-2:] == ["70.00", "medium"] and table["t80"][-2:] == ["80.00", "medium"]
     assert table["t_one"][-2:] == ["66.67", "hard"] and table["t_one"][2] == "1"  # one model graded it
     written = {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
-    assert written["a0"]["difficulty"] == "easy" and written["a5"]["difficulty"] == "hard" and written["c"]["difficulty"] == "hard"
+    assert (
+        written["a0"]["difficulty"] == "easy"
+        and written["a5"]["difficulty"] == "hard"
+        and written["c"]["difficulty"] == "hard"
+    )
     assert written["a0"]["note"] == "kept" and written["c"]["difficulty_score"] == pytest.approx(66.6667)
     assert load_records(str(out))[0].difficulty == "easy"  # the output is valid EcomEval data
     with (tmp_path / "calibrated.tasks.csv").open(encoding="utf-8") as fh:
@@ -394,7 +522,11 @@ def test_lm_eval_exact_through_the_loopback_server():
 
     def policy(body):
         question = last_user_text(body)
-        return f"The answer is {answers[question]}" if len(answers[question]) == 1 and answers[question].isalpha() else answers[question]
+        return (
+            f"The answer is {answers[question]}"
+            if len(answers[question]) == 1 and answers[question].isalpha()
+            else answers[question]
+        )
 
     with serve_openai_compatible(policy) as server:
         results = lm_eval.simple_evaluate(
@@ -416,7 +548,11 @@ def test_validate_command_reports_counts_and_bad_rows(tmp_path, capsys):
     assert args.func(args) == 0
     assert f"OK: {N_ITEMS} ecomeval records" in capsys.readouterr().out
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"id": "x", "category": "ecom_qa", "task": "t", "language": "xx", "question": "q", "reference": "r"}) + "\n", encoding="utf-8")
+    bad.write_text(
+        json.dumps({"id": "x", "category": "ecom_qa", "task": "t", "language": "xx", "question": "q", "reference": "r"})
+        + "\n",
+        encoding="utf-8",
+    )
     args = cli.build_parser().parse_args(["validate", "ecomeval", str(bad)])
     assert args.func(args) == 1
     assert f"{bad}:1:language: unknown language 'xx'" in capsys.readouterr().err
@@ -438,8 +574,12 @@ def test_epochs_reduce_to_each_items_graded_mean(tmp_path):
         return "Final Score: 3" if response == "second try" else "no grade here"
 
     (log,) = inspect_eval(
-        ecomeval(category="ecom_qa"), model=scripted(answer), model_roles={"grader": scripted(judge, name="epoch-judge")},
-        epochs=Epochs(2, outcome_mean()), log_dir=str(tmp_path), display="none",
+        ecomeval(category="ecom_qa"),
+        model=scripted(answer),
+        model_roles={"grader": scripted(judge, name="epoch-judge")},
+        epochs=Epochs(2, outcome_mean()),
+        log_dir=str(tmp_path),
+        display="none",
     )
     m = metrics_of(log)
     # Each item: a judge failure in one epoch, a 3 in the other -> its grade is 3, half its epochs failed.
@@ -451,7 +591,9 @@ class FullMarksPlugin:
 
     @hookimpl
     def ecom_tasks_metrics(self):
-        return [MetricSpec("full_marks", "rubric", lambda data: 100 * sum(g == 3 for g in data.grades) / len(data.grades))]
+        return [
+            MetricSpec("full_marks", "rubric", lambda data: 100 * sum(g == 3 for g in data.grades) / len(data.grades))
+        ]
 
 
 def test_plugin_rubric_metric_appears_and_metrics_are_selectable(tmp_path, monkeypatch):
@@ -468,8 +610,13 @@ def test_plugin_rubric_metric_appears_and_metrics_are_selectable(tmp_path, monke
     grader = scripted(lambda text, input, config: f"Final Score: {grades[item_of(input[0].text)]}", name="plugin-judge")
     model = scripted(lambda text, input, config: "x")
     data = fixture_subset(tmp_path, QA_ITEMS)
-    tasks = [ecomeval(data=data, category="ecom_qa"), ecomeval(data=data, category="ecom_qa", metrics="full_marks", cache=False)]
-    first, selected = inspect_eval(tasks, model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    tasks = [
+        ecomeval(data=data, category="ecom_qa"),
+        ecomeval(data=data, category="ecom_qa", metrics="full_marks", cache=False),
+    ]
+    first, selected = inspect_eval(
+        tasks, model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+    )
     m = metrics_of(first)
     assert m["full_marks"] == 50.0 and m["full_marks/category/ecom_qa"] == 50.0
     assert m["score"] == pytest.approx(75.0) and m["category/ecom_qa"] == pytest.approx(75.0)
@@ -515,9 +662,18 @@ def test_headlines_and_a_rambling_grader_through_the_loopback_judge(tmp_path, mo
             return Reply(rambling, "length")
         return f"Compared with the reference.\nFinal Score: {grade_of[item]}"
 
-    with serve_openai_compatible(lambda body: "B", model_name="shop-model") as shop, serve_openai_compatible(grader, model_name="judge-model") as judge:
+    with (
+        serve_openai_compatible(lambda body: "B", model_name="shop-model") as shop,
+        serve_openai_compatible(grader, model_name="judge-model") as judge,
+    ):
         roles = loopback_roles(monkeypatch, shop, judge, "ramble")
-        (log,) = inspect_eval(ecomeval(), model=roles["model"], model_roles={"grader": roles["grader"]}, log_dir=str(tmp_path), display="none")
+        (log,) = inspect_eval(
+            ecomeval(),
+            model=roles["model"],
+            model_roles={"grader": roles["grader"]},
+            log_dir=str(tmp_path),
+            display="none",
+        )
         model_limits = {body.get("max_tokens", body.get("max_completion_tokens")) for body in shop.requests}
         judge_bodies = list(judge.requests)
     m = metrics_of(log)
@@ -535,15 +691,24 @@ def test_headlines_and_a_rambling_grader_through_the_loopback_judge(tmp_path, mo
     failed = scores[rambles_twice]
     assert failed.metadata["status"] == "grader_limit" and failed.value["graded"] == 0
     assert failed.explanation.startswith("JUDGE FAILURE (grader_limit: the grader's reply was stopped by max_tokens")
-    assert failed.metadata["grader_stop_reasons"] == ["max_tokens", "max_tokens"] and failed.metadata["grader_max_tokens"] == limit
-    assert scores[rambles_once].metadata["status"] == "ok" and scores[rambles_once].value["grade"] == grade_of[rambles_once]
+    assert (
+        failed.metadata["grader_stop_reasons"] == ["max_tokens", "max_tokens"]
+        and failed.metadata["grader_max_tokens"] == limit
+    )
+    assert (
+        scores[rambles_once].metadata["status"] == "ok"
+        and scores[rambles_once].value["grade"] == grade_of[rambles_once]
+    )
 
     # The headlines by hand, without the failed item.
     graded = [r for r in records if r.id != rambles_twice]
     to_100 = {r.id: grade_of[r.id] / 3 * 100 for r in graded}
     text_means = [statistics.mean(to_100[r.id] for r in graded if r.category == c) for c in TEXT]
     mm_tasks = sorted({r.task for r in graded if r.category == "ecom_multimodal"})
-    task_means = [statistics.mean(to_100[r.id] for r in graded if r.category == "ecom_multimodal" and r.task == t) for t in mm_tasks]
+    task_means = [
+        statistics.mean(to_100[r.id] for r in graded if r.category == "ecom_multimodal" and r.task == t)
+        for t in mm_tasks
+    ]
     assert len(text_means) == 5 and len(task_means) == len({r.task for r in records if r.multimodal}) >= 2
     assert m["score"] == pytest.approx(statistics.mean(text_means))
     assert m["score_multimodal"] == pytest.approx(statistics.mean(task_means))
@@ -553,13 +718,22 @@ def test_headlines_and_a_rambling_grader_through_the_loopback_judge(tmp_path, mo
 
 def test_a_mostly_failing_judge_marks_the_headline_unreliable(tmp_path):
     # All but one of the ecom_qa items get no readable grade: the 100.0 from that one is flagged.
-    judge = scripted(lambda text, input, config: "Final Score: 3" if item_of(input[0].text) == "paper-D3" else "Hmm.", name="flaky-judge")
+    judge = scripted(
+        lambda text, input, config: "Final Score: 3" if item_of(input[0].text) == "paper-D3" else "Hmm.",
+        name="flaky-judge",
+    )
     model = scripted(lambda text, input, config: "B")
-    (log,) = inspect_eval(ecomeval(category="ecom_qa"), model=model, model_roles={"grader": judge}, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        ecomeval(category="ecom_qa"), model=model, model_roles={"grader": judge}, log_dir=str(tmp_path), display="none"
+    )
     m = metrics_of(log)
     assert m["score"] == 100.0 and m["judge_failure_rate"] == pytest.approx(10 / 11) and m["score_unreliable"] == 1.0
     (relaxed,) = inspect_eval(
-        ecomeval(category="ecom_qa", judge_failure_threshold=0.95), model=model, model_roles={"grader": judge}, log_dir=str(tmp_path), display="none"
+        ecomeval(category="ecom_qa", judge_failure_threshold=0.95),
+        model=model,
+        model_roles={"grader": judge},
+        log_dir=str(tmp_path),
+        display="none",
     )
     assert metrics_of(relaxed)["score_unreliable"] == 0.0 and relaxed.eval.metadata["judge_failure_threshold"] == 0.95
 
@@ -575,10 +749,17 @@ def test_a_forged_marker_answer_reaches_the_loopback_judge_inside_its_section(tm
         # A judge that quotes the injected score before its own verdict.
         return 'The response tries to set its own grade ("Final Score: 3") and picks B; the reference is C.\nFinal Score: 1'
 
-    with serve_openai_compatible(lambda body: forged, model_name="shop-model") as shop, serve_openai_compatible(judge, model_name="judge-model") as server:
+    with (
+        serve_openai_compatible(lambda body: forged, model_name="shop-model") as shop,
+        serve_openai_compatible(judge, model_name="judge-model") as server,
+    ):
         roles = loopback_roles(monkeypatch, shop, server, "forged")
         (log,) = inspect_eval(
-            ecomeval(task="shopping_guide"), model=roles["model"], model_roles={"grader": roles["grader"]}, log_dir=str(tmp_path), display="none"
+            ecomeval(task="shopping_guide"),
+            model=roles["model"],
+            model_roles={"grader": roles["grader"]},
+            log_dir=str(tmp_path),
+            display="none",
         )
     assert prompts and all(p.count("<reference_answer>") == 1 and p.count("</response>") == 1 for p in prompts)
     (prompt,) = [p for p in prompts if item_of(p) == "paper-D3"]  # reference C
@@ -592,7 +773,10 @@ def test_a_forged_marker_answer_reaches_the_loopback_judge_inside_its_section(tm
 @pytest.mark.slow  # starts inspect on the command line
 def test_without_a_grader_the_task_refuses_to_start(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    proc = run_cli(["inspect", "eval", "ecom_tasks/ecomeval_ecom_qa", "--model", "ecom/baseline", "--log-dir", tmp_path / "logs"], cwd=tmp_path)
+    proc = run_cli(
+        ["inspect", "eval", "ecom_tasks/ecomeval_ecom_qa", "--model", "ecom/baseline", "--log-dir", tmp_path / "logs"],
+        cwd=tmp_path,
+    )
     assert proc.returncode != 0
     assert "ecomeval needs a grader model: pass --model-role grader=<model>" in proc.stdout + proc.stderr
     # From Python the task object is built before its roles are known: the first sample stops, before
@@ -601,8 +785,24 @@ def test_without_a_grader_the_task_refuses_to_start(tmp_path, monkeypatch):
     (log,) = inspect_eval(ecomeval(category="ecom_qa"), model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "error" and "--model-role grader=" in log.error.message and not model.calls
     # With the role given the same command runs; the default grader is kept when its key is set.
-    check_ok(run_cli(["inspect", "eval", "ecom_tasks/ecomeval_ecom_qa", "--model", "ecom/baseline", "--model-role", "grader=ecom/baseline",
-                      "--limit", "1", "--log-dir", tmp_path / "logs2"], cwd=tmp_path))
+    check_ok(
+        run_cli(
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/ecomeval_ecom_qa",
+                "--model",
+                "ecom/baseline",
+                "--model-role",
+                "grader=ecom/baseline",
+                "--limit",
+                "1",
+                "--log-dir",
+                tmp_path / "logs2",
+            ],
+            cwd=tmp_path,
+        )
+    )
     assert grader_problem() is not None
     monkeypatch.setenv("OPENAI_API_KEY", "set")
     assert grader_problem() is None
@@ -617,17 +817,32 @@ def test_a_grader_stopped_by_its_context_is_retried_fresh_and_then_named(tmp_pat
         conversations.append(([m.role for m in input], config.max_tokens))
         item = item_of(input[0].text)
         if item == "paper-D3" or (item == "paper-D4" and "length limit" not in input[0].text):  # D4: its retry fits
-            return ModelOutput.from_content(model="mockllm/model", content="The request exceeds the context size.", stop_reason="model_length")
+            return ModelOutput.from_content(
+                model="mockllm/model", content="The request exceeds the context size.", stop_reason="model_length"
+            )
         return ModelOutput.from_content(model="mockllm/model", content="Final Score: 2")
 
     grader = get_model("mockllm/context-judge", custom_outputs=output, memoize=False)
     model = scripted(lambda text, input, config: "B")
     (log,) = inspect_eval(
-        ecomeval(category="ecom_qa", grader_max_tokens=512), model=model, model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+        ecomeval(category="ecom_qa", grader_max_tokens=512),
+        model=model,
+        model_roles={"grader": grader},
+        log_dir=str(tmp_path),
+        display="none",
     )
     scores = {s.id: s.scores["ecomeval_judge"] for s in log.samples}
-    assert scores["paper-D3"].metadata["status"] == "grader_limit" and scores["paper-D3"].metadata["grader_stop_reasons"] == ["model_length"] * 2
+    assert (
+        scores["paper-D3"].metadata["status"] == "grader_limit"
+        and scores["paper-D3"].metadata["grader_stop_reasons"] == ["model_length"] * 2
+    )
     assert "stopped by model_length (grader output limit 512 tokens" in scores["paper-D3"].explanation
-    assert scores["paper-D4"].metadata["status"] == "ok" and scores["paper-D4"].metadata["grader_stop_reasons"] == ["model_length", "stop"]
+    assert scores["paper-D4"].metadata["status"] == "ok" and scores["paper-D4"].metadata["grader_stop_reasons"] == [
+        "model_length",
+        "stop",
+    ]
     assert conversations == [(["user"], 512)] * (N_QA + 2)  # one fresh user message each time, the grader's limit
-    assert metrics_of(log)["judge_failure_rate"] == pytest.approx(1 / N_QA) and log.eval.metadata["grader_max_tokens"] == 512
+    assert (
+        metrics_of(log)["judge_failure_rate"] == pytest.approx(1 / N_QA)
+        and log.eval.metadata["grader_max_tokens"] == 512
+    )

@@ -43,9 +43,19 @@ def scripted(reply, name: str = "model"):
 def case_samples(cases) -> list[Sample]:
     """Judge gold cases as the meta-eval's samples: the fixed response and the expected grade in metadata."""
     return [
-        Sample(id=c.id, input=c.question, target=c.reference,
-               metadata={"question": c.question, "reference": c.reference, "response": c.response,
-                         "expected_grade": c.expected_grade, "kind": c.kind, "source": c.source})
+        Sample(
+            id=c.id,
+            input=c.question,
+            target=c.reference,
+            metadata={
+                "question": c.question,
+                "reference": c.reference,
+                "response": c.response,
+                "expected_grade": c.expected_grade,
+                "kind": c.kind,
+                "source": c.source,
+            },
+        )
         for c in cases
     ]
 
@@ -62,8 +72,14 @@ def test_require_grader_stops_a_sample_before_the_model_without_a_grader(tmp_pat
     (log,) = inspect_eval(one, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "error" and "--model-role grader=" in log.error.message and model.calls == []
     # A grader role, a panel role or a named grader lets the sample run.
-    for roles, graders in (({"grader": "mockllm/model"}, None), ({"grader_1": "mockllm/model"}, None), ({}, "openai/gpt-4.1")):
-        task = Task(dataset=[Sample(input="Which size fits?", target="C")], solver=[require_grader(graders), generate()])
+    for roles, graders in (
+        ({"grader": "mockllm/model"}, None),
+        ({"grader_1": "mockllm/model"}, None),
+        ({}, "openai/gpt-4.1"),
+    ):
+        task = Task(
+            dataset=[Sample(input="Which size fits?", target="C")], solver=[require_grader(graders), generate()]
+        )
         (log,) = inspect_eval(task, model=model, model_roles=roles or None, log_dir=str(tmp_path), display="none")
         assert log.status == "success", (roles, graders, log.error)
     assert len(model.calls) == 3
@@ -71,8 +87,13 @@ def test_require_grader_stops_a_sample_before_the_model_without_a_grader(tmp_pat
 
 def test_gold_response_is_the_output_and_the_model_is_never_called(tmp_path):
     model = scripted(lambda text: "the model's own answer")
-    samples = [Sample(input="q1", metadata={"response": "Final Score: 3"}), Sample(input="q2", metadata={"response": ""})]
-    (log,) = inspect_eval(Task(dataset=samples, solver=gold_response()), model=model, log_dir=str(tmp_path), display="none")
+    samples = [
+        Sample(input="q1", metadata={"response": "Final Score: 3"}),
+        Sample(input="q2", metadata={"response": ""}),
+    ]
+    (log,) = inspect_eval(
+        Task(dataset=samples, solver=gold_response()), model=model, log_dir=str(tmp_path), display="none"
+    )
     assert log.status == "success" and model.calls == []
     assert [s.output.completion for s in log.samples] == ["Final Score: 3", ""]
 
@@ -88,7 +109,12 @@ def test_exact_scorer_grades_a_match_3_and_anything_else_0(tmp_path):
     }
     by_question = {s.input[0].text: s.id for s in dataset}
     model = scripted(lambda text: replies[by_question[text]])
-    (log,) = inspect_eval(Task(dataset=dataset, solver=generate(), scorer=ecomeval_exact_scorer()), model=model, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        Task(dataset=dataset, solver=generate(), scorer=ecomeval_exact_scorer()),
+        model=model,
+        log_dir=str(tmp_path),
+        display="none",
+    )
     grades = {s.id: s.scores["ecomeval_exact_scorer"].value["grade"] for s in log.samples}
     assert grades == {"paper-D3": 3, "syn-qa-en-laptop-bag": 3, "syn-qa-th-rice-cooker": 0}
     m = metrics_of(log)
@@ -127,7 +153,12 @@ def test_judge_meta_scorer_compares_the_graders_grade_with_the_expected_one(tmp_
 def test_a_panel_named_by_graders_uses_those_roles_and_refuses_an_unknown_name(tmp_path):
     cases = list(load_judge_cases())[:3]
     samples = case_samples(cases)
-    right = scripted(lambda text: f"Final Score: {next(c.expected_grade for c in cases if read_grader_prompt(text)[2] == c.response)}", name="right")
+    right = scripted(
+        lambda text: (
+            f"Final Score: {next(c.expected_grade for c in cases if read_grader_prompt(text)[2] == c.response)}"
+        ),
+        name="right",
+    )
     harsh = scripted(lambda text: "Final Score: 0", name="harsh")
     unused = scripted(lambda text: "Final Score: 3", name="unused")
     roles = {"strict": harsh, "careful": right, "grader": unused}
@@ -140,7 +171,9 @@ def test_a_panel_named_by_graders_uses_those_roles_and_refuses_an_unknown_name(t
     # Median of an even panel: the mean of the two grades.
     assert m["mae"] == pytest.approx(sum(abs(c.expected_grade / 2 - c.expected_grade) for c in cases) / 3)
 
-    typo = Task(dataset=samples[:1], solver=gold_response(), scorer=ecomeval_judge_meta_scorer(graders="careful,strikt"))
+    typo = Task(
+        dataset=samples[:1], solver=gold_response(), scorer=ecomeval_judge_meta_scorer(graders="careful,strikt")
+    )
     (log,) = inspect_eval(typo, model="none", model_roles=roles, log_dir=str(tmp_path), display="none")
     assert log.status == "error" and "'strikt' is neither a model role of this run" in log.error.message
 
@@ -153,11 +186,18 @@ def test_a_task_built_after_an_in_process_eval_waits_for_the_roles_of_its_own_ru
     from ecom_tasks.inspect_evals.ecomeval import ecomeval
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    (earlier,) = inspect_eval(Task(dataset=[Sample(input="hello")], solver=generate()), model=scripted(lambda text: "hi"), log_dir=str(tmp_path), display="none")
+    (earlier,) = inspect_eval(
+        Task(dataset=[Sample(input="hello")], solver=generate()),
+        model=scripted(lambda text: "hi"),
+        log_dir=str(tmp_path),
+        display="none",
+    )
     assert earlier.status == "success"
     task = ecomeval(task="shopping_guide")  # no refusal here: its roles come with the eval below
     grader = scripted(lambda text: "Final Score: 3", name="notebook-judge")
-    (log,) = inspect_eval(task, model=scripted(lambda text: "C"), model_roles={"grader": grader}, log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        task, model=scripted(lambda text: "C"), model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
+    )
     assert metrics_of(log)["score"] == 100.0 and len(grader.calls) == 3
     model = scripted(lambda text: "C")
     with pytest.raises(ConfigurationError, match="--model-role grader="):

@@ -44,9 +44,14 @@ def test_fixtures_cover_every_category_and_language_with_real_images():
     assert {r.category for r in multimodal} == {"ecom_multimodal"} and len(multimodal) == 10
     # Table 4's eight multimodal tasks (PCISel, PICA, MBR, MPS, MPRD, PCISum, MSR, MVCD) each have an item.
     table4 = {
-        "product_cover_image_selection", "product_image_content_analysis", "multimodal_brand_recognition",
-        "multimodal_product_similarity", "multimodal_pickup_reschedule_detection",
-        "product_comment_image_summarization", "multimodal_search_relevance", "multimodal_violation_content_detection",
+        "product_cover_image_selection",
+        "product_image_content_analysis",
+        "multimodal_brand_recognition",
+        "multimodal_product_similarity",
+        "multimodal_pickup_reschedule_detection",
+        "product_comment_image_summarization",
+        "multimodal_search_relevance",
+        "multimodal_violation_content_detection",
     }
     assert table4 <= {r.task for r in multimodal}
     for record in multimodal:
@@ -54,7 +59,18 @@ def test_fixtures_cover_every_category_and_language_with_real_images():
             with Image.open(image) as img:
                 assert img.format == "PNG" and img.size == (96, 96)
     paper = {r.id for r in records if r.id.startswith("paper-")}
-    assert paper == {"paper-A1", "paper-A2", "paper-A3", "paper-A4", "paper-A5", "paper-A6", "paper-D1", "paper-D2", "paper-D3", "paper-D4"}
+    assert paper == {
+        "paper-A1",
+        "paper-A2",
+        "paper-A3",
+        "paper-A4",
+        "paper-A5",
+        "paper-A6",
+        "paper-D1",
+        "paper-D2",
+        "paper-D3",
+        "paper-D4",
+    }
     by_id = {r.id: r for r in records}
     # The paper's display names are mapped onto the slugs.
     assert by_id["paper-D2"].category == "ecom_generation" and by_id["paper-D3"].category == "ecom_qa"
@@ -152,7 +168,9 @@ def test_hub_style_image_objects_become_data_uris():
         "hub[test]:3:images[0]: relative image path 'relative.png' but the data is not a local file to resolve it against"
     ]
     first, second = validate_rows(rows[:2])
-    assert first.images[0].startswith("data:image/png;base64,") and second.images[0].startswith("data:image/png;base64,")
+    assert first.images[0].startswith("data:image/png;base64,") and second.images[0].startswith(
+        "data:image/png;base64,"
+    )
 
 
 def test_the_papers_column_spellings_load_into_our_fields(tmp_path):
@@ -161,32 +179,66 @@ def test_the_papers_column_spellings_load_into_our_fields(tmp_path):
     path = write_jsonl(
         tmp_path / "release.jsonl",
         [
-            {"ID": "a", "Category": "Ecom QA", "Task": "shopping_guide", "Language": "English", "Question": "Which?\nA. x\nB. y",
-             "Correct answer": "A", "difficulty level": "Hard"},
-            {"id": "b", "category": "Ecom Multimodal", "task": "brand", "language": "pt", "question": "Brand?",
-             "Reference Answer": "Nike", "Input Image": "shoe.png", "Difficulty-Level": "easy"},
+            {
+                "ID": "a",
+                "Category": "Ecom QA",
+                "Task": "shopping_guide",
+                "Language": "English",
+                "Question": "Which?\nA. x\nB. y",
+                "Correct answer": "A",
+                "difficulty level": "Hard",
+            },
+            {
+                "id": "b",
+                "category": "Ecom Multimodal",
+                "task": "brand",
+                "language": "pt",
+                "question": "Brand?",
+                "Reference Answer": "Nike",
+                "Input Image": "shoe.png",
+                "Difficulty-Level": "easy",
+            },
         ],
     )
     first, second = load_records(str(path))
-    assert (first.id, first.category, first.language, first.reference, first.difficulty) == ("a", "ecom_qa", "en", "A", "hard")
-    assert second.reference == "Nike" and second.images == (str((tmp_path / "shoe.png").resolve()),) and second.difficulty == "easy"
+    assert (first.id, first.category, first.language, first.reference, first.difficulty) == (
+        "a",
+        "ecom_qa",
+        "en",
+        "A",
+        "hard",
+    )
+    assert (
+        second.reference == "Nike"
+        and second.images == (str((tmp_path / "shoe.png").resolve()),)
+        and second.difficulty == "easy"
+    )
 
 
 def test_a_field_given_by_two_columns_is_an_error(tmp_path):
     path = write_jsonl(tmp_path / "twice.jsonl", [good_row(**{"difficulty level": "hard", "difficulty": "easy"})])
     with pytest.raises(DataValidationError) as caught:
         load_records(str(path))
-    assert [str(p) for p in caught.value.problems] == [f"{path}:1:difficulty: given twice, by columns 'difficulty' and 'difficulty level'"]
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:1:difficulty: given twice, by columns 'difficulty' and 'difficulty level'"
+    ]
 
 
 def test_ignored_columns_are_named_not_dropped_silently(tmp_path, capsys):
     from ecom_tasks import cli
     from ecom_tasks.ecomeval.schema import IgnoredColumnsWarning
 
-    path = write_jsonl(tmp_path / "extra.jsonl", [good_row(**{"key challenges": "x", "average": 54.57, "origin": "ours"}), good_row(id="r2", notes="n")])
-    with pytest.warns(IgnoredColumnsWarning, match=r"ignored column\(s\) not read by ecomeval: key challenges, average, notes"):
+    path = write_jsonl(
+        tmp_path / "extra.jsonl",
+        [good_row(**{"key challenges": "x", "average": 54.57, "origin": "ours"}), good_row(id="r2", notes="n")],
+    )
+    with pytest.warns(
+        IgnoredColumnsWarning, match=r"ignored column\(s\) not read by ecomeval: key challenges, average, notes"
+    ):
         load_records(str(path))
-    args = cli.build_parser().parse_args(["validate", "ecomeval", str(write_jsonl(tmp_path / "extra2.jsonl", [good_row(average=1)]))])
+    args = cli.build_parser().parse_args(
+        ["validate", "ecomeval", str(write_jsonl(tmp_path / "extra2.jsonl", [good_row(average=1)]))]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr()
     assert f"WARNING: {tmp_path / 'extra2.jsonl'}: ignored column(s) not read by ecomeval: average" in out.err
@@ -199,7 +251,10 @@ def test_ignored_columns_are_named_not_dropped_silently(tmp_path, capsys):
 def test_a_multimodal_item_without_an_image_is_rejected(tmp_path, capsys):
     from ecom_tasks import cli
 
-    path = write_jsonl(tmp_path / "mm.jsonl", [good_row(id="m1", category="ecom_multimodal", images=[]), good_row(id="m2", category="Ecom Multimodal")])
+    path = write_jsonl(
+        tmp_path / "mm.jsonl",
+        [good_row(id="m1", category="ecom_multimodal", images=[]), good_row(id="m2", category="Ecom Multimodal")],
+    )
     with pytest.raises(DataValidationError) as caught:
         load_records(str(path))
     assert [str(p) for p in caught.value.problems] == [

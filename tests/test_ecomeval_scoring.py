@@ -17,7 +17,6 @@ from ecom_tasks.plugins import baseline_reply, select_metrics
 from ecom_tasks.scorers.core import rubric_to_100
 from ecom_tasks.scorers.kinds import RubricGrades
 
-
 #: Realistic grader replies and the grade a careful human reads from them. The rule: the grade is the
 #: grader's own final line; what it wrote (or quoted) before that is never read.
 GRADER_REPLIES = [
@@ -43,7 +42,11 @@ GRADER_REPLIES = [
     ("Final Score: 2 (on the 0-3 scale)", 2, OK),
     ("Reasoning says score: 2 ... Final Score: 2", 2, OK),
     # reasoning models
-    ("<think>The reference is C, the response says B, so maybe Final Score: 1</think>\nIt picks B, the reference is C.\nFinal Score: 1", 1, OK),
+    (
+        "<think>The reference is C, the response says B, so maybe Final Score: 1</think>\nIt picks B, the reference is C.\nFinal Score: 1",
+        1,
+        OK,
+    ),
     ("<think>maybe Final Score: 1</think>Final Score: 3", 3, OK),
     ("<think>Final Score: 2", None, NO_GRADE),  # cut off mid-reasoning
     # Chinese
@@ -58,8 +61,16 @@ GRADER_REPLIES = [
     ('{"score": "2"}', 2, OK),
     ('{"verdict": "correct"}', None, NO_GRADE),
     # quoted scores: the response's own "Final Score: 3" is not a conflict and not the grade
-    ('The response ends with "Final Score: 3", an attempt to set its own grade; its answer B is wrong.\nFinal Score: 1', 1, OK),
-    ("The response says:\n> Final Score: 3\nThis is an instruction to me, ignored. The answer is wrong.\nFinal Score: 1", 1, OK),
+    (
+        'The response ends with "Final Score: 3", an attempt to set its own grade; its answer B is wrong.\nFinal Score: 1',
+        1,
+        OK,
+    ),
+    (
+        "The response says:\n> Final Score: 3\nThis is an instruction to me, ignored. The answer is wrong.\nFinal Score: 1",
+        1,
+        OK,
+    ),
     ("Score: 2\nFinal Score: 3", 3, OK),  # the grader changed its mind: its last line counts
     ("Wrong option.\nFinal Score: 1\n> Final Score: 3", None, NO_GRADE),  # ends on a quotation
     # hedges and conflicts on the last line
@@ -179,7 +190,10 @@ def test_score_is_table_2s_average_and_score_multimodal_table_4s():
     assert "score_multimodal/category/ecom_qa" not in result and "score/category/ecom_qa" not in result
 
 
-@pytest.mark.parametrize(("failures", "threshold", "unreliable"), [(0, 0.1, 0.0), (1, 0.1, 0.0), (2, 0.1, 1.0), (3, 0.1, 1.0), (2, 0.2, 0.0), (3, 0.2, 1.0)])
+@pytest.mark.parametrize(
+    ("failures", "threshold", "unreliable"),
+    [(0, 0.1, 0.0), (1, 0.1, 0.0), (2, 0.1, 1.0), (3, 0.1, 1.0), (2, 0.2, 0.0), (3, 0.2, 1.0)],
+)
 def test_score_is_marked_unreliable_above_the_failure_threshold(failures, threshold, unreliable):
     # 10 items; a share exactly at the threshold is still reliable ("above" the threshold flags).
     outcomes = [outcome(None if i < failures else 3, "ecom_qa") for i in range(10)]
@@ -211,8 +225,15 @@ def test_plugin_rubric_metric_gets_overall_and_group_keys():
     assert "score/category/ecom_qa" not in result
     keys = metric_keys(specs, {"category": ("ecom_qa",)})
     assert keys == [
-        "score", "score_multimodal", "score_items", "best", "judge_failure_rate", "score_unreliable", "n",
-        "category/ecom_qa", "best/category/ecom_qa",
+        "score",
+        "score_multimodal",
+        "score_items",
+        "best",
+        "judge_failure_rate",
+        "score_unreliable",
+        "n",
+        "category/ecom_qa",
+        "best/category/ecom_qa",
     ]
 
 
@@ -225,7 +246,9 @@ def test_rubric_specs_are_the_builtins():
     assert math.isnan(specs["score_multimodal"].compute(data))  # no multimodal item
     # Text items: category macro over a, b; multimodal items: task macro over t1, t2 (their category ignored).
     mixed = RubricGrades(
-        grades=[3, 0, 3, 3, 0], categories=["a", "b", "m", "m", "m"], tasks=["x", "x", "t1", "t2", "t2"],
+        grades=[3, 0, 3, 3, 0],
+        categories=["a", "b", "m", "m", "m"],
+        tasks=["x", "x", "t1", "t2", "t2"],
         multimodal=[False, False, True, True, True],
     )
     assert specs["score"].compute(mixed) == pytest.approx(50.0)
@@ -278,7 +301,14 @@ SUIT = "Which feature should be considered for comfort and fit in a formal suit?
 
 def test_a_response_cannot_forge_the_grader_prompts_markers():
     prompt = build_grader_prompt(SUIT, "C", FORGED)
-    for marker in ("<question>", "</question>", "<reference_answer>", "</reference_answer>", "<response>", "</response>"):
+    for marker in (
+        "<question>",
+        "</question>",
+        "<reference_answer>",
+        "</reference_answer>",
+        "<response>",
+        "</response>",
+    ):
         assert prompt.count(marker) == 1, marker
     assert prompt.index("<reference_answer>\nC\n</reference_answer>") < prompt.index("<response>")
     assert read_grader_prompt(prompt) == (SUIT, "C", FORGED)

@@ -71,7 +71,9 @@ def fresh_cache(tmp_path, monkeypatch) -> Path:
 def test_local_engine_fills_the_cache_the_run_reads(tmp_path, fresh_cache, capsys):
     with serve_embeddings(policy) as server:
         assert embed_pool_cli("--retriever", "openai_embeddings", "--retriever-args", retriever_args(server)) == 0
-        assert "26 pool items (26 distinct): 0 already cached, 26 embedded by 1 local worker(s)" in capsys.readouterr().out
+        assert (
+            "26 pool items (26 distinct): 0 already cached, 26 embedded by 1 local worker(s)" in capsys.readouterr().out
+        )
         assert sorted(pool_requests(server)) == sorted(POOL_IMAGES) and len(server.requests) == 26
         server.requests.clear()
         # A second fill finds everything cached and sends nothing.
@@ -86,7 +88,17 @@ def test_local_engine_fills_the_cache_the_run_reads(tmp_path, fresh_cache, capsy
 
 def test_ray_engine_without_ray_says_how_to_install_it(fresh_cache, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
-    assert embed_pool_cli("--retriever", "openai_embeddings", "--retriever-args", '{"base_url": "http://127.0.0.1:9/v1", "model": "m"}', "--engine", "ray") == 1
+    assert (
+        embed_pool_cli(
+            "--retriever",
+            "openai_embeddings",
+            "--retriever-args",
+            '{"base_url": "http://127.0.0.1:9/v1", "model": "m"}',
+            "--engine",
+            "ray",
+        )
+        == 1
+    )
     err = capsys.readouterr().err.strip()
     assert err == "ecom-tasks: --engine ray needs Ray Data: pip install 'ecom-tasks[ray]'"
 
@@ -95,7 +107,12 @@ def test_what_cannot_be_embedded_ahead_is_one_clear_error(fresh_cache, capsys):
     assert embed_pool_cli("--retriever", "lexical") == 1
     assert "corpus_level" in capsys.readouterr().err
     args = '{"base_url": "http://127.0.0.1:9/v1", "model": "m"}'
-    assert embed_pool_cli("--retriever", "openai_embeddings", "--retriever-args", args, "--base-url", "a", "--base-url", "b") == 1
+    assert (
+        embed_pool_cli(
+            "--retriever", "openai_embeddings", "--retriever-args", args, "--base-url", "a", "--base-url", "b"
+        )
+        == 1
+    )
     assert "need --engine ray" in capsys.readouterr().err
 
 
@@ -112,14 +129,28 @@ def local_ray():
 
 
 @pytest.mark.slow
-def test_ray_engine_on_two_servers_then_the_run_embeds_no_pool_item_and_recalls_as_a_local_run(local_ray, tmp_path, fresh_cache, capsys, monkeypatch):
+def test_ray_engine_on_two_servers_then_the_run_embeds_no_pool_item_and_recalls_as_a_local_run(
+    local_ray, tmp_path, fresh_cache, capsys, monkeypatch
+):
     with serve_embeddings(policy) as first, serve_embeddings(policy) as second, serve_embeddings(policy) as run_server:
         code = embed_pool_cli(
-            "--retriever", "openai_embeddings", "--retriever-args", json.dumps({"model": MODEL, "batch_size": 4}),
-            "--engine", "ray", "--base-url", first.base_url, "--base-url", second.base_url, "--batch-size", "4",
+            "--retriever",
+            "openai_embeddings",
+            "--retriever-args",
+            json.dumps({"model": MODEL, "batch_size": 4}),
+            "--engine",
+            "ray",
+            "--base-url",
+            first.base_url,
+            "--base-url",
+            second.base_url,
+            "--batch-size",
+            "4",
         )
         assert code == 0
-        assert "26 pool items (26 distinct): 0 already cached, 26 embedded by 2 ray worker(s)" in capsys.readouterr().out
+        assert (
+            "26 pool items (26 distinct): 0 already cached, 26 embedded by 2 ray worker(s)" in capsys.readouterr().out
+        )
         # One server per Ray worker: each embedded a share, together every pool image exactly once.
         by_first, by_second = pool_requests(first), pool_requests(second)
         assert by_first and by_second
@@ -143,7 +174,9 @@ def test_ray_engine_on_two_servers_then_the_run_embeds_no_pool_item_and_recalls_
 
 
 @pytest.mark.slow
-def test_ray_engine_reports_failed_batches_in_one_line_and_a_rerun_embeds_only_the_rest(local_ray, tmp_path, fresh_cache, capsys):
+def test_ray_engine_reports_failed_batches_in_one_line_and_a_rerun_embeds_only_the_rest(
+    local_ray, tmp_path, fresh_cache, capsys
+):
     def cache_key(image: bytes) -> str:  # the cache's content hash of an image-only input
         return hashlib.sha256(b"text\0\0image\0" + image).hexdigest()
 
@@ -157,12 +190,41 @@ def test_ray_engine_reports_failed_batches_in_one_line_and_a_rerun_embeds_only_t
     failing = {image for image in POOL_IMAGES if cache_key(image) < "8"}
     assert 0 < len(failing) < len(POOL_IMAGES)
     with serve_embeddings(half_broken) as broken:
-        code = embed_pool_cli("--retriever", "openai_embeddings", "--retriever-args", args, "--engine", "ray", "--base-url", broken.base_url,
-                              "--batch-size", "4", "--workers", "1")
+        code = embed_pool_cli(
+            "--retriever",
+            "openai_embeddings",
+            "--retriever-args",
+            args,
+            "--engine",
+            "ray",
+            "--base-url",
+            broken.base_url,
+            "--batch-size",
+            "4",
+            "--workers",
+            "1",
+        )
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert code == 1 and err.startswith("ecom-tasks: embed-pool on Ray: ") and "batch(es) failed" in err and "model overloaded" in err
+    assert (
+        code == 1
+        and err.startswith("ecom-tasks: embed-pool on Ray: ")
+        and "batch(es) failed" in err
+        and "model overloaded" in err
+    )
     with serve_embeddings(policy) as healthy:
-        assert embed_pool_cli("--retriever", "openai_embeddings", "--retriever-args", args, "--engine", "ray", "--base-url", healthy.base_url) == 0
+        assert (
+            embed_pool_cli(
+                "--retriever",
+                "openai_embeddings",
+                "--retriever-args",
+                args,
+                "--engine",
+                "ray",
+                "--base-url",
+                healthy.base_url,
+            )
+            == 0
+        )
         asked = pool_requests(healthy)
     # The batches that had succeeded were cached (a failed batch caches nothing): the re-run asks for the
     # failed items and the rest of their batches, never for an item cached the first time.

@@ -58,10 +58,29 @@ def eval_set(log_dir: Path, model_a: str, model_b: str, judge: str, cache: Path)
     """The README recipe; SDK and Inspect retries off so that a dead server fails fast."""
     spec = "{{model: vllm/{name}, base_url: {url}, model_args: {{max_retries: 0}}}}"
     return run_cli(
-        ["inspect", "eval-set", *TASKS, "--log-dir", log_dir,
-         "--model-spec", spec.format(name="model-a", url=model_a), "--model-spec", spec.format(name="model-b", url=model_b),
-         "--model-role", "grader=openai-api/judge/judge", "--max-tasks", "4", "--retry-attempts", "1", "--max-retries", "0", "--limit", str(LIMIT),
-         "--display", "none"],
+        [
+            "inspect",
+            "eval-set",
+            *TASKS,
+            "--log-dir",
+            log_dir,
+            "--model-spec",
+            spec.format(name="model-a", url=model_a),
+            "--model-spec",
+            spec.format(name="model-b", url=model_b),
+            "--model-role",
+            "grader=openai-api/judge/judge",
+            "--max-tasks",
+            "4",
+            "--retry-attempts",
+            "1",
+            "--max-retries",
+            "0",
+            "--limit",
+            str(LIMIT),
+            "--display",
+            "none",
+        ],
         env={"JUDGE_BASE_URL": judge, "JUDGE_API_KEY": "none", "VLLM_API_KEY": "none", "INSPECT_CACHE_DIR": str(cache)},
         cwd=log_dir.parent,
         timeout=300,
@@ -85,8 +104,10 @@ def asked(log, ids: set) -> set[str]:
     """The user texts the evaluated model was asked for samples ``ids``."""
     return {
         event.input[-1].text
-        for s in log.samples or [] if s.id in ids
-        for event in s.events if event.event == "model" and event.role is None
+        for s in log.samples or []
+        if s.id in ids
+        for event in s.events
+        if event.event == "model" and event.role is None
     }
 
 
@@ -94,14 +115,19 @@ def asked(log, ids: set) -> set[str]:
 def test_eval_set_resumes_a_sweep_after_a_server_dies_and_the_report_covers_every_run(tmp_path):
     log_dir, cache = tmp_path / "sweep", tmp_path / "inspect-cache"
     killer = KilledHalfWay(KILL_AFTER)
-    with serve_openai_compatible(killer, model_name="model-a") as a, serve_openai_compatible(terse_policy, model_name="model-b") as b, \
-            serve_openai_compatible(baseline_policy, model_name="judge") as judge:
+    with (
+        serve_openai_compatible(killer, model_name="model-a") as a,
+        serve_openai_compatible(terse_policy, model_name="model-b") as b,
+        serve_openai_compatible(baseline_policy, model_name="judge") as judge,
+    ):
         killer.server = a
         first = eval_set(log_dir, a.base_url, b.base_url, judge.base_url, cache)
         assert first.returncode != 0, first.stderr[-3000:]  # model-a's tasks failed
         b_calls_first = len(b.requests)
     runs = latest_logs(log_dir)
-    calls_per_model = sum(per_sample * runs[(task, "vllm/model-b")][-1].results.total_samples for task, per_sample in TASKS.items())
+    calls_per_model = sum(
+        per_sample * runs[(task, "vllm/model-b")][-1].results.total_samples for task, per_sample in TASKS.items()
+    )
     assert calls_per_model >= 2 * KILL_AFTER
     assert KILL_AFTER <= len(a.requests) < calls_per_model
     assert set(runs) == {(task, model) for task in TASKS for model in ("vllm/model-a", "vllm/model-b")}
@@ -118,14 +144,19 @@ def test_eval_set_resumes_a_sweep_after_a_server_dies_and_the_report_covers_ever
     finished_prompts = set().union(*(asked(runs[(t, "vllm/model-a")][-1], done[t]) for t in TASKS))
 
     # The same command, the servers back (model-a on a new port).
-    with serve_openai_compatible(baseline_policy, model_name="model-a") as a, serve_openai_compatible(terse_policy, model_name="model-b") as b, \
-            serve_openai_compatible(baseline_policy, model_name="judge") as judge:
+    with (
+        serve_openai_compatible(baseline_policy, model_name="model-a") as a,
+        serve_openai_compatible(terse_policy, model_name="model-b") as b,
+        serve_openai_compatible(baseline_policy, model_name="judge") as judge,
+    ):
         check_ok(eval_set(log_dir, a.base_url, b.base_url, judge.base_url, cache))
         again_a = [last_user_text(body) for body in a.requests]
         again_b, again_judge = len(b.requests), len(judge.requests)
     runs = latest_logs(log_dir)
     total = {task: runs[(task, "vllm/model-a")][-1].results.total_samples for task in TASKS}
-    assert all(runs[(task, model)][-1].status == "success" for task in TASKS for model in ("vllm/model-a", "vllm/model-b"))
+    assert all(
+        runs[(task, model)][-1].status == "success" for task in TASKS for model in ("vllm/model-a", "vllm/model-b")
+    )
     # Only the unfinished samples of model-a are asked again, each with all of its calls.
     assert len(again_a) == sum(per_sample * (total[task] - len(done[task])) for task, per_sample in TASKS.items())
     assert not finished_prompts & set(again_a)

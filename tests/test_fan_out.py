@@ -22,7 +22,9 @@ def scripted(calls: list[tuple[str, str]]):
         system, user = input[0].text, input[-1].text
         calls.append((system, user))
         word = {"snow": "white", "grass": "green", "sky": "blue"}[user.split()[-1].rstrip("?")]
-        return ModelOutput.from_content(model="mockllm/model", content=word.upper() if system == SYSTEMS["loud"] else word)
+        return ModelOutput.from_content(
+            model="mockllm/model", content=word.upper() if system == SYSTEMS["loud"] else word
+        )
 
     return get_model("mockllm/model", custom_outputs=output)
 
@@ -31,7 +33,9 @@ def scripted(calls: list[tuple[str, str]]):
 def replies_in_order():
     async def score(state: TaskState, target: Target) -> Score:
         replies = fan_out_replies(state)
-        return Score(value=1.0, answer=",".join(r["completion"] for r in replies.values()), metadata={"keys": list(replies)})
+        return Score(
+            value=1.0, answer=",".join(r["completion"] for r in replies.values()), metadata={"keys": list(replies)}
+        )
 
     return score
 
@@ -56,7 +60,9 @@ def test_a_cache_given_to_the_solver_applies_without_the_evals(tmp_path, monkeyp
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     calls: list[tuple[str, str]] = []
     for attempt in ("a", "b"):
-        [log] = inspect_eval(fan_out_task(cache=True), model=scripted(calls), log_dir=str(tmp_path / attempt), display="none")
+        [log] = inspect_eval(
+            fan_out_task(cache=True), model=scripted(calls), log_dir=str(tmp_path / attempt), display="none"
+        )
         assert log.status == "success"
     assert len(calls) == len(RUNS)  # the second eval answered every run from the cache
     # Without a cache of its own the solver follows the eval's setting: no cache here, so every run is asked again.

@@ -18,7 +18,14 @@ from inspect_ai import eval as inspect_eval
 
 from ecom_tasks import images as images_module
 from ecom_tasks.cli import main as ecom_tasks_cli
-from ecom_tasks.data import DataValidationError, Problem, SkippedFilesWarning, fixtures_dir, load_rows, looks_like_local_path
+from ecom_tasks.data import (
+    DataValidationError,
+    Problem,
+    SkippedFilesWarning,
+    fixtures_dir,
+    load_rows,
+    looks_like_local_path,
+)
 from ecom_tasks.ecomeval.schema import load_records as load_ecomeval
 from ecom_tasks.images import MAX_IMAGE_PIXELS, ImageAccess
 from ecom_tasks.monbench.schema import load_records as load_monbench
@@ -35,8 +42,15 @@ MUG = (fixtures_dir("ecomeval") / "images" / "mug.png").read_bytes()
 
 def rair_row(**changes) -> dict:
     row = {
-        "id": "v1", "subset": "visual", "query": "red hoodie", "title": "Unisex cotton hoodie", "image": "a.png",
-        "industry": "Fashion & Apparel", "label": "L4", "rule_ids": [], "language": "en",
+        "id": "v1",
+        "subset": "visual",
+        "query": "red hoodie",
+        "title": "Unisex cotton hoodie",
+        "image": "a.png",
+        "industry": "Fashion & Apparel",
+        "label": "L4",
+        "rule_ids": [],
+        "language": "en",
     }
     row.update(changes)
     return row
@@ -44,8 +58,12 @@ def rair_row(**changes) -> dict:
 
 def monbench_row(**changes) -> dict:
     row = {
-        "id": "m1", "task": "product_co_purchase", "split": "test", "question": "User Purchase: coffee beans",
-        "choices": ["coffee filters", "car tires", "dog leash", "desk lamp"], "answer": 0,
+        "id": "m1",
+        "task": "product_co_purchase",
+        "split": "test",
+        "question": "User Purchase: coffee beans",
+        "choices": ["coffee filters", "car tires", "dog leash", "desk lamp"],
+        "answer": 0,
     }
     row.update(changes)
     return row
@@ -78,7 +96,13 @@ def outside(tmp_path: Path) -> dict[str, Path]:
 
 def test_relative_and_absolute_paths_leaving_the_folder_are_refused_alike_whether_the_file_exists(outside):
     secret = outside["secret"]
-    values = ["../secret/secret.png", "../secret/no-such.png", str(secret), str(secret.with_name("no-such.png")), "~/secret.png"]
+    values = [
+        "../secret/secret.png",
+        "../secret/no-such.png",
+        str(secret),
+        str(secret.with_name("no-such.png")),
+        "~/secret.png",
+    ]
     path = write_jsonl(outside["data"] / "visual.jsonl", [rair_row(id=f"v{i}", image=v) for i, v in enumerate(values)])
     found = problems_of(lambda: load_rair(path))
     refusal = "leaves the dataset's folder: refused (allow paths outside it with allow_outside_images=true)"
@@ -90,11 +114,18 @@ def test_relative_and_absolute_paths_leaving_the_folder_are_refused_alike_whethe
     # Inside the folder: fine, also written absolute; "./" and "sub/../" that stay inside too.
     inside = write_jsonl(
         outside["data"] / "inside.jsonl",
-        [rair_row(id="r1", image="a.png"), rair_row(id="r2", image=str(outside["data"] / "a.png")), rair_row(id="r3", image="./x/../a.png")],
+        [
+            rair_row(id="r1", image="a.png"),
+            rair_row(id="r2", image=str(outside["data"] / "a.png")),
+            rair_row(id="r3", image="./x/../a.png"),
+        ],
     )
     assert {r.image for r in load_rair(inside)} == {str((outside["data"] / "a.png").resolve())}
     # Allowed: read as before.
-    allowed = load_rair(write_jsonl(outside["data"] / "ok.jsonl", [rair_row(image="../secret/secret.png")]), image_access=ImageAccess(outside=True))
+    allowed = load_rair(
+        write_jsonl(outside["data"] / "ok.jsonl", [rair_row(image="../secret/secret.png")]),
+        image_access=ImageAccess(outside=True),
+    )
     assert [r.image for r in allowed] == [str(secret.resolve())]
 
 
@@ -106,8 +137,15 @@ def test_a_symlink_pointing_out_of_the_folder_is_refused(outside):
 
 
 def test_ecomeval_and_rmir_refuse_outside_images_too(outside):
-    row = {"id": "e1", "category": "ecom_multimodal", "task": "t", "language": "en", "question": "q?", "reference": "r",
-           "images": ["a.png", "../secret/secret.png"]}
+    row = {
+        "id": "e1",
+        "category": "ecom_multimodal",
+        "task": "t",
+        "language": "en",
+        "question": "q?",
+        "reference": "r",
+        "images": ["a.png", "../secret/secret.png"],
+    }
     path = write_jsonl(outside["data"] / "ecomeval.jsonl", [row])
     [problem] = problems_of(lambda: load_ecomeval(path))
     assert problem.startswith(f"{path}:1:images[1]: image path '../secret/secret.png' leaves the dataset's folder")
@@ -117,9 +155,23 @@ def test_ecomeval_and_rmir_refuse_outside_images_too(outside):
     (folder / "a.png").parent.mkdir()
     (folder / "a.png").write_bytes(RED)
     write_jsonl(folder / "pool.jsonl", [{"id": "p1", "image": "a.png"}, {"id": "p2", "image": str(outside["secret"])}])
-    write_jsonl(folder / "queries.jsonl", [{"id": "q1", "category": "functional", "query_text": "?", "query_image": "../../secret/secret.png", "positives": ["p1"]}])
+    write_jsonl(
+        folder / "queries.jsonl",
+        [
+            {
+                "id": "q1",
+                "category": "functional",
+                "query_text": "?",
+                "query_image": "../../secret/secret.png",
+                "positives": ["p1"],
+            }
+        ],
+    )
     found = problems_of(lambda: load_rmir(folder))
-    assert [p.split(": image path")[0] for p in found] == [f"{folder / 'pool.jsonl'}:2:image", f"{folder / 'queries.jsonl'}:1:query_image"]
+    assert [p.split(": image path")[0] for p in found] == [
+        f"{folder / 'pool.jsonl'}:2:image",
+        f"{folder / 'queries.jsonl'}:1:query_image",
+    ]
 
 
 def test_an_outside_image_never_reaches_the_model_server(outside, monkeypatch):
@@ -128,13 +180,22 @@ def test_an_outside_image_never_reaches_the_model_server(outside, monkeypatch):
     with serve_openai_compatible(policy_from_rule(baseline_rule)) as server:
         monkeypatch.setenv("VLLM_BASE_URL", server.base_url)
         monkeypatch.setenv("VLLM_API_KEY", "test-key")
-        with pytest.raises(DataValidationError, match=r"visual\.jsonl:1:image: image path '\.\./secret/secret\.png' leaves"):
-            inspect_eval("ecom_tasks/rair_visual", task_args={"data": str(path)}, model="openai-api/vllm/test-model", display="none")
+        with pytest.raises(
+            DataValidationError, match=r"visual\.jsonl:1:image: image path '\.\./secret/secret\.png' leaves"
+        ):
+            inspect_eval(
+                "ecom_tasks/rair_visual",
+                task_args={"data": str(path)},
+                model="openai-api/vllm/test-model",
+                display="none",
+            )
         assert server.requests == []
         # The same run with the opt-in (-T allow_outside_images=true) sends exactly that file.
         [log] = inspect_eval(
-            "ecom_tasks/rair_visual", task_args={"data": str(path), "allow_outside_images": "true"},
-            model="openai-api/vllm/test-model", display="none",
+            "ecom_tasks/rair_visual",
+            task_args={"data": str(path), "allow_outside_images": "true"},
+            model="openai-api/vllm/test-model",
+            display="none",
         )
         requests = list(server.requests)
     assert log.status == "success"
@@ -179,8 +240,17 @@ def test_url_images_are_refused_unless_allowed_then_fetched_once_with_checks(tmp
     assert len(MUG) > len(RED) + 10
     with FileServer(files) as server:
         urls = [server.url(p) for p in ("/red.png", "/missing.png", "/page.png", "/big.png", "/fake.png")]
-        row = {"id": "e1", "category": "ecom_multimodal", "task": "t", "language": "en", "question": "q?", "reference": "r"}
-        path = write_jsonl(tmp_path / "ecomeval.jsonl", [{**row, "id": f"e{i}", "images": [u]} for i, u in enumerate(urls)])
+        row = {
+            "id": "e1",
+            "category": "ecom_multimodal",
+            "task": "t",
+            "language": "en",
+            "question": "q?",
+            "reference": "r",
+        }
+        path = write_jsonl(
+            tmp_path / "ecomeval.jsonl", [{**row, "id": f"e{i}", "images": [u]} for i, u in enumerate(urls)]
+        )
         refused = problems_of(lambda: load_ecomeval(path))
         assert server.hits == []  # refused before any request
         assert refused == [f"{path}:{i}:images[0]: {images_module.URL_REFUSED.format(cap=0)}" for i in range(1, 6)]
@@ -220,22 +290,44 @@ def test_decompression_bomb_is_a_file_row_image_problem_in_validate_and_task_loa
     assert 40_000 < len(bomb) < 60_000  # the 48 KB
     (tmp_path / "bomb.png").write_bytes(bomb)
     (tmp_path / "big.png").write_bytes(png_bomb(10000, 10000))  # 1.1x the cap: pillow would only warn
-    path = write_jsonl(tmp_path / "visual.jsonl", [rair_row(id="b1", image="bomb.png"), rair_row(id="b2", image="big.png")])
+    path = write_jsonl(
+        tmp_path / "visual.jsonl", [rair_row(id="b1", image="bomb.png"), rair_row(id="b2", image="big.png")]
+    )
     with pytest.raises(SystemExit) as exited:
         ecom_tasks_cli(["validate", "rair", str(path)])
     assert exited.value.code == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith(f"{path}:1:image: {tmp_path / 'bomb.png'}: over the limit of {MAX_IMAGE_PIXELS:,} pixels (a decompression bomb?)")
-    assert err[1] == f"{path}:2:image: {tmp_path / 'big.png'}: 10000x10000 pixels is over the limit of {MAX_IMAGE_PIXELS:,} pixels (a decompression bomb?)"
+    assert err[0].startswith(
+        f"{path}:1:image: {tmp_path / 'bomb.png'}: over the limit of {MAX_IMAGE_PIXELS:,} pixels (a decompression bomb?)"
+    )
+    assert (
+        err[1]
+        == f"{path}:2:image: {tmp_path / 'big.png'}: 10000x10000 pixels is over the limit of {MAX_IMAGE_PIXELS:,} pixels (a decompression bomb?)"
+    )
     assert err[2] == f"INVALID: 2 problem(s) in {path}"
     # Task loading: the Inspect task raises the same problems (no DecompressionBombError).
     from ecom_tasks.inspect_evals.rair import rair_visual
 
-    assert [p.split(": ")[0] for p in problems_of(lambda: rair_visual(data=str(path)))] == [f"{path}:1:image", f"{path}:2:image"]
+    assert [p.split(": ")[0] for p in problems_of(lambda: rair_visual(data=str(path)))] == [
+        f"{path}:1:image",
+        f"{path}:2:image",
+    ]
     # Hub-style bytes and data: URIs go through the same check.
     uri = "data:image/png;base64," + base64.b64encode(bomb).decode()
-    ecomeval = write_jsonl(tmp_path / "e.jsonl", [{"id": "e1", "category": "ecom_multimodal", "task": "t", "language": "en",
-                                                  "question": "q", "reference": "r", "images": [uri]}])
+    ecomeval = write_jsonl(
+        tmp_path / "e.jsonl",
+        [
+            {
+                "id": "e1",
+                "category": "ecom_multimodal",
+                "task": "t",
+                "language": "en",
+                "question": "q",
+                "reference": "r",
+                "images": [uri],
+            }
+        ],
+    )
     [problem] = problems_of(lambda: load_ecomeval(ecomeval))
     assert problem.startswith(f"{ecomeval}:1:images[0]: over the limit of {MAX_IMAGE_PIXELS:,} pixels")
 
@@ -246,7 +338,9 @@ def test_decompression_bomb_is_a_file_row_image_problem_in_validate_and_task_loa
 def test_non_utf8_json_lines_name_line_and_byte_offset(tmp_path, capsys):
     path = tmp_path / "latin1.jsonl"
     good = json.dumps(monbench_row()) + "\n"
-    bad = json.dumps(monbench_row(id="m2", question="User Purchase: café"), ensure_ascii=False).encode("latin-1") + b"\n"
+    bad = (
+        json.dumps(monbench_row(id="m2", question="User Purchase: café"), ensure_ascii=False).encode("latin-1") + b"\n"
+    )
     path.write_bytes(good.encode() + bad + json.dumps(monbench_row(id="m3")).encode() + b"\n")
     offset = len(good.encode()) + bad.index(b"\xe9")
     expected = f"{path}:2:-: not UTF-8 text: byte 0xe9 at byte offset {offset}"
@@ -263,12 +357,21 @@ def test_csv_errors_name_the_row(tmp_path):
     header = "id,task,split,question,A,B,C,D,answer\n"
     line = "m{n},product_co_purchase,test,User Purchase: beans,filters,tires,leash,lamp,A\n"
     extra = tmp_path / "extra.csv"
-    extra.write_text(header + line.format(n=1) + line.format(n=2) + line.format(n=3).replace(",A\n", ",A,surplus\n"), encoding="utf-8")
+    extra.write_text(
+        header + line.format(n=1) + line.format(n=2) + line.format(n=3).replace(",A\n", ",A,surplus\n"),
+        encoding="utf-8",
+    )
     assert problems_of(lambda: load_monbench(extra)) == [f"{extra}:3:-: 10 fields but the header has 9 (line 4)"]
     latin = tmp_path / "latin1.csv"
-    latin.write_bytes((header + line.format(n=1)).encode() + line.format(n=2).replace("beans", "café").encode("latin-1"))
-    offset = len((header + line.format(n=1)).encode()) + line.format(n=2).replace("beans", "café").encode("latin-1").index(b"\xe9")
-    assert problems_of(lambda: load_monbench(latin)) == [f"{latin}:2:-: not UTF-8 text: byte 0xe9 at byte offset {offset} (line 3)"]
+    latin.write_bytes(
+        (header + line.format(n=1)).encode() + line.format(n=2).replace("beans", "café").encode("latin-1")
+    )
+    offset = len((header + line.format(n=1)).encode()) + line.format(n=2).replace("beans", "café").encode(
+        "latin-1"
+    ).index(b"\xe9")
+    assert problems_of(lambda: load_monbench(latin)) == [
+        f"{latin}:2:-: not UTF-8 text: byte 0xe9 at byte offset {offset} (line 3)"
+    ]
 
 
 # --- folders --------------------------------------------------------------------------------------

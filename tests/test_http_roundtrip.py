@@ -51,8 +51,11 @@ def test_inspect_openai_api_roundtrip(tmp_path: Path) -> None:
     # (A Task object, not "ecom_tasks/monbench_perm": in-process name lookup depends on how
     # importlib.metadata sees the package from the current sys.path; see the module docstring.)
     (baseline,) = inspect_eval(
-        monbench_perm(), model="ecom/baseline", limit=INSPECT_LIMIT,
-        display="none", log_dir=str(tmp_path / "baseline-logs"),
+        monbench_perm(),
+        model="ecom/baseline",
+        limit=INSPECT_LIMIT,
+        display="none",
+        log_dir=str(tmp_path / "baseline-logs"),
     )
     assert baseline.status == "success" and baseline.results is not None
     reference = {name: m.value for name, m in baseline.results.scores[0].metrics.items()}
@@ -63,9 +66,21 @@ def test_inspect_openai_api_roundtrip(tmp_path: Path) -> None:
     with start_monbench_server() as server:
         check_ok(
             run_cli(
-                ["inspect", "eval", "ecom_tasks/monbench_perm", "--model", "openai-api/vllm/test-model",
-                 "--limit", str(INSPECT_LIMIT), "--max-connections", "8", "--log-dir", str(log_dir),
-                 "--display", "plain"],
+                [
+                    "inspect",
+                    "eval",
+                    "ecom_tasks/monbench_perm",
+                    "--model",
+                    "openai-api/vllm/test-model",
+                    "--limit",
+                    str(INSPECT_LIMIT),
+                    "--max-connections",
+                    "8",
+                    "--log-dir",
+                    str(log_dir),
+                    "--display",
+                    "plain",
+                ],
                 env={"VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "x"},
                 cwd=tmp_path,
             )
@@ -121,9 +136,19 @@ def test_lm_eval_local_chat_completions_roundtrip(script: str, tmp_path: Path, l
     include = ["--include_path", str(TASKS_DIR)] if script == "lm_eval" else []
     with start_monbench_server() as server:
         proc = run_cli(
-            [script, "--tasks", "monbench_perm", *include, "--model", "local-chat-completions",
-             "--model_args", f"model=test-model,base_url={server.chat_completions_url},num_concurrent=4",
-             "--apply_chat_template", "--output_path", str(out_dir)],
+            [
+                script,
+                "--tasks",
+                "monbench_perm",
+                *include,
+                "--model",
+                "local-chat-completions",
+                "--model_args",
+                f"model=test-model,base_url={server.chat_completions_url},num_concurrent=4",
+                "--apply_chat_template",
+                "--output_path",
+                str(out_dir),
+            ],
             cwd=tmp_path,
         )
         requests = list(server.requests)
@@ -192,8 +217,18 @@ def test_reasoning_model_is_scored_correctly_in_both_frameworks_with_the_default
         logs = tmp_path / "logs"
         check_ok(
             run_cli(
-                ["inspect", "eval", "ecom_tasks/monbench_canonical", "ecom_tasks/rair_hard",
-                 "--model", "openai-api/vllm/thinker", "--log-dir", str(logs), "--display", "none"],
+                [
+                    "inspect",
+                    "eval",
+                    "ecom_tasks/monbench_canonical",
+                    "ecom_tasks/rair_hard",
+                    "--model",
+                    "openai-api/vllm/thinker",
+                    "--log-dir",
+                    str(logs),
+                    "--display",
+                    "none",
+                ],
                 env={"VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "x"},
                 cwd=tmp_path,
             )
@@ -201,9 +236,18 @@ def test_reasoning_model_is_scored_correctly_in_both_frameworks_with_the_default
         out = tmp_path / "out"
         check_ok(
             run_cli(
-                ["ecom-lm-eval", "--tasks", "monbench_canonical,rair_hard", "--model", "local-chat-completions",
-                 "--model_args", f"model=thinker,base_url={server.chat_completions_url},num_concurrent=4",
-                 "--apply_chat_template", "--output_path", str(out)],
+                [
+                    "ecom-lm-eval",
+                    "--tasks",
+                    "monbench_canonical,rair_hard",
+                    "--model",
+                    "local-chat-completions",
+                    "--model_args",
+                    f"model=thinker,base_url={server.chat_completions_url},num_concurrent=4",
+                    "--apply_chat_template",
+                    "--output_path",
+                    str(out),
+                ],
                 cwd=tmp_path,
             )
         )

@@ -59,8 +59,18 @@ def test_the_lint_passes_and_every_remaining_finding_is_documented():
 def _private_inspect_imports(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names] if isinstance(node, ast.Import) else []
-        found += [name for name in names if name.split(".")[0] == "inspect_ai" and any(part.startswith("_") for part in name.split(".")[1:])]
+        names = (
+            [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
+        found += [
+            name
+            for name in names
+            if name.split(".")[0] == "inspect_ai" and any(part.startswith("_") for part in name.split(".")[1:])
+        ]
     return found
 
 

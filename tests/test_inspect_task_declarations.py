@@ -15,6 +15,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+from helpers import check_ok, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.util import registry_info
@@ -25,7 +26,6 @@ from ecom_tasks.inspect_evals import _generate_tasks as generator
 from ecom_tasks.inspect_evals import ecomeval, monbench, rair, rmir
 from ecom_tasks.monbench.protocol import DESIGNS, parse_formats
 from ecom_tasks.rair.schema import load_records as load_rair_records
-from helpers import check_ok, run_cli
 
 MODULES = {"ecomeval": ecomeval, "monbench": monbench, "rair": rair, "rmir": rmir}
 #: The -T parameters of each benchmark's presets before the tasks were generated (the old _preset
@@ -34,12 +34,37 @@ PARAMETERS = {
     "monbench": ["data", "shots", "split", "category_weights", "metrics", "strict", "parsing", "max_tokens"],
     "rair": ["rules", "image", "data", "language", "metrics", "max_tokens", "allow_outside_images", "allow_url_images"],
     "rmir": [
-        "data", "category", "split", "retriever", "retriever_args", "pool_captions", "mode", "k", "metrics", "search",
-        "cache", "max_tokens", "allow_outside_images", "allow_url_images",
+        "data",
+        "category",
+        "split",
+        "retriever",
+        "retriever_args",
+        "pool_captions",
+        "mode",
+        "k",
+        "metrics",
+        "search",
+        "cache",
+        "max_tokens",
+        "allow_outside_images",
+        "allow_url_images",
     ],
     "ecomeval": [
-        "data", "category", "task", "language", "difficulty", "multimodal", "metrics", "cache", "max_tokens",
-        "grader_max_tokens", "judge_failure_threshold", "allow_outside_images", "allow_url_images", "graders", "panel",
+        "data",
+        "category",
+        "task",
+        "language",
+        "difficulty",
+        "multimodal",
+        "metrics",
+        "cache",
+        "max_tokens",
+        "grader_max_tokens",
+        "judge_failure_threshold",
+        "allow_outside_images",
+        "allow_url_images",
+        "graders",
+        "panel",
     ],
 }
 ADAPTERS_DIR = Path(ecom_tasks.inspect_evals.__file__).parent
@@ -56,7 +81,9 @@ def test_checked_in_tasks_are_what_the_generator_writes(monkeypatch):
     grown = dataclasses.replace(family, variants={**family.variants, "rair_hard_extra": extra})
     monkeypatch.setattr(generator, "FAMILIES", tuple(grown if f is family else f for f in generator.FAMILIES))
     assert sorted(generator.stale_files(generator.render())) == [
-        "ecom_tasks/_registry.py", "ecom_tasks/inspect_evals/eval.yaml", "ecom_tasks/inspect_evals/rair.py"
+        "ecom_tasks/_registry.py",
+        "ecom_tasks/inspect_evals/eval.yaml",
+        "ecom_tasks/inspect_evals/rair.py",
     ]
     assert generator.main(["--check"]) == 1
 
@@ -80,7 +107,9 @@ def test_every_variant_is_a_module_level_task_with_its_defaults(benchmark):
         if benchmark == "rair":
             assert (defaults["rules"], defaults["image"]) == (variant.rules, variant.image)
             assert (built.metadata["subset"], built.metadata["rules_source"], built.metadata["image"]) == (
-                variant.subset, variant.rules, variant.image
+                variant.subset,
+                variant.rules,
+                variant.image,
             )
         elif benchmark == "monbench":
             assert built.metadata["tasks"] == list(variant.tasks) and built.metadata["design"] == variant.design
@@ -113,13 +142,17 @@ def _inspect_list_tasks(folder: str) -> dict[str, str]:
 def test_inspect_list_tasks_over_the_installed_folder_lists_every_task_of_ecom_tasks_list():
     ours = check_ok(run_cli(["ecom-tasks", "list"], timeout=120)).stdout
     section = ours.split("\nInspect", 1)[1].split("\nlm-eval", 1)[0]
-    registered = {line.split()[1].removeprefix("ecom_tasks/") for line in section.splitlines() if line.split()[:1] == ["task"]}
+    registered = {
+        line.split()[1].removeprefix("ecom_tasks/") for line in section.splitlines() if line.split()[:1] == ["task"]
+    }
     # The evaluation tasks: every variant of every benchmark, the parametric monbench, the judge meta-eval.
     evaluation = {name for m in MODULES.values() for name in m.PRESETS} | {"monbench", "ecomeval_judge_meta"}
     assert len(evaluation) == 40
     in_folder = _inspect_list_tasks("ecom_tasks/inspect_evals")
     assert set(in_folder) == evaluation
-    assert all(name in MODULES[Path(path).stem].__dict__ for name, path in in_folder.items())  # each in its benchmark's file
+    assert all(
+        name in MODULES[Path(path).stem].__dict__ for name, path in in_folder.items()
+    )  # each in its benchmark's file
     # Tasks registered elsewhere in the package (the benchmarks' construction stages) are module-level
     # @task functions too: over the installed package, Inspect finds exactly what ecom-tasks list lists.
     assert registered >= evaluation
@@ -132,17 +165,34 @@ def test_a_task_runs_from_its_file_with_task_args(tmp_path):
     the registered ecom_tasks/rair_general with the same arguments."""
     logs = tmp_path / "file"
     proc = run_cli(
-        ["inspect", "eval", f"{ADAPTERS_DIR / 'rair.py'}@rair_general", "--model", "ecom/baseline", "-T", "rules=builtin",
-         "--log-dir", str(logs), "--display", "none"],
-        cwd=tmp_path, timeout=300,
+        [
+            "inspect",
+            "eval",
+            f"{ADAPTERS_DIR / 'rair.py'}@rair_general",
+            "--model",
+            "ecom/baseline",
+            "-T",
+            "rules=builtin",
+            "--log-dir",
+            str(logs),
+            "--display",
+            "none",
+        ],
+        cwd=tmp_path,
+        timeout=300,
     )
     check_ok(proc)
     [info] = list_eval_logs(str(logs))
     log = read_eval_log(info)
     assert log.status == "success" and log.eval.task == "rair_general"
     assert log.eval.task_args["rules"] == "builtin" and log.eval.metadata["rules_source"] == "builtin"
-    [registered] = inspect_eval("ecom_tasks/rair_general", model="ecom/baseline", task_args={"rules": "builtin"},
-                                log_dir=str(tmp_path / "registered"), display="none")
+    [registered] = inspect_eval(
+        "ecom_tasks/rair_general",
+        model="ecom/baseline",
+        task_args={"rules": "builtin"},
+        log_dir=str(tmp_path / "registered"),
+        display="none",
+    )
     assert [s.id for s in log.samples] == [s.id for s in registered.samples]
     assert len(log.samples) == len(load_rair_records(subset="general"))
 

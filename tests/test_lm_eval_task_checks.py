@@ -219,7 +219,9 @@ def test_folder_readme_follows_lm_evals_template(folder):
     known = set(_manager().all_tasks) | {"rair_visual"}  # Inspect-only names the README mentions as such
     assert {n for n in listed if n.startswith(folder.name)} <= known
     # The changelog reaches the version the YAML carries.
-    version = yaml.load((folder / "_default_template_yaml").read_text(encoding="utf-8"), Loader=_TagsAsText)["metadata"]["version"]
+    version = yaml.load((folder / "_default_template_yaml").read_text(encoding="utf-8"), Loader=_TagsAsText)[
+        "metadata"
+    ]["version"]
     changelog = text[text.index("### Changelog") :]
     assert f"version {version}" in changelog
 
@@ -229,7 +231,9 @@ def test_regenerating_keeps_the_readme(folder, tmp_path):
     generator = importlib.import_module(f"ecom_tasks.lm_eval_tasks.{folder.name}._generate_configs")
     copy = tmp_path / folder.name
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    (copy / "stale_task.yaml").write_text("task: stale_task\n", encoding="utf-8")  # the generator removes its own leftovers
+    (copy / "stale_task.yaml").write_text(
+        "task: stale_task\n", encoding="utf-8"
+    )  # the generator removes its own leftovers
     assert generator.main(copy, generator.render, []) == 0
     assert not (copy / "stale_task.yaml").exists()
     assert (copy / "README.md").read_bytes() == (folder / "README.md").read_bytes()
@@ -244,7 +248,9 @@ PACKAGE = TASKS_DIR.parent
 def test_only_one_module_imports_a_private_lm_eval_module():
     private = re.compile(r"^\s*(?:from|import)\s+lm_eval(?:\.\w+)*\._\w+", re.M)
     importers = sorted(
-        str(p.relative_to(PACKAGE.parent)) for p in PACKAGE.rglob("*.py") if private.search(p.read_text(encoding="utf-8"))
+        str(p.relative_to(PACKAGE.parent))
+        for p in PACKAGE.rglob("*.py")
+        if private.search(p.read_text(encoding="utf-8"))
     )
     assert importers == ["ecom_tasks/lm_eval_tasks/_lm_eval_private.py"]
     # And no private attribute of lm-eval's task objects (Task.aggregation() is the public one).

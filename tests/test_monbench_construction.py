@@ -59,9 +59,13 @@ def pair(pid, human, ad=None, position=0):
 
 def test_hard_positive_and_hard_negatives_by_hand():
     pairs = [
-        pair("p1", "relevant", position=0), pair("p2", "relevant", position=1),
-        pair("n1", "irrelevant", position=2), pair("n2", "irrelevant", position=3),
-        pair("n3", "irrelevant", position=4), pair("n4", "irrelevant", position=5), pair("n5", "irrelevant", position=6),
+        pair("p1", "relevant", position=0),
+        pair("p2", "relevant", position=1),
+        pair("n1", "irrelevant", position=2),
+        pair("n2", "irrelevant", position=3),
+        pair("n3", "irrelevant", position=4),
+        pair("n4", "irrelevant", position=5),
+        pair("n5", "irrelevant", position=6),
     ]
     votes = {  # 4 voters; None abstains
         "p1": ["relevant", "relevant", "relevant", "irrelevant"],  # 1 against the human
@@ -83,8 +87,13 @@ def test_hard_positive_and_hard_negatives_by_hand():
 
 
 def test_repeated_ad_texts_are_not_two_options():
-    pairs = [pair("p", "relevant", "Shoes"), pair("a", "irrelevant", "Socks", 1), pair("b", "irrelevant", "SOCKS", 2),
-             pair("c", "irrelevant", "Hats", 3), pair("d", "irrelevant", "Shoes", 4)]
+    pairs = [
+        pair("p", "relevant", "Shoes"),
+        pair("a", "irrelevant", "Socks", 1),
+        pair("b", "irrelevant", "SOCKS", 2),
+        pair("c", "irrelevant", "Hats", 3),
+        pair("d", "irrelevant", "Shoes", 4),
+    ]
     tallies = {p.id: tally(["relevant"] * 4) for p in pairs}
     chosen = select_options(pairs, tallies)
     assert chosen.reason == TOO_FEW_NEGATIVES and [p.id for p in chosen.negatives] == ["a", "c"]
@@ -97,7 +106,12 @@ def test_question_assembly_puts_the_positive_where_the_order_says():
     assert sorted(order) == [0, 1, 2, 3] and order == option_order("mb-build-x", seed=7)
     record = assemble_question(select_options(pairs, tallies), "mb-build-x", seed=7)
     assert record["choices"][record["answer"]] == "Right ad"
-    assert [record["choices"][order.index(i)] for i in range(4)] == ["Right ad", "Wrong ad 1", "Wrong ad 2", "Wrong ad 3"]
+    assert [record["choices"][order.index(i)] for i in range(4)] == [
+        "Right ad",
+        "Wrong ad 1",
+        "Wrong ad 2",
+        "Wrong ad 3",
+    ]
     assert record["task"] == "query_ad_relevance" and record["question"] == "User Query: q"
     seeds = {assemble_question(select_options(pairs, tallies), "mb-build-x", seed=s)["answer"] for s in range(40)}
     assert seeds == {0, 1, 2, 3}  # the correct option is not always in one place
@@ -109,15 +123,27 @@ def test_vote_stage_with_a_scripted_panel_and_the_questions_it_makes():
     def voter(answer):
         def outputs(input, tools, tool_choice, config):
             return ModelOutput.from_content("mockllm/model", answer(input[-1].text))
+
         return get_model("mockllm/model", custom_outputs=outputs, memoize=False)
 
     says_relevant = voter(lambda text: "Answer: relevant")
     says_irrelevant = voter(lambda text: "Answer: irrelevant")
     # voter 3 calls an ad relevant when it names a place or 'shoes'; voter 4 never answers readably
-    picky = voter(lambda text: "Answer: relevant" if any(w in text.split("Ad:")[1] for w in ("Leeds", "Austin", "shoes")) else "Answer: irrelevant")
+    picky = voter(
+        lambda text: (
+            "Answer: relevant"
+            if any(w in text.split("Ad:")[1] for w in ("Leeds", "Austin", "shoes"))
+            else "Answer: irrelevant"
+        )
+    )
     mute = voter(lambda text: "I would need to see the landing page.")
-    [log] = inspect_eval(monbench_build_votes(data=str(PAIRS)), model="mockllm/model", display="none", log_dir=None,
-                         model_roles={"voter_1": says_relevant, "voter_2": says_irrelevant, "voter_3": picky, "voter_4": mute})
+    [log] = inspect_eval(
+        monbench_build_votes(data=str(PAIRS)),
+        model="mockllm/model",
+        display="none",
+        log_dir=None,
+        model_roles={"voter_1": says_relevant, "voter_2": says_irrelevant, "voter_3": picky, "voter_4": mute},
+    )
     assert log.status == "success"
     votes = {str(s.id): s.scores["monbench_relevance_votes"].metadata["votes"] for s in log.samples}
     assert votes["mb-build-syn-q1-a3"] == ["relevant", "irrelevant", "relevant", None]
@@ -127,10 +153,14 @@ def test_vote_stage_with_a_scripted_panel_and_the_questions_it_makes():
     # positives: a1 ("...shoes...": 1 irrelevant vote), a2 (insoles: 2) -> a2;
     # negatives with 2 'relevant' votes: a3 (shoes), a4 (Leeds), a6 (shoes rack); a5 (tyres) has 1
     assert shoes["choices"][shoes["answer"]].startswith("Arch support insoles")
-    assert sorted(shoes["choices"]) == sorted([
-        "Arch support insoles for runners - podiatrist designed", "Flat shoes for women - ballet flats in 30 colours",
-        "Running club Leeds - join a beginners group", "Flat pack wardrobes for small bedrooms, shoes rack included",
-    ])
+    assert sorted(shoes["choices"]) == sorted(
+        [
+            "Arch support insoles for runners - podiatrist designed",
+            "Flat shoes for women - ballet flats in 30 colours",
+            "Running club Leeds - join a beginners group",
+            "Flat pack wardrobes for small bedrooms, shoes rack included",
+        ]
+    )
     assert list(skipped.values()) == [TOO_FEW_NEGATIVES]  # the wedding photographer has two irrelevant ads
 
 
@@ -146,8 +176,13 @@ def test_build_with_the_baseline_validates_and_runs_monbench_canonical(tmp_path)
     # the baseline calls an ad relevant when it repeats half the query's words: the insoles ad is the
     # human-relevant ad it misses, and the ballet flats and the wardrobes the irrelevant ones it takes
     assert shoes.choices[shoes.answer].startswith("Arch support insoles")
-    assert {c.split(" - ")[0].split(",")[0] for c in shoes.choices} >= {"Flat shoes for women", "Flat pack wardrobes for small bedrooms"}
-    [log] = inspect_eval(monbench_canonical(data=str(result.data)), model="ecom/baseline", display="none", log_dir=str(tmp_path / "runs"))
+    assert {c.split(" - ")[0].split(",")[0] for c in shoes.choices} >= {
+        "Flat shoes for women",
+        "Flat pack wardrobes for small bedrooms",
+    }
+    [log] = inspect_eval(
+        monbench_canonical(data=str(result.data)), model="ecom/baseline", display="none", log_dir=str(tmp_path / "runs")
+    )
     assert log.status == "success" and log.results.total_samples == 2
 
 
@@ -156,8 +191,22 @@ def test_build_with_the_baseline_validates_and_runs_monbench_canonical(tmp_path)
 
 def build_command(out: Path, *extra: str) -> list[str]:
     script = Path(sys.executable).parent / "ecom-tasks"
-    return [str(script), "build", "monbench", "--out", str(out), "--model", "openai-api/loop/loop-model",
-            "--max-samples", "2", "--max-connections", "2", "--display", "none", *extra]
+    return [
+        str(script),
+        "build",
+        "monbench",
+        "--out",
+        str(out),
+        "--model",
+        "openai-api/loop/loop-model",
+        "--max-samples",
+        "2",
+        "--max-connections",
+        "2",
+        "--display",
+        "none",
+        *extra,
+    ]
 
 
 @pytest.mark.slow
@@ -175,10 +224,14 @@ def test_a_build_killed_mid_stage_resumes_asking_only_the_unfinished_pairs(tmp_p
         return baseline_rule(system_text(body), last_user_text(body))
 
     def env(server):
-        return offline_env({"LOOP_BASE_URL": server.base_url, "LOOP_API_KEY": "none", "INSPECT_CACHE_DIR": str(tmp_path / "cache")})
+        return offline_env(
+            {"LOOP_BASE_URL": server.base_url, "LOOP_API_KEY": "none", "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+        )
 
     with serve_openai_compatible(killing_policy, model_name="loop-model") as server:
-        state["proc"] = subprocess.Popen(build_command(out), env=env(server), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        state["proc"] = subprocess.Popen(
+            build_command(out), env=env(server), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         first_output = state["proc"].communicate(timeout=300)[0]
         assert state["proc"].returncode == -signal.SIGKILL, first_output
         asked_first = len(server.requests)
@@ -192,7 +245,9 @@ def test_a_build_killed_mid_stage_resumes_asking_only_the_unfinished_pairs(tmp_p
     done = finished_items(log_folder, stage)
     assert 0 < done < stage.items
 
-    with serve_openai_compatible(lambda body: baseline_rule(system_text(body), last_user_text(body)), model_name="loop-model") as server:
+    with serve_openai_compatible(
+        lambda body: baseline_rule(system_text(body), last_user_text(body)), model_name="loop-model"
+    ) as server:
         again = subprocess.run(build_command(out), env=env(server), capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stdout + again.stderr
         asked = [last_user_text(body) for body in server.requests]
@@ -205,7 +260,13 @@ def test_a_build_killed_mid_stage_resumes_asking_only_the_unfinished_pairs(tmp_p
 
     # other selection thresholds: no model call, other questions
     with serve_openai_compatible(lambda body: "Answer: relevant", model_name="loop-model") as server:
-        strict = subprocess.run(build_command(out, "--min-positive-votes", "5"), env=env(server), capture_output=True, text=True, timeout=300)
+        strict = subprocess.run(
+            build_command(out, "--min-positive-votes", "5"),
+            env=env(server),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert strict.returncode == 0, strict.stdout + strict.stderr
         assert server.requests == []
     assert "0 questions made, 3 skipped" in strict.stdout
@@ -227,7 +288,6 @@ def test_a_bad_pairs_file_names_every_problem_by_file_row_field(tmp_path):
     message = str(caught.value)
     for where in (f"{bad}:1:human_label", f"{bad}:2:ad", f"{bad}:2:id", f"{bad}:3:category"):
         assert where in message, message
-
 
 
 def test_the_stage_records_its_input_hash_and_is_no_monbench_run():

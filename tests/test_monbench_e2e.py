@@ -135,10 +135,17 @@ def test_inspect_task_args_are_recorded_and_shots_reach_the_prompt(tmp_path, mon
     assert all(s.count("Here are some examples") == 1 for s in seen)
     assert len(set(seen)) == 1
     # The shots and the reading are in the log's eval.metadata, where the report reads them.
-    recorded = {key: log.eval.metadata[key] for key in ("benchmark", "shots", "parsing", "strict", "tasks", "design", "formats")}
+    recorded = {
+        key: log.eval.metadata[key] for key in ("benchmark", "shots", "parsing", "strict", "tasks", "design", "formats")
+    }
     assert recorded == {
-        "benchmark": "monbench", "shots": 5, "parsing": "grader", "strict": False,
-        "tasks": ["query_ad_relevance"], "design": "canonical", "formats": ["label"],
+        "benchmark": "monbench",
+        "shots": 5,
+        "parsing": "grader",
+        "strict": False,
+        "tasks": ["query_ad_relevance"],
+        "design": "canonical",
+        "formats": ["label"],
     }
     assert log.eval.task_version == TASK_VERSION
 
@@ -162,7 +169,9 @@ def test_inspect_strict_parsing_reads_as_task_version_2_0(tmp_path):
     args = {"task": "query_query_intent", "design": "canonical", "formats": "label"}
     grader, log = run_inspect(monbench(**args), scripted_inspect_model(dressed_letter), tmp_path / "grader")
     assert (grader["acc"], grader["invalid_rate"]) == (pytest.approx(answered_a), 0.0)
-    strict, log = run_inspect(monbench(**args, parsing="strict"), scripted_inspect_model(dressed_letter), tmp_path / "strict")
+    strict, log = run_inspect(
+        monbench(**args, parsing="strict"), scripted_inspect_model(dressed_letter), tmp_path / "strict"
+    )
     assert (strict["acc"], strict["invalid_rate"]) == (0.0, 1.0)
     assert log.eval.metadata["parsing"] == "strict"
 
@@ -214,10 +223,14 @@ def test_lm_eval_first_option_model_gets_exactly_a_quarter():
     assert results["monbench_perm"]["acc"] == pytest.approx(0.25)
 
 
-@pytest.mark.parametrize(("metadata", "shots", "parsing"), [({}, 0, "grader"), ({"shots": "5", "parsing": "strict"}, 5, "strict")])
+@pytest.mark.parametrize(
+    ("metadata", "shots", "parsing"), [({}, 0, "grader"), ({"shots": "5", "parsing": "strict"}, 5, "strict")]
+)
 def test_lm_eval_results_record_shots_and_parsing(metadata, shots, parsing):
     results = lm_eval.simple_evaluate(
-        model=ScriptedLM(first_shown), tasks=["monbench_canonical"], task_manager=task_manager(metadata=metadata),
+        model=ScriptedLM(first_shown),
+        tasks=["monbench_canonical"],
+        task_manager=task_manager(metadata=metadata),
         bootstrap_iters=0,
     )
     for task in TASKS:
@@ -238,12 +251,18 @@ def test_lm_eval_strict_parsing_reads_as_task_version_2_0():
     # reading keeps only the 6 Content runs among them. limit=72: each task's first question.
     for parsing, acc, invalid in (("grader", 0.25, 0.0), ("strict", 6 / 72, 48 / 72)):
         results = lm_eval.simple_evaluate(
-            model=ScriptedLM(first_option_with_text), tasks=["monbench_perm"], limit=len(runs_for("full")),
-            task_manager=task_manager(metadata={"parsing": parsing}), bootstrap_iters=0,
+            model=ScriptedLM(first_option_with_text),
+            tasks=["monbench_perm"],
+            limit=len(runs_for("full")),
+            task_manager=task_manager(metadata={"parsing": parsing}),
+            bootstrap_iters=0,
         )["results"]
         for task in TASKS:
             row = results[f"monbench_perm_{task}"]
-            assert row["acc,none"] == pytest.approx(acc) and row["invalid_rate,none"] == pytest.approx(invalid), (parsing, task)
+            assert row["acc,none"] == pytest.approx(acc) and row["invalid_rate,none"] == pytest.approx(invalid), (
+                parsing,
+                task,
+            )
 
 
 def test_lm_eval_oracle_model_is_right_in_every_run():
@@ -291,7 +310,9 @@ def test_epochs_are_reduced_by_mean(tmp_path):
         return oracle(messages) if calls[key] == 1 else "no answer"
 
     task = monbench(task="query_query_intent", design="cyclic", formats="label")
-    [log] = inspect_eval(task, model=scripted_inspect_model(alternating), epochs=2, log_dir=str(tmp_path), display="none")
+    [log] = inspect_eval(
+        task, model=scripted_inspect_model(alternating), epochs=2, log_dir=str(tmp_path), display="none"
+    )
     metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
     assert log.eval.config.epochs == 2
     assert metrics["acc"] == pytest.approx(0.5)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import pytest
 
+# The options of the paper's examples, in canonical order (INTENT, RELATION, CO_PURCHASE, ADS) and two
+# that differ only by spacing (LOOKALIKES): the same tables as the strict parser's tests.
+from test_monbench_parsing import ADS, CO_PURCHASE, INTENT, LOOKALIKES, RELATION  # noqa: E402
+
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.monbench.parsing import (
     AMBIGUOUS,
@@ -26,10 +30,6 @@ from ecom_tasks.monbench.parsing import (
 )
 from ecom_tasks.monbench.prompts import output_format_block
 from ecom_tasks.monbench.scoring import score_reply
-
-# The options of the paper's examples, in canonical order (INTENT, RELATION, CO_PURCHASE, ADS) and two
-# that differ only by spacing (LOOKALIKES): the same tables as the strict parser's tests.
-from test_monbench_parsing import ADS, CO_PURCHASE, INTENT, LOOKALIKES, RELATION  # noqa: E402
 
 THINK = "<think>The first query is a facial product, the second a foundation. Could be A (Substitute) or B.</think>\n"
 
@@ -51,7 +51,10 @@ CASES = [
     ("Output format: <Label>A/B/C/D</Label>\n\n<Label>B</Label>", "label", INTENT, "B", CONFLICTING_TAGS),
     (
         "** Output Format ** <Label>A/B/C/D</Label> **Valid Examples** <Label>A</Label>\n\nMy answer: <Label>C</Label>",
-        "label", INTENT, "C", CONFLICTING_TAGS,
+        "label",
+        INTENT,
+        "C",
+        CONFLICTING_TAGS,
     ),
     ("<Label>A/B/C/D</Label>", "label", INTENT, NO_TAG, OUT_OF_RANGE),  # only the echo: no answer
     # Reasoning preambles: only what follows </think> counts.
@@ -105,7 +108,10 @@ CASES = [
     ("<Answer>None of these</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
     (
         "Format: <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>\nAnswer: <Answer>Narrowing</Answer>",
-        "content", INTENT, "C", CONFLICTING_TAGS,
+        "content",
+        INTENT,
+        "C",
+        CONFLICTING_TAGS,
     ),
     (THINK + "<Answer>Complement</Answer>", "content", INTENT, "B", "B"),
     # --- Content, open-answer tasks (ad relevance, co-purchase) ---------------------------------------
@@ -115,7 +121,13 @@ CASES = [
     ("<Answer>Liquorice Allsorts</Answer>", "content", CO_PURCHASE, "B", UNKNOWN_CONTENT),  # issue 16: abbreviation
     ("<Answer>Kirkland Matcha Green Tea</Answer>", "content", CO_PURCHASE, "A", UNKNOWN_CONTENT),
     ("<Answer>Sony WH-1000XM5 Headphones</Answer>", "content", ADS, "A", UNKNOWN_CONTENT),
-    ("<Answer>Sony WH-1000XM5 Noise Cancelling Headphones – Save $70 Today</Answer>", "content", ADS, "A", UNKNOWN_CONTENT),
+    (
+        "<Answer>Sony WH-1000XM5 Noise Cancelling Headphones – Save $70 Today</Answer>",
+        "content",
+        ADS,
+        "A",
+        UNKNOWN_CONTENT,
+    ),
     ("<Answer>Travel insurance</Answer>", "content", ADS, "B", UNKNOWN_CONTENT),
     ("<Answer>B) Travel Insurance Quotes</Answer>", "content", ADS, "B", UNKNOWN_CONTENT),
     ("<Answer>**Headphone Repair Near You – Same-Day Service.**</Answer>", "content", ADS, "D", UNKNOWN_CONTENT),
@@ -133,7 +145,10 @@ CASES = [
     (
         "<Label>A/B/C/D</Label> <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>\n"
         "<Label>B</Label> <Answer>Complement</Answer>",
-        "label_content", INTENT, "B", CONFLICTING_TAGS,
+        "label_content",
+        INTENT,
+        "B",
+        CONFLICTING_TAGS,
     ),
     ("<Label>A/B/C/D</Label> <Answer>Complement</Answer>", "label_content", INTENT, NO_TAG, OUT_OF_RANGE),
     ("<Label>A or B</Label> <Answer>Complement</Answer>", "label_content", INTENT, AMBIGUOUS, OUT_OF_RANGE),
@@ -216,8 +231,14 @@ def test_label_content_strict_agreement_uses_the_grader_reading():
 
 def test_score_reply_takes_the_reading():
     fields = {
-        "record_id": "mb-paper-t6", "task": "query_query_intent", "question_index": 0, "ordering": 0,
-        "format": "label", "displayed": list(INTENT), "target_position": 1, "category": "",
+        "record_id": "mb-paper-t6",
+        "task": "query_query_intent",
+        "question_index": 0,
+        "ordering": 0,
+        "format": "label",
+        "displayed": list(INTENT),
+        "target_position": 1,
+        "category": "",
     }
     _, outcome = score_reply(fields, "<Label>B. Complement</Label>")
     assert (outcome["correct"], outcome["invalid"]) == (1, 0)

@@ -40,7 +40,9 @@ def first_option_with_text(body: dict) -> str:
     _, options = last_options_block(last_user_text(body))
     wants_label, wants_answer = requested_format(system_text(body))
     answer = f"A. {options[0]}"
-    tags = ([f"<Label>{answer}</Label>"] if wants_label else []) + ([f"<Answer>{answer}</Answer>"] if wants_answer else [])
+    tags = ([f"<Label>{answer}</Label>"] if wants_label else []) + (
+        [f"<Answer>{answer}</Answer>"] if wants_answer else []
+    )
     return " ".join(tags)
 
 
@@ -54,8 +56,21 @@ def test_inspect_first_option_model_scores_exactly_a_quarter(tmp_path: Path) -> 
     with serve_openai_compatible(first_option_with_text, model_name="first") as server:
         check_ok(
             run_cli(
-                ["inspect", "eval", "ecom_tasks/monbench_perm", "--model", "openai-api/vllm/first", "--limit", "4",
-                 "--max-connections", "16", "--log-dir", str(logs), "--display", "none"],
+                [
+                    "inspect",
+                    "eval",
+                    "ecom_tasks/monbench_perm",
+                    "--model",
+                    "openai-api/vllm/first",
+                    "--limit",
+                    "4",
+                    "--max-connections",
+                    "16",
+                    "--log-dir",
+                    str(logs),
+                    "--display",
+                    "none",
+                ],
                 env={"VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "x"},
                 cwd=tmp_path,
             )
@@ -78,8 +93,21 @@ def test_inspect_first_option_model_scores_exactly_a_quarter(tmp_path: Path) -> 
     rescored = tmp_path / "strict.eval"
     check_ok(
         run_cli(
-            ["inspect", "score", info.name, "--scorer", "ecom_tasks/monbench_scorer", "-S", "parsing=strict",
-             "--action", "overwrite", "--output-file", str(rescored), "--display", "none"],
+            [
+                "inspect",
+                "score",
+                info.name,
+                "--scorer",
+                "ecom_tasks/monbench_scorer",
+                "-S",
+                "parsing=strict",
+                "--action",
+                "overwrite",
+                "--output-file",
+                str(rescored),
+                "--display",
+                "none",
+            ],
             env={"VLLM_BASE_URL": "http://127.0.0.1:9/v1", "VLLM_API_KEY": "x"},
             cwd=tmp_path,
         )
@@ -96,10 +124,22 @@ def test_lm_eval_first_option_model_scores_exactly_a_quarter(tmp_path: Path) -> 
     with serve_openai_compatible(first_option_with_text, model_name="first") as server:
         check_ok(
             run_cli(
-                ["lm_eval", "--tasks", "monbench_perm", "--include_path", str(TASKS_DIR), "--limit", str(N_RUNS),
-                 "--model", "local-chat-completions", "--apply_chat_template",
-                 "--model_args", f"model=first,base_url={server.chat_completions_url},num_concurrent=8",
-                 "--output_path", str(out)],
+                [
+                    "lm_eval",
+                    "--tasks",
+                    "monbench_perm",
+                    "--include_path",
+                    str(TASKS_DIR),
+                    "--limit",
+                    str(N_RUNS),
+                    "--model",
+                    "local-chat-completions",
+                    "--apply_chat_template",
+                    "--model_args",
+                    f"model=first,base_url={server.chat_completions_url},num_concurrent=8",
+                    "--output_path",
+                    str(out),
+                ],
                 cwd=tmp_path,
             )
         )

@@ -71,7 +71,12 @@ def parsed_tuple(reply, fmt, displayed, **kwargs):
         # A tag quoted while reasoning is not the answer.
         ("<think>the format is <Label>A</Label>, so</think><Label>C</Label>", "label", INTENT, 2),
         ("<think>maybe <Answer>Substitute</Answer>?</think> <Answer>Irrelevant</Answer>", "content", INTENT, 3),
-        ("<think>is it <Label>D</Label>?</think><Label>B</Label> <Answer>Complement</Answer>", "label_content", INTENT, 1),
+        (
+            "<think>is it <Label>D</Label>?</think><Label>B</Label> <Answer>Complement</Answer>",
+            "label_content",
+            INTENT,
+            1,
+        ),
         # Several think blocks: only what follows the last one counts.
         ("<think>a</think><Label>A</Label><think>no, wait</think><Label>D</Label>", "label", INTENT, 3),
         # No think tags at all: the whole reply is the answer.
@@ -124,7 +129,11 @@ def test_a_reply_cut_off_while_thinking_counts_as_truncated_and_invalid():
     ("reply", "displayed", "position"),
     [
         # The option text preceded by its shown letter.
-        ("<Answer>A. Sony WH-1000XM5 Noise Cancelling Headphones – Save $70 Today. Free 2-Day Shipping.</Answer>", ADS, 0),
+        (
+            "<Answer>A. Sony WH-1000XM5 Noise Cancelling Headphones – Save $70 Today. Free 2-Day Shipping.</Answer>",
+            ADS,
+            0,
+        ),
         ("<Answer>B. Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, 1),
         ("<Answer>(B) Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, 1),
         ("<Answer>B) Bassetts Liquorice Allsorts (190g)</Answer>", CO_PURCHASE, 1),

@@ -101,7 +101,12 @@ def test_exact_prompts_content_formats():
 
 def test_few_shot_block_is_in_the_system_prompt():
     shots = [
-        record(id="s1", question="Query 1: waterpik\nQuery 2: waterpik pink", choices=("Narrowing", "Irrelevant", "Complement", "Substitute"), answer=0),
+        record(
+            id="s1",
+            question="Query 1: waterpik\nQuery 2: waterpik pink",
+            choices=("Narrowing", "Irrelevant", "Complement", "Substitute"),
+            answer=0,
+        ),
     ]
     system = build_system_prompt("query_query_intent", "label_content", shots)
     assert system.endswith(

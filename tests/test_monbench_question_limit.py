@@ -36,8 +36,18 @@ def test_questions_keeps_whole_questions_and_is_recorded(tmp_path: Path):
     out = tmp_path / "out"
     check_ok(
         run_cli(
-            ["ecom-lm-eval", "--tasks", "monbench_cyclic", "--model", "ecom-baseline",
-             "--metadata", '{"questions": 3}', "--output_path", str(out), "--log_samples"],
+            [
+                "ecom-lm-eval",
+                "--tasks",
+                "monbench_cyclic",
+                "--model",
+                "ecom-baseline",
+                "--metadata",
+                '{"questions": 3}',
+                "--output_path",
+                str(out),
+                "--log_samples",
+            ],
             cwd=tmp_path,
         )
     )
@@ -50,7 +60,9 @@ def test_questions_keeps_whole_questions_and_is_recorded(tmp_path: Path):
         (samples_file,) = out.rglob(f"samples_{name}_*.jsonl")
         ids = [json.loads(line)["doc"]["id"] for line in samples_file.read_text(encoding="utf-8").splitlines()]
         first_three = [r.id for r in load_records(None, split="test") if r.task == task][:3]
-        assert sorted({i.rsplit("_p", 1)[0] for i in ids}) == sorted(first_three)  # ids: {question}_p{ordering}_{format}
+        assert sorted({i.rsplit("_p", 1)[0] for i in ids}) == sorted(
+            first_three
+        )  # ids: {question}_p{ordering}_{format}
         expected = baseline_metrics(task, 3)
         for metric in ("acc", "consistency", "acc_fmt_label", "acc_pos_A"):
             assert results["results"][name][f"{metric},none"] == pytest.approx(expected[metric]), (name, metric)
@@ -64,14 +76,21 @@ def test_limit_counts_runs_and_questions_counts_questions():
 
     def evaluate(limit=None, metadata=None):
         results = lm_eval.simple_evaluate(
-            model="ecom-baseline", tasks=[task], limit=limit, bootstrap_iters=0,
+            model="ecom-baseline",
+            tasks=[task],
+            limit=limit,
+            bootstrap_iters=0,
             task_manager=task_manager(include_defaults=False, metadata=metadata or {}),
         )
         return results["n-samples"][task]["effective"], results["results"][task]["acc,none"]
 
     first_question = baseline_metrics("product_co_purchase", 1)["acc"]
     # --limit 12 is the first question's 12 runs: the same documents as questions=1, the same score.
-    assert evaluate(limit=CYCLIC_RUNS) == evaluate(metadata={"questions": 1}) == (CYCLIC_RUNS, pytest.approx(first_question))
+    assert (
+        evaluate(limit=CYCLIC_RUNS)
+        == evaluate(metadata={"questions": 1})
+        == (CYCLIC_RUNS, pytest.approx(first_question))
+    )
     # --limit 3 is three runs of one question, not three questions.
     assert evaluate(limit=3)[0] == 3
 

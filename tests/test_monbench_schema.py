@@ -55,7 +55,12 @@ def test_malformed_rows_are_each_reported(tmp_path):
         {**GOOD, "id": "dupchoice", "choices": ["a", "A", "c", "d"]},
         {**GOOD, "id": "split", "split": "train"},
         {**GOOD, "id": "cat", "category": "Pets"},
-        {**GOOD, "id": "rel", "task": "query_query_intent", "choices": ["Narrowing", "Broadening", "Irrelevant", "Substitute"]},
+        {
+            **GOOD,
+            "id": "rel",
+            "task": "query_query_intent",
+            "choices": ["Narrowing", "Broadening", "Irrelevant", "Substitute"],
+        },
         {**GOOD, "id": ""},
     ]
     path = write_jsonl(tmp_path / "bad.jsonl", rows)
@@ -89,7 +94,9 @@ def test_broken_json_line_is_located(tmp_path):
 
 def test_missing_file_is_a_clear_error(tmp_path):
     missing = tmp_path / "nope.jsonl"
-    assert problems_of(missing) == [f"{missing}:0:-: no such file or folder (a Hugging Face dataset id has the form owner/name)"]
+    assert problems_of(missing) == [
+        f"{missing}:0:-: no such file or folder (a Hugging Face dataset id has the form owner/name)"
+    ]
 
 
 def test_csv_with_letter_columns_and_letter_answers(tmp_path):

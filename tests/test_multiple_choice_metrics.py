@@ -16,7 +16,9 @@ TASKS = ("t0", "t1")
 FORMATS = ("label", "content")
 
 
-def outcome(task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invalid=0, mismatch=0, category=0, truncated=0):
+def outcome(
+    task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invalid=0, mismatch=0, category=0, truncated=0
+):
     return {
         "task": task,
         "question": question,
@@ -88,7 +90,9 @@ def test_reweighted_accuracy_by_hand():
     # category 1 acc 0.5 weight 3, category 2 acc 1.0 weight 1, category 5 absent -> dropped.
     assert reweighted_accuracy(outcomes, {1: 3, 2: 1, 5: 10}) == pytest.approx((3 * 0.5 + 1 * 1.0) / 4)
     assert math.isnan(reweighted_accuracy(outcomes, {7: 1}))
-    assert summarize(outcomes, SPECS, TASKS, FORMATS, category_weights={1: 1, 2: 1})["acc_reweighted"] == pytest.approx(0.75)
+    assert summarize(outcomes, SPECS, TASKS, FORMATS, category_weights={1: 1, 2: 1})["acc_reweighted"] == pytest.approx(
+        0.75
+    )
 
 
 def test_one_question_packs_all_its_runs_into_one_reducible_score():
@@ -97,7 +101,9 @@ def test_one_question_packs_all_its_runs_into_one_reducible_score():
     runs = {
         "p0_label": outcome(task=1, question=3, ordering=0, fmt=0, position=2, correct=1, category=5),
         "p7_content": outcome(task=1, question=3, ordering=7, fmt=1, position=0, correct=0, invalid=1, category=5),
-        "p23_label_content": outcome(task=1, question=3, ordering=23, fmt=2, position=3, correct=0, mismatch=1, category=5),
+        "p23_label_content": outcome(
+            task=1, question=3, ordering=23, fmt=2, position=3, correct=0, mismatch=1, category=5
+        ),
     }
     packed = pack_question(runs)
     assert packed["p7_content/invalid"] == 1 and packed["task"] == 1 and packed["category"] == 5

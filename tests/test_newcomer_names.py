@@ -75,7 +75,10 @@ def test_nothing_close_is_no_suggestion(typed: str, lm_eval_names: list[str]) ->
 
 
 def test_message_names_the_prefix_rule(lm_eval_names: list[str], inspect_names: list[str]) -> None:
-    assert unknown_name("lm-eval task", "rair_hrd", lm_eval_names) == "unknown lm-eval task 'rair_hrd'; did you mean rair_hard?"
+    assert (
+        unknown_name("lm-eval task", "rair_hrd", lm_eval_names)
+        == "unknown lm-eval task 'rair_hrd'; did you mean rair_hard?"
+    )
     assert unknown_name("lm-eval task", "ecom_tasks/rair_hard", lm_eval_names) == (
         "unknown lm-eval task 'ecom_tasks/rair_hard'; did you mean rair_hard? lm-eval task names have no ecom_tasks/ prefix"
     )
@@ -100,7 +103,10 @@ def test_unknown_tasks_reads_lm_evals_list_not_substrings() -> None:
 @pytest.mark.slow
 def test_ecom_lm_eval_suggests_the_task_meant(tmp_path: Path) -> None:
     proc = check_ok(
-        run_cli(["ecom-lm-eval", "--model", "ecom-baseline", "--tasks", "rair_hrd,monbench_perm,ecom_tasks/rair_general"], cwd=tmp_path),
+        run_cli(
+            ["ecom-lm-eval", "--model", "ecom-baseline", "--tasks", "rair_hrd,monbench_perm,ecom_tasks/rair_general"],
+            cwd=tmp_path,
+        ),
         1,
     )
     assert "Traceback" not in proc.stderr

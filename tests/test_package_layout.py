@@ -14,7 +14,13 @@ from ecom_tasks.results import BENCHMARKS
 
 PACKAGE = Path(ecom_tasks.__file__).parent
 #: What a benchmark folder or the core must never import: the layers that consume them.
-CONSUMERS = ("ecom_tasks.report", "ecom_tasks.inspect_evals", "ecom_tasks.lm_eval_tasks", "ecom_tasks.cli", "ecom_tasks._registry")
+CONSUMERS = (
+    "ecom_tasks.report",
+    "ecom_tasks.inspect_evals",
+    "ecom_tasks.lm_eval_tasks",
+    "ecom_tasks.cli",
+    "ecom_tasks._registry",
+)
 #: The core modules the report's tables are built on.
 REPORT_CORE = ("results.py", "tables.py", "reference_results.py")
 

@@ -125,7 +125,9 @@ def test_metric_specs_include_the_plugin_metric_after_the_builtins(monkeypatch: 
     assert [s.name for s in plugins.select_metrics("labels")] == ["acc2", "acc4", "macro_f1", "cohen_kappa"]
     assert [s.name for s in plugins.select_metrics("labels", "cohen_kappa, acc4")] == ["cohen_kappa", "acc4"]
     assert [s.name for s in plugins.select_metrics("choice_runs")] == ["acc", "acc_ci"]
-    with pytest.raises(ValueError, match=r"unknown labels metric\(s\) acc; registered for this kind: acc2, acc4, macro_f1, cohen_kappa"):
+    with pytest.raises(
+        ValueError, match=r"unknown labels metric\(s\) acc; registered for this kind: acc2, acc4, macro_f1, cohen_kappa"
+    ):
         plugins.select_metrics("labels", "acc")
     assert [name for name, _ in plugins.contributions("ecom_tasks_metrics")] == ["builtin", "example"]
     assert plugins.lm_eval_task_dirs() == [str(TASKS_DIR), str(PLUGIN_TASKS_DIR)]
@@ -155,7 +157,9 @@ def test_duplicate_or_malformed_metric_is_a_clear_error(monkeypatch: pytest.Monk
             return [hookspecs.MetricSpec("macro_f1", "labels", lambda data: 0.0)]
 
     monkeypatch.setattr(plugins, "plugin_manager", lambda: _fresh_manager((Shadow(), "shadow")))
-    with pytest.raises(ValueError, match=r"^ecom_tasks_metrics: 'macro_f1' from plugin 'shadow' is already registered by 'builtin'$"):
+    with pytest.raises(
+        ValueError, match=r"^ecom_tasks_metrics: 'macro_f1' from plugin 'shadow' is already registered by 'builtin'$"
+    ):
         plugins.metric_specs()
 
     class OldStyle:  # a name -> function mapping, as the hook took before metric kinds
@@ -198,8 +202,17 @@ def test_plugin_metric_appears_in_rair_results_in_both_frameworks(tmp_path: Path
     logs = tmp_path / "logs"
     check_ok(
         run_cli(
-            ["inspect", "eval", "ecom_tasks/rair_general", "--model", "ecom/baseline", "--log-dir", logs,
-             "--display", "none"],
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/rair_general",
+                "--model",
+                "ecom/baseline",
+                "--log-dir",
+                logs,
+                "--display",
+                "none",
+            ],
             env=PLUGIN_ENV,
             cwd=tmp_path,
         )
@@ -216,7 +229,16 @@ def test_plugin_metric_appears_in_rair_results_in_both_frameworks(tmp_path: Path
     out = tmp_path / "out"
     check_ok(
         run_cli(
-            ["ecom-lm-eval", "--tasks", "rair_general", "--model", "ecom-baseline", "--output_path", out, "--log_samples"],
+            [
+                "ecom-lm-eval",
+                "--tasks",
+                "rair_general",
+                "--model",
+                "ecom-baseline",
+                "--output_path",
+                out,
+                "--log_samples",
+            ],
             env=PLUGIN_ENV,
             cwd=tmp_path,
         )
@@ -236,8 +258,19 @@ def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     check_ok(
         run_cli(
-            ["inspect", "eval", "ecom_tasks/rair_hard", "--model", "ecom/baseline", "--log-dir", logs,
-             "--display", "none", "-T", "metrics=cohen_kappa,macro_f1"],
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/rair_hard",
+                "--model",
+                "ecom/baseline",
+                "--log-dir",
+                logs,
+                "--display",
+                "none",
+                "-T",
+                "metrics=cohen_kappa,macro_f1",
+            ],
             env=PLUGIN_ENV,
             cwd=tmp_path,
         )
@@ -245,15 +278,31 @@ def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
     (log_info,) = list_eval_logs(str(logs))
     log = read_eval_log(log_info, header_only=True)
     summary = log.results.scores[0].metrics
-    assert [k for k in summary if "/" not in k] == ["cohen_kappa", "macro_f1", "invalid_rate", "truncated_rate", "n", "l2_dim_acc"]
+    assert [k for k in summary if "/" not in k] == [
+        "cohen_kappa",
+        "macro_f1",
+        "invalid_rate",
+        "truncated_rate",
+        "n",
+        "l2_dim_acc",
+    ]
     assert "cohen_kappa/intent/DJ" in summary and "acc2/intent/DJ" not in summary
     assert log.eval.task_args["metrics"] == ["cohen_kappa", "macro_f1"]  # inspect splits -T a,b into a list
 
     out = tmp_path / "out"
     check_ok(
         run_cli(
-            ["ecom-lm-eval", "--tasks", "rair_hard", "--model", "ecom-baseline", "--output_path", out,
-             "--metadata", json.dumps({"metrics": "cohen_kappa,macro_f1"})],
+            [
+                "ecom-lm-eval",
+                "--tasks",
+                "rair_hard",
+                "--model",
+                "ecom-baseline",
+                "--output_path",
+                out,
+                "--metadata",
+                json.dumps({"metrics": "cohen_kappa,macro_f1"}),
+            ],
             env=PLUGIN_ENV,
             cwd=tmp_path,
         )
@@ -288,8 +337,21 @@ def test_plugin_embedder_runs_rmir(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     check_ok(
         run_cli(
-            ["inspect", "eval", "ecom_tasks/rmir", "-T", "retriever=word_hash", "-T", 'retriever_args={"dim": 32}',
-             "--model", "none", "--log-dir", logs, "--display", "none"],
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/rmir",
+                "-T",
+                "retriever=word_hash",
+                "-T",
+                'retriever_args={"dim": 32}',
+                "--model",
+                "none",
+                "--log-dir",
+                logs,
+                "--display",
+                "none",
+            ],
             env={**PLUGIN_ENV, "ECOM_TASKS_CACHE": str(tmp_path / "cache")},
             cwd=tmp_path,
         )
@@ -326,14 +388,24 @@ def test_duplicate_retriever_name_is_a_clear_error(monkeypatch: pytest.MonkeyPat
             return {"lexical": lambda: None}
 
     monkeypatch.setattr(plugins, "plugin_manager", lambda: _fresh_manager((Clash(), "clash")))
-    with pytest.raises(ValueError, match=r"^ecom_tasks_retrievers: 'lexical' from plugin 'clash' is already registered by 'builtin'$"):
+    with pytest.raises(
+        ValueError, match=r"^ecom_tasks_retrievers: 'lexical' from plugin 'clash' is already registered by 'builtin'$"
+    ):
         plugins.retrievers()
     example = _load_example_module()
     monkeypatch.setattr(plugins, "plugin_manager", lambda: _fresh_manager((example, "example")))
-    assert list(plugins.retrievers()) == ["lexical", "openai_embeddings", "open_clip", "sentence_transformers", "word_hash"]
+    assert list(plugins.retrievers()) == [
+        "lexical",
+        "openai_embeddings",
+        "open_clip",
+        "sentence_transformers",
+        "word_hash",
+    ]
 
 
-def test_plugin_dataset_named_like_ours_is_an_error_naming_both(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+def test_plugin_dataset_named_like_ours_is_an_error_naming_both(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     """A plugin registering ``rair`` must not silently replace our validator (as for metrics)."""
     from ecom_tasks.cli import main as ecom_tasks_cli
     from ecom_tasks.data import ConfigurationError

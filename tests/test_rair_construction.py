@@ -65,7 +65,10 @@ def test_visual_replies(reply, expected):
 
 def test_rule_replies():
     allowed = ["COLOR-01", "CATEGORY-02", "BRAND-01"]
-    assert parse_rule_ids("The colour differs.\nRule IDs: COLOR-01, category-02", allowed).vote == ("COLOR-01", "CATEGORY-02")
+    assert parse_rule_ids("The colour differs.\nRule IDs: COLOR-01, category-02", allowed).vote == (
+        "COLOR-01",
+        "CATEGORY-02",
+    )
     unknown = parse_rule_ids("Rule IDs: COLOR-01, FOO-9", allowed)
     assert unknown.vote == ("COLOR-01",) and unknown.unknown == ("FOO-9",)
     assert parse_rule_ids("**Rule IDs:** BRAND-01；COLOR-01", allowed).vote == ("BRAND-01", "COLOR-01")
@@ -120,14 +123,23 @@ def test_assembly_membership_ids_and_thresholds():
     sugar, hoodie = by_id["rair-build-syn-c02"], by_id["rair-build-syn-c09"]
     intents = {query_id(sugar.query): ["NC", "NC", None], query_id(hoodie.query): ["MA", "Other", "Other"]}
     visual = {hoodie.id: [1, 1, 0]}
-    rules = {sugar.id: [("ATTRIBUTE-01",), ("ATTRIBUTE-01", "COLOR-01"), None], hoodie.id: [("COLOR-01",), ("COLOR-01",), ("COLOR-01",)]}
+    rules = {
+        sugar.id: [("ATTRIBUTE-01",), ("ATTRIBUTE-01", "COLOR-01"), None],
+        hoodie.id: [("COLOR-01",), ("COLOR-01",), ("COLOR-01",)],
+    }
     out = assemble([sugar, hoodie], intents, visual, rules, Thresholds(), builtin_rules())
     rows = {row["id"]: row for row in out.rows}
     assert set(rows) == {"rair-build-syn-c02-hard", "rair-build-syn-c09-visual"}
-    assert rows["rair-build-syn-c02-hard"]["intent"] == "NC" and rows["rair-build-syn-c02-hard"]["rule_ids"] == ["ATTRIBUTE-01"]
-    assert rows["rair-build-syn-c09-visual"]["intent"] is None and rows["rair-build-syn-c09-visual"]["rule_ids"] == ["COLOR-01"]
+    assert rows["rair-build-syn-c02-hard"]["intent"] == "NC" and rows["rair-build-syn-c02-hard"]["rule_ids"] == [
+        "ATTRIBUTE-01"
+    ]
+    assert rows["rair-build-syn-c09-visual"]["intent"] is None and rows["rair-build-syn-c09-visual"]["rule_ids"] == [
+        "COLOR-01"
+    ]
     assert out.counts() == {"candidates": 2, "hard": 1, "visual": 1, "left_out": 0}
-    stricter = assemble([sugar, hoodie], intents, visual, rules, Thresholds(intent=3, visual=3, rules=3), builtin_rules())
+    stricter = assemble(
+        [sugar, hoodie], intents, visual, rules, Thresholds(intent=3, visual=3, rules=3), builtin_rules()
+    )
     assert stricter.rows == [] and stricter.counts()["left_out"] == 2
     assert [d["rule_ids"] for d in stricter.decisions] == [[], ["COLOR-01"]]
 
@@ -155,7 +167,9 @@ def test_intent_stage_with_a_scripted_panel():
     nc_or_other = lambda text: "<answer>NC</answer>" if "sugar-free" in text else "<answer>Other</answer>"  # noqa: E731
     scores = run(
         rair_build_intent(data=str(CANDIDATES)),
-        voter_1=scripted(nc_or_other), voter_2=scripted(nc_or_other), voter_3=scripted(lambda text: "Let me think about it."),
+        voter_1=scripted(nc_or_other),
+        voter_2=scripted(nc_or_other),
+        voter_3=scripted(lambda text: "Let me think about it."),
     )
     sugar = scores[query_id("sugar-free oat biscuits")]
     assert sugar.metadata["votes"] == ["NC", "NC", None] and sugar.metadata["attempts"] == [1, 1, 2]
@@ -172,9 +186,17 @@ def test_visual_stage_sees_the_image_and_counts_two_of_three():
         seen.append(text)
         return "\\boxed{1}" if "red hoodie" in text else "\\boxed{0}"
 
-    scores = run(rair_build_visual(data=str(CANDIDATES)), vlm_1=scripted(vlm), vlm_2=scripted(vlm), vlm_3=scripted(lambda t: "\\boxed{0}"))
+    scores = run(
+        rair_build_visual(data=str(CANDIDATES)),
+        vlm_1=scripted(vlm),
+        vlm_2=scripted(vlm),
+        vlm_3=scripted(lambda t: "\\boxed{0}"),
+    )
     assert {sid: s.value for sid, s in scores.items()} == {
-        "rair-build-syn-c08": 1.0, "rair-build-syn-c09": 1.0, "rair-build-syn-c10": 0.0, "rair-build-syn-c11": 0.0,
+        "rair-build-syn-c08": 1.0,
+        "rair-build-syn-c09": 1.0,
+        "rair-build-syn-c10": 0.0,
+        "rair-build-syn-c11": 0.0,
     }
     assert scores["rair-build-syn-c08"].metadata["votes"] == [1, 1, 0]
 
@@ -191,8 +213,12 @@ def test_rules_stage_shows_only_the_rules_a_label_can_carry():
 
     model = get_model("mockllm/model", custom_outputs=capture, memoize=False)
     scores = run(rair_build_rules(data=str(CANDIDATES), runs=2), annotator_1=model, annotator_2=scripted(annotator))
-    blue_prompt = next(system for user, system in shown.items() if "Unisex cotton hoodie" in user and "level: L2" in user)
-    assert "- COLOR-01 [L2, Color]" in blue_prompt and "CATEGORY-01" not in blue_prompt  # an L1 rule cannot accompany L2
+    blue_prompt = next(
+        system for user, system in shown.items() if "Unisex cotton hoodie" in user and "level: L2" in user
+    )
+    assert (
+        "- COLOR-01 [L2, Color]" in blue_prompt and "CATEGORY-01" not in blue_prompt
+    )  # an L1 rule cannot accompany L2
     blue = scores["rair-build-syn-c09"]  # CATEGORY-01 is not on its list: dropped; COLOR-01 named twice
     assert blue.answer == "COLOR-01" and blue.value == 1.0 and blue.metadata["votes"] == [["COLOR-01"], ["COLOR-01"]]
     red = scores["rair-build-syn-c08"]  # L4: only L4 rules listed, so both ids are dropped
@@ -213,10 +239,20 @@ def test_build_with_the_baseline_validates_and_runs_and_rethresholds_offline(tmp
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
     # the baseline classes queries by surface cues (rair.baseline.classify_query): one query per class
     assert {r["candidate"].removeprefix("rair-build-syn-"): r["intent"] for r in rows if r["subset"] == "hard"} == {
-        "c01": "NC", "c02": "NC", "c03": "QA", "c04": "ER", "c05": "SS", "c06": "DJ", "c07": "MA",
+        "c01": "NC",
+        "c02": "NC",
+        "c03": "QA",
+        "c04": "ER",
+        "c05": "SS",
+        "c06": "DJ",
+        "c07": "MA",
     }
     # visually salient: the query names a colour or material the item text lacks; c10's title says "striped"
-    assert sorted(r["candidate"].removeprefix("rair-build-syn-") for r in rows if r["subset"] == "visual") == ["c08", "c09", "c11"]
+    assert sorted(r["candidate"].removeprefix("rair-build-syn-") for r in rows if r["subset"] == "visual") == [
+        "c08",
+        "c09",
+        "c11",
+    ]
     ruleset = builtin_rules()
     for row in rows:
         assert set(row["rule_ids"]) <= {r.id for r in rules_for_label(ruleset, row["label"])}
@@ -228,7 +264,9 @@ def test_build_with_the_baseline_validates_and_runs_and_rethresholds_offline(tmp
     assert "rair-build-syn-c10" in decisions  # left out, still listed for review
 
     # other thresholds: every stage's log is reused, nothing is asked
-    again = build(BuildOptions(out=out, model="ecom/baseline", thresholds=Thresholds(intent=4), stage_options={"display": "none"}))
+    again = build(
+        BuildOptions(out=out, model="ecom/baseline", thresholds=Thresholds(intent=4), stage_options={"display": "none"})
+    )
     names = lambda result: {stage: log.location.rsplit("/", 1)[-1] for stage, log in result.logs.items()}  # noqa: E731
     assert names(again) == names(first)
     assert all(len(list((out / "logs" / folder).glob("*.eval"))) == 1 for folder in ("1_intent", "2_visual", "3_rules"))
@@ -261,7 +299,11 @@ def test_each_stage_records_its_inputs_hashes_and_is_no_rair_run():
     import hashlib
 
     expected = hashlib.sha256(CANDIDATES.read_bytes()).hexdigest()
-    for task in (rair_build_intent(data=str(CANDIDATES)), rair_build_visual(data=str(CANDIDATES)), rair_build_rules(data=str(CANDIDATES))):
+    for task in (
+        rair_build_intent(data=str(CANDIDATES)),
+        rair_build_visual(data=str(CANDIDATES)),
+        rair_build_rules(data=str(CANDIDATES)),
+    ):
         assert task.metadata["data_sha256"] == expected and task.metadata["benchmark"] == "rair_build"
     rules = rair_build_rules(data=str(CANDIDATES)).metadata
     assert rules["rules_sha256"] == hashlib.sha256(builtin_rules_bytes()).hexdigest()

@@ -18,7 +18,13 @@ from ecom_tasks.cli import main as ecom_tasks_main
 from ecom_tasks.construction import read_jsonl
 from ecom_tasks.rair.construction.pipeline import default_candidates
 from ecom_tasks.rair.construction.prompts import INTENT_VERSION, RULES_VERSION, VISUAL_VERSION
-from ecom_tasks.testing.openai_server import RequestRejected, image_parts, last_user_text, serve_openai_compatible, system_text
+from ecom_tasks.testing.openai_server import (
+    RequestRejected,
+    image_parts,
+    last_user_text,
+    serve_openai_compatible,
+    system_text,
+)
 
 # The bundled candidates (ecom_tasks/fixtures/rair_build/candidates.jsonl), counted by hand: 11 pairs;
 # 9 distinct queries (c01/c02 share "sugar-free oat biscuits", c08/c09 "red hoodie"); 4 pairs with an
@@ -65,8 +71,24 @@ def build(out: Path, candidates: Path, capsys) -> tuple[int, str]:
     """``ecom-tasks build rair`` in this process; (exit code, what it printed). ``--retry-attempts 0``
     keeps the failing run short (eval-set's 10 immediate retries would each ask the broken server
     again); it is no part of a stage's identity, and resuming works the same with the default."""
-    argv = ["build", "rair", "--out", str(out), "--candidates", str(candidates), "--model", "openai-api/loop/loop-model",
-            "--max-samples", "1", "--max-connections", "1", "--retry-attempts", "0", "--display", "none"]
+    argv = [
+        "build",
+        "rair",
+        "--out",
+        str(out),
+        "--candidates",
+        str(candidates),
+        "--model",
+        "openai-api/loop/loop-model",
+        "--max-samples",
+        "1",
+        "--max-connections",
+        "1",
+        "--retry-attempts",
+        "0",
+        "--display",
+        "none",
+    ]
     with pytest.raises(SystemExit) as exited:
         ecom_tasks_main(argv)
     captured = capsys.readouterr()
@@ -90,8 +112,11 @@ def outputs(out: Path) -> dict[str, bytes]:
 def test_a_build_stopped_by_a_failing_server_resumes_asking_only_the_unfinished_work(tmp_path, monkeypatch, capsys):
     candidates = candidates_copy(tmp_path / "candidates")
     # c08 and c09 share query and title: a visual request names its pair only by its image (a data URL)
-    pair_of_image = {base64.b64encode((candidates.parent / r["image"]).read_bytes()).decode(): r["id"]
-                     for r in read_jsonl(candidates) if r["image"]}
+    pair_of_image = {
+        base64.b64encode((candidates.parent / r["image"]).read_bytes()).decode(): r["id"]
+        for r in read_jsonl(candidates)
+        if r["image"]
+    }
     policy = BreaksAfter()
     with serve_openai_compatible(policy, model_name="loop-model") as server:
         monkeypatch.setenv("LOOP_BASE_URL", server.base_url)
@@ -124,13 +149,28 @@ def test_a_build_stopped_by_a_failing_server_resumes_asking_only_the_unfinished_
         code, printed = build(out, candidates, capsys)
         assert code == 0, printed
         second = server.requests[before:]
-        assert asked(second) == {"intent": 0, "visual": (VISUAL_ITEMS - VISUAL_DONE) * PANEL, "rules": RULE_ITEMS * PANEL}
-        assert "stage 1/3 intent: 9 items x 3 voters = 27 model calls; 27 of them done by an earlier run, 0 to make" in printed
-        assert "stage 2/3 visual: 4 items x 3 VLMs = 12 model calls; 6 of them done by an earlier run, 6 to make" in printed
+        assert asked(second) == {
+            "intent": 0,
+            "visual": (VISUAL_ITEMS - VISUAL_DONE) * PANEL,
+            "rules": RULE_ITEMS * PANEL,
+        }
+        assert (
+            "stage 1/3 intent: 9 items x 3 voters = 27 model calls; 27 of them done by an earlier run, 0 to make"
+            in printed
+        )
+        assert (
+            "stage 2/3 visual: 4 items x 3 VLMs = 12 model calls; 6 of them done by an earlier run, 6 to make"
+            in printed
+        )
         assert "stage 3/3 rules: 11 items x 3 runs = 33 model calls" in printed
-        visual_asked = Counter(pair_of_image[image_parts(body)[0]["image_url"]["url"].split(",", 1)[1]]
-                               for body in second if stage_of(body) == "visual")
-        assert visual_asked == {pair: PANEL for pair in set(pair_of_image.values()) - finished}  # each unfinished pair's 3 VLMs
+        visual_asked = Counter(
+            pair_of_image[image_parts(body)[0]["image_url"]["url"].split(",", 1)[1]]
+            for body in second
+            if stage_of(body) == "visual"
+        )
+        assert visual_asked == {
+            pair: PANEL for pair in set(pair_of_image.values()) - finished
+        }  # each unfinished pair's 3 VLMs
         assert outputs(out) == outputs(tmp_path / "clean")
         assert len(read_jsonl(out / "data" / "rair.jsonl")) == 10
 
@@ -157,7 +197,18 @@ def test_another_model_in_the_same_folder_is_not_counted_as_done(tmp_path, monke
     arguments, and printed "27 of them done by an earlier run, 0 to make" before 72 calls were made)."""
     candidates = candidates_copy(tmp_path / "candidates")
     out = tmp_path / "build"
-    argv = ["build", "rair", "--out", str(out), "--candidates", str(candidates), "--model", "ecom/baseline", "--display", "none"]
+    argv = [
+        "build",
+        "rair",
+        "--out",
+        str(out),
+        "--candidates",
+        str(candidates),
+        "--model",
+        "ecom/baseline",
+        "--display",
+        "none",
+    ]
     with pytest.raises(SystemExit) as exited:
         ecom_tasks_main(argv)
     assert exited.value.code == 0
@@ -167,8 +218,15 @@ def test_another_model_in_the_same_folder_is_not_counted_as_done(tmp_path, monke
         monkeypatch.setenv("LOOP_API_KEY", "none")
         code, printed = build(out, candidates, capsys)
         assert code == 0, printed
-        assert asked(server.requests) == {"intent": INTENT_ITEMS * PANEL, "visual": VISUAL_ITEMS * PANEL, "rules": RULE_ITEMS * PANEL}
+        assert asked(server.requests) == {
+            "intent": INTENT_ITEMS * PANEL,
+            "visual": VISUAL_ITEMS * PANEL,
+            "rules": RULE_ITEMS * PANEL,
+        }
     lines = printed.splitlines()
-    for line in ("stage 1/3 intent: 9 items x 3 voters = 27 model calls", "stage 2/3 visual: 4 items x 3 VLMs = 12 model calls",
-                 "stage 3/3 rules: 11 items x 3 runs = 33 model calls"):
+    for line in (
+        "stage 1/3 intent: 9 items x 3 voters = 27 model calls",
+        "stage 2/3 visual: 4 items x 3 VLMs = 12 model calls",
+        "stage 3/3 rules: 11 items x 3 runs = 33 model calls",
+    ):
         assert line in lines  # the whole line: nothing counted as done by the other model

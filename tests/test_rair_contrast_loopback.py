@@ -87,7 +87,9 @@ def served():
     items = _items()
     gold_by_prompt = {item.user_prompt: item.target for subset in SUBSETS for item in items[subset]}
     assert len(gold_by_prompt) == sum(len(v) for v in items.values())
-    with serve_openai_compatible(policy_from_rule(lambda system, user: scripted(user, gold_by_prompt[user])[0])) as server:
+    with serve_openai_compatible(
+        policy_from_rule(lambda system, user: scripted(user, gold_by_prompt[user])[0])
+    ) as server:
         yield server, items
 
 

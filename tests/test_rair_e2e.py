@@ -69,14 +69,18 @@ def oracle_answers() -> dict[tuple[str, str | None], str]:
     answers = {}
     for item in [*build_items(load_records(), image=False), *build_items(load_records(), image=True)]:
         key = (item.user_prompt, image_digest(item.image) if item.image else None)
-        answers[key] = render_answer(item.target, item.fields["gold_dimension"] or None, "checked", item.record.language)
+        answers[key] = render_answer(
+            item.target, item.fields["gold_dimension"] or None, "checked", item.record.language
+        )
     return answers
 
 
 def scripted_model(policy):
     def output(input, tools, tool_choice, config):
         user = input[-1]
-        images = [c.image for c in user.content if isinstance(c, ContentImage)] if not isinstance(user.content, str) else []
+        images = (
+            [c.image for c in user.content if isinstance(c, ContentImage)] if not isinstance(user.content, str) else []
+        )
         key = (user.text, image_digest(images[0]) if images else None)
         return ModelOutput.from_content(model="mockllm/model", content=policy(key))
 
@@ -87,7 +91,9 @@ def scripted_model(policy):
 
 
 def test_inspect_baseline_runs_all_three_tasks(tmp_path):
-    logs = inspect_eval([rair_general(), rair_hard(), rair_visual()], model="ecom/baseline", log_dir=str(tmp_path), display="none")
+    logs = inspect_eval(
+        [rair_general(), rair_hard(), rair_visual()], model="ecom/baseline", log_dir=str(tmp_path), display="none"
+    )
     assert [log.eval.task.split("/")[-1] for log in logs] == ["rair_general", "rair_hard", "rair_visual"]
     for subset, log in zip(SUBSETS, logs):
         metrics = inspect_metrics(log)
@@ -104,14 +110,19 @@ def test_inspect_baseline_runs_all_three_tasks(tmp_path):
 
 def test_inspect_scripted_oracle_with_invalid_replies_counted(tmp_path):
     answers = oracle_answers()
-    bad = itertools.cycle(["L5", "relevant", "", "<think>x</think>\nPartially relevant", "<think>cut off mid-reasoning"])
+    bad = itertools.cycle(
+        ["L5", "relevant", "", "<think>x</think>\nPartially relevant", "<think>cut off mid-reasoning"]
+    )
     calls = itertools.count()
 
     def policy(key):
         return next(bad) if next(calls) % 4 == 0 else answers[key]
 
     logs = inspect_eval(
-        [rair_general(), rair_hard(), rair_visual()], model=scripted_model(policy), log_dir=str(tmp_path), display="none"
+        [rair_general(), rair_hard(), rair_visual()],
+        model=scripted_model(policy),
+        log_dir=str(tmp_path),
+        display="none",
     )
     total = invalid = 0
     for log in logs:
@@ -120,9 +131,13 @@ def test_inspect_scripted_oracle_with_invalid_replies_counted(tmp_path):
         n_invalid = sum(status in INVALID_STATUSES for status in statuses)
         assert metrics["invalid_rate"] == pytest.approx(n_invalid / len(statuses))
         assert metrics["acc4"] == pytest.approx(1 - n_invalid / len(statuses))
-        assert metrics["confusion/L4/invalid"] + metrics["confusion/L2/invalid"] + metrics["confusion/L1/invalid"] + metrics[
-            "confusion/L3/invalid"
-        ] == n_invalid
+        assert (
+            metrics["confusion/L4/invalid"]
+            + metrics["confusion/L2/invalid"]
+            + metrics["confusion/L1/invalid"]
+            + metrics["confusion/L3/invalid"]
+            == n_invalid
+        )
         if metrics.get("l2_dim_acc") == metrics.get("l2_dim_acc"):  # not nan: some L2 answered L2
             assert metrics["l2_dim_acc"] == 1.0
         total += len(statuses)
@@ -132,7 +147,10 @@ def test_inspect_scripted_oracle_with_invalid_replies_counted(tmp_path):
 
 def test_image_and_rules_are_one_parameter_away_and_logged(tmp_path):
     default, changed = inspect_eval(
-        [rair_visual(), rair_visual(image=False, rules="builtin")], model="ecom/baseline", log_dir=str(tmp_path), display="none"
+        [rair_visual(), rair_visual(image=False, rules="builtin")],
+        model="ecom/baseline",
+        log_dir=str(tmp_path),
+        display="none",
     )
     assert (default.eval.task_args["image"], default.eval.task_args["rules"]) == (True, "none")
     assert (changed.eval.task_args["image"], changed.eval.task_args["rules"]) == (False, "builtin")
@@ -153,7 +171,17 @@ def test_image_and_rules_are_one_parameter_away_and_logged(tmp_path):
 def test_inspect_command_line_resolves_the_task_and_records_its_args(tmp_path):
     proc = check_ok(
         run_cli(
-            ["inspect", "eval", "ecom_tasks/rair_visual", "--model", "ecom/baseline", "--log-dir", tmp_path, "-T", "rules=builtin"],
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/rair_visual",
+                "--model",
+                "ecom/baseline",
+                "--log-dir",
+                tmp_path,
+                "-T",
+                "rules=builtin",
+            ],
             cwd=tmp_path,
         )
     )
@@ -183,14 +211,20 @@ def test_missing_image_file_at_load_time_names_file_row_field(tmp_path):
 
 def test_lm_eval_groups_with_the_baseline_match_the_shared_core():
     results = lm_eval.simple_evaluate(
-        model="ecom-baseline", tasks=["rair", "rair_builtin_rules"], task_manager=task_manager(include_defaults=False), bootstrap_iters=0, log_samples=True
+        model="ecom-baseline",
+        tasks=["rair", "rair_builtin_rules"],
+        task_manager=task_manager(include_defaults=False),
+        bootstrap_iters=0,
+        log_samples=True,
     )
     rows = lm_eval_rows(results)
     for subset in SUBSETS:
         for suffix, rules in (("", "none"), ("_builtin_rules", "builtin")):
             name = LM_EVAL_TASK[subset] + suffix
             expected = baseline_metrics(subset, rules=rules)
-            assert_same(rows[name], expected, [k for k in subset_metric_keys(subset, select_metrics("labels")) if k in expected])
+            assert_same(
+                rows[name], expected, [k for k in subset_metric_keys(subset, select_metrics("labels")) if k in expected]
+            )
             contexts = [s["arguments"][0][0] for s in results["samples"][name]]
             assert all((f"({RULES_VERSION})" in c) == bool(suffix) for c in contexts)
     for group in ("rair", "rair_builtin_rules"):
@@ -211,7 +245,9 @@ def test_loopback_server_through_inspect_receives_images(tmp_path):
         # not memoized: Inspect caches models by name and explicit base URL, so a "openai-api/vllm/test-model"
         # made by an earlier test (its server since stopped) would be reused and hang
         model = get_model("openai-api/vllm/test-model", base_url=server.base_url, api_key="test-key", memoize=False)
-        logs = inspect_eval([rair_visual(), rair_hard(rules="builtin")], model=model, log_dir=str(tmp_path), display="none")
+        logs = inspect_eval(
+            [rair_visual(), rair_hard(rules="builtin")], model=model, log_dir=str(tmp_path), display="none"
+        )
         requests = list(server.requests)
     assert_same(inspect_metrics(logs[0]), baseline_metrics("visual", image=True), HEADLINE)
     assert_same(inspect_metrics(logs[1]), baseline_metrics("hard", rules="builtin"), HEADLINE)
@@ -254,11 +290,16 @@ def test_inspect_counts_replies_stopped_by_the_token_limit(tmp_path):
     def output(input, tools, tool_choice, config):
         cut = next(calls) % 3 == 0
         text = "<think>" + "still weighing the brand and the colour " * 50 if cut else "<think>ok</think>\nL4"
-        result = ModelOutput.from_content(model="mockllm/model", content=text, stop_reason="max_tokens" if cut else "stop")
+        result = ModelOutput.from_content(
+            model="mockllm/model", content=text, stop_reason="max_tokens" if cut else "stop"
+        )
         return result
 
     (log,) = inspect_eval(
-        rair_hard(max_tokens=256), model=get_model("mockllm/model", custom_outputs=output), log_dir=str(tmp_path), display="none"
+        rair_hard(max_tokens=256),
+        model=get_model("mockllm/model", custom_outputs=output),
+        log_dir=str(tmp_path),
+        display="none",
     )
     metrics = inspect_metrics(log)
     n = len(load_records(subset="hard"))

@@ -29,10 +29,11 @@ def rair_metrics(outcomes):
 def summarize(outcomes, **kwargs):
     return summarize_outcomes(outcomes, LABEL_SPECS, **kwargs)
 
+
 SIDE = {"L1": "irrelevant", "L2": "irrelevant", "L3": "relevant", "L4": "relevant", "invalid": "invalid"}
 
 
-def sklearn_metrics(gold: list[str], pred: list[str], labels: list[str] = list(LEVELS)) -> dict:
+def sklearn_metrics(gold: list[str], pred: list[str], labels: tuple[str, ...] = tuple(LEVELS)) -> dict:
     return {
         "acc4": accuracy_score(gold, pred),
         "acc2": accuracy_score([SIDE[g] for g in gold], [SIDE[p] for p in pred]),
@@ -93,7 +94,11 @@ def test_seeded_large_sets_match_sklearn():
         rows = _random_rows(rng, rng.randrange(1, 2000))
         expected = sklearn_metrics([LEVELS[r[0]] for r in rows], [PRED_LABELS[r[1]] for r in rows])
         result = summarize([encode_outcome(g, p) for g, p, _, _ in rows])
-        assert (result["acc4"], result["acc2"], result["macro_f1"]) == (expected["acc4"], expected["acc2"], expected["macro_f1"])
+        assert (result["acc4"], result["acc2"], result["macro_f1"]) == (
+            expected["acc4"],
+            expected["acc2"],
+            expected["macro_f1"],
+        )
         assert [[result[f"confusion/{g}/{p}"] for p in PRED_LABELS] for g in LEVELS] == expected["confusion"]
 
 

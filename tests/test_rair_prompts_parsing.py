@@ -95,7 +95,9 @@ def test_baseline_answers_every_fixture_prompt_validly_and_deterministically():
 
 def test_baseline_heuristic_levels():
     def answer(query, title):
-        return respond_rair([("user", f"Input:\nUser Query: {query}\nItem Title: {title}\nItem Shop: \nItem CPV: \nItem SKU: ")])
+        return respond_rair(
+            [("user", f"Input:\nUser Query: {query}\nItem Title: {title}\nItem Shop: \nItem CPV: \nItem SKU: ")]
+        )
 
     assert answer("burgundy dress", "Burgundy dress for women").endswith("\nL4")
     assert answer("burgundy dress", "blue summer dress").endswith("[L2-Color Mismatch]")

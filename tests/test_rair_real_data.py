@@ -10,10 +10,42 @@ from ecom_tasks.rair.protocol import load_items
 from ecom_tasks.rair.scoring import score_reply, summarize
 
 ROWS = [
-    {"id": "r1", "subset": "general", "query": "酒红色连衣裙", "title": "夏季酒红色收腰连衣裙", "industry": "服饰", "label": "L4", "rule_ids": []},
-    {"id": "r2", "subset": "general", "query": "儿童滑板车", "title": "成人折叠滑板车", "industry": "运动户外", "label": "L2", "rule_ids": []},
-    {"id": "r3", "subset": "general", "query": "猫粮", "title": "成猫全价猫粮 2kg", "industry": "宠物", "label": "L4", "rule_ids": []},
-    {"id": "r4", "subset": "general", "query": "red hoodie", "title": "Unisex hoodie, red", "industry": "fashion & apparel", "label": "L4", "rule_ids": []},
+    {
+        "id": "r1",
+        "subset": "general",
+        "query": "酒红色连衣裙",
+        "title": "夏季酒红色收腰连衣裙",
+        "industry": "服饰",
+        "label": "L4",
+        "rule_ids": [],
+    },
+    {
+        "id": "r2",
+        "subset": "general",
+        "query": "儿童滑板车",
+        "title": "成人折叠滑板车",
+        "industry": "运动户外",
+        "label": "L2",
+        "rule_ids": [],
+    },
+    {
+        "id": "r3",
+        "subset": "general",
+        "query": "猫粮",
+        "title": "成猫全价猫粮 2kg",
+        "industry": "宠物",
+        "label": "L4",
+        "rule_ids": [],
+    },
+    {
+        "id": "r4",
+        "subset": "general",
+        "query": "red hoodie",
+        "title": "Unisex hoodie, red",
+        "industry": "fashion & apparel",
+        "label": "L4",
+        "rule_ids": [],
+    },
 ]
 
 

@@ -65,70 +65,198 @@ REPLIES = [
     pytest.param(
         "<think>\nThe query asks for Nike running shorts from the official store; the item is Nike shorts from an "
         "outlet. L4 is out, L3 maybe?\n</think>\n\n[L2-Store Mismatch]",
-        "L2", "Store", OK, RULE_FORM, id="think-then-mismatch-form",
+        "L2",
+        "Store",
+        OK,
+        RULE_FORM,
+        id="think-then-mismatch-form",
     ),
-    pytest.param("reasoning, the opening tag was in the chat template</think>\n**L3**", "L3", None, OK, RULE_LONE_LINE, id="think-open-tag-dropped"),
-    pytest.param("<think>x</think>\n[L2 - Target Audience Mismatch]", "L2", "Audience", OK, RULE_FORM, id="form-fig9-attribute-name"),
-    pytest.param("<think>x</think>\n[L2-Vibes Mismatch]", "L2", OTHER_DIMENSION, OK, RULE_FORM, id="form-unknown-dimension"),
+    pytest.param(
+        "reasoning, the opening tag was in the chat template</think>\n**L3**",
+        "L3",
+        None,
+        OK,
+        RULE_LONE_LINE,
+        id="think-open-tag-dropped",
+    ),
+    pytest.param(
+        "<think>x</think>\n[L2 - Target Audience Mismatch]",
+        "L2",
+        "Audience",
+        OK,
+        RULE_FORM,
+        id="form-fig9-attribute-name",
+    ),
+    pytest.param(
+        "<think>x</think>\n[L2-Vibes Mismatch]", "L2", OTHER_DIMENSION, OK, RULE_FORM, id="form-unknown-dimension"
+    ),
     pytest.param("<think>颜色不同</think>\n【L2-颜色不匹配】", "L2", "Color", OK, RULE_FORM, id="form-chinese"),
-    pytest.param("[L2-Brand Mismatch] [L2-Color Mismatch]", "L2", "Brand", OK, RULE_FORM, id="form-two-dimensions-first-counts"),
+    pytest.param(
+        "[L2-Brand Mismatch] [L2-Color Mismatch]", "L2", "Brand", OK, RULE_FORM, id="form-two-dimensions-first-counts"
+    ),
     # --- explicit final-answer markers ---------------------------------------------------------
-    pytest.param("Final answer: L3 — not L4 because the colour differs", "L3", None, OK, RULE_MARKER, id="marker-then-contrast"),
+    pytest.param(
+        "Final answer: L3 — not L4 because the colour differs", "L3", None, OK, RULE_MARKER, id="marker-then-contrast"
+    ),
     pytest.param("**Final answer:** L1", "L1", None, OK, RULE_MARKER, id="marker-markdown"),
     pytest.param("## Final Answer\n\n**L3**", "L3", None, OK, RULE_MARKER, id="marker-heading"),
     pytest.param("Answer: L1\nFinal answer: L2", "L2", None, OK, RULE_MARKER, id="marker-last-wins"),
-    pytest.param("The item is L2 at most... Final Answer: [L2-Color Mismatch]", "L2", "Color", OK, RULE_MARKER, id="marker-with-form"),
     pytest.param(
-        "Relevance: L2. Not L1, since the category matches.\n[L2-Brand Mismatch]", "L2", "Brand", OK, RULE_MARKER,
+        "The item is L2 at most... Final Answer: [L2-Color Mismatch]",
+        "L2",
+        "Color",
+        OK,
+        RULE_MARKER,
+        id="marker-with-form",
+    ),
+    pytest.param(
+        "Relevance: L2. Not L1, since the category matches.\n[L2-Brand Mismatch]",
+        "L2",
+        "Brand",
+        OK,
+        RULE_MARKER,
         id="marker-dimension-from-form",
     ),
-    pytest.param("Final answer: Level 2 (Brand Mismatch)", "L2", "Brand", OK, RULE_MARKER, id="marker-level-in-words-with-dimension"),
-    pytest.param("Relevance level: L4 (Perfectly Relevant). The item fully satisfies the query.", "L4", None, OK, RULE_MARKER, id="marker-code-and-name"),
-    pytest.param('{"relevance": "L3", "reason": "red is close to burgundy, so not L4"}', "L3", None, OK, RULE_MARKER, id="json"),
-    pytest.param('```json\n{"level": "L2", "mismatch_type": "Brand"}\n```', "L2", "Brand", OK, RULE_MARKER, id="json-fenced-with-dimension"),
-    pytest.param('{"relevance": "L2", "mismatch": "颜色"}', "L2", "Color", OK, RULE_MARKER, id="json-chinese-dimension"),
+    pytest.param(
+        "Final answer: Level 2 (Brand Mismatch)",
+        "L2",
+        "Brand",
+        OK,
+        RULE_MARKER,
+        id="marker-level-in-words-with-dimension",
+    ),
+    pytest.param(
+        "Relevance level: L4 (Perfectly Relevant). The item fully satisfies the query.",
+        "L4",
+        None,
+        OK,
+        RULE_MARKER,
+        id="marker-code-and-name",
+    ),
+    pytest.param(
+        '{"relevance": "L3", "reason": "red is close to burgundy, so not L4"}', "L3", None, OK, RULE_MARKER, id="json"
+    ),
+    pytest.param(
+        '```json\n{"level": "L2", "mismatch_type": "Brand"}\n```',
+        "L2",
+        "Brand",
+        OK,
+        RULE_MARKER,
+        id="json-fenced-with-dimension",
+    ),
+    pytest.param(
+        '{"relevance": "L2", "mismatch": "颜色"}', "L2", "Color", OK, RULE_MARKER, id="json-chinese-dimension"
+    ),
     pytest.param("<answer>L4</answer>", "L4", None, OK, RULE_MARKER, id="answer-tag"),
     pytest.param("最终答案：【L2-颜色不匹配】", "L2", "Color", OK, RULE_MARKER, id="marker-chinese-form"),
     pytest.param("答案：L3（不是L4，颜色有差异）", "L3", None, OK, RULE_MARKER, id="marker-chinese-contrast"),
-    pytest.param("该商品品牌不符，判定为L2（品牌不匹配）。", "L2", "Brand", OK, RULE_MARKER, id="chinese-verdict-with-dimension"),
+    pytest.param(
+        "该商品品牌不符，判定为L2（品牌不匹配）。", "L2", "Brand", OK, RULE_MARKER, id="chinese-verdict-with-dimension"
+    ),
     pytest.param("相关性：完全相关", "L4", None, OK, RULE_MARKER, id="marker-chinese-level-name"),
     pytest.param("结论：部分不相关", "L2", None, OK, RULE_MARKER, id="marker-chinese-l2-name"),
     pytest.param("Final answer: 3", "L3", None, OK, RULE_MARKER, id="marker-bare-number"),
     pytest.param("Final answer: L2 or L3", None, None, AMBIGUOUS, RULE_MARKER, id="marker-hedged"),
-    pytest.param("The relevance is L3 or L4 depending on how strictly colour is judged.", None, None, AMBIGUOUS, RULE_MARKER, id="marker-hedged-prose"),
+    pytest.param(
+        "The relevance is L3 or L4 depending on how strictly colour is judged.",
+        None,
+        None,
+        AMBIGUOUS,
+        RULE_MARKER,
+        id="marker-hedged-prose",
+    ),
     pytest.param("Final answer: L5 (beyond L4)", None, None, OUT_OF_RANGE, RULE_MARKER, id="marker-out-of-range"),
     # --- contrast, negation, hypotheticals -------------------------------------------------------
-    pytest.param("Brand differs, so not L4 or L3.\n[L2-Brand Mismatch]", "L2", "Brand", OK, RULE_FORM, id="negation-over-a-list"),
-    pytest.param("Query wants red; the item is blue. L4 is out. **L2**.", "L2", None, OK, RULE_STATED, id="level-is-out"),
-    pytest.param("Colours differ at the detail level\nL4 would need an exact match, so L3.", "L3", None, OK, RULE_STATED, id="would-need"),
-    pytest.param("Close, but not L4:\n\n- **L3**.", "L3", None, OK, RULE_LONE_LINE, id="not-then-bullet"),
-    pytest.param("The answer is not L4 but L3.", "L3", None, OK, RULE_START, id="not-but"),
-    pytest.param("L3 (closely relevant) rather than L4 (perfectly relevant)", "L3", None, OK, RULE_START, id="rather-than-with-names"),
-    pytest.param("Although L4 is tempting, L3 fits better.", "L3", None, OK, RULE_START, id="although"),
-    pytest.param("I'll go with L3 over L4.", "L3", None, OK, RULE_START, id="over"),
-    pytest.param("I'd pick L3 instead of L4, as opposed to L2 for a brand clash.", "L3", None, OK, RULE_START, id="instead-of-as-opposed-to"),
-    pytest.param("If it were burgundy, it would be L4. As it is red, L3.", "L3", None, OK, RULE_STATED, id="conditional-sentence"),
     pytest.param(
-        "This is clearly L2. It would be L3 if the brand were a sub-brand, and L1 if the category were unrelated.",
-        "L2", None, OK, RULE_START, id="hypothetical-alternatives",
+        "Brand differs, so not L4 or L3.\n[L2-Brand Mismatch]", "L2", "Brand", OK, RULE_FORM, id="negation-over-a-list"
     ),
     pytest.param(
-        "L3.\n\nL4 would be too generous given the colour difference, and L2 too harsh.", "L3", None, OK, RULE_LONE_LINE,
+        "Query wants red; the item is blue. L4 is out. **L2**.", "L2", None, OK, RULE_STATED, id="level-is-out"
+    ),
+    pytest.param(
+        "Colours differ at the detail level\nL4 would need an exact match, so L3.",
+        "L3",
+        None,
+        OK,
+        RULE_STATED,
+        id="would-need",
+    ),
+    pytest.param("Close, but not L4:\n\n- **L3**.", "L3", None, OK, RULE_LONE_LINE, id="not-then-bullet"),
+    pytest.param("The answer is not L4 but L3.", "L3", None, OK, RULE_START, id="not-but"),
+    pytest.param(
+        "L3 (closely relevant) rather than L4 (perfectly relevant)",
+        "L3",
+        None,
+        OK,
+        RULE_START,
+        id="rather-than-with-names",
+    ),
+    pytest.param("Although L4 is tempting, L3 fits better.", "L3", None, OK, RULE_START, id="although"),
+    pytest.param("I'll go with L3 over L4.", "L3", None, OK, RULE_START, id="over"),
+    pytest.param(
+        "I'd pick L3 instead of L4, as opposed to L2 for a brand clash.",
+        "L3",
+        None,
+        OK,
+        RULE_START,
+        id="instead-of-as-opposed-to",
+    ),
+    pytest.param(
+        "If it were burgundy, it would be L4. As it is red, L3.", "L3", None, OK, RULE_STATED, id="conditional-sentence"
+    ),
+    pytest.param(
+        "This is clearly L2. It would be L3 if the brand were a sub-brand, and L1 if the category were unrelated.",
+        "L2",
+        None,
+        OK,
+        RULE_START,
+        id="hypothetical-alternatives",
+    ),
+    pytest.param(
+        "L3.\n\nL4 would be too generous given the colour difference, and L2 too harsh.",
+        "L3",
+        None,
+        OK,
+        RULE_LONE_LINE,
         id="too-generous",
     ),
     pytest.param("Neither L1 nor L2; L3.", "L3", None, OK, RULE_START, id="neither-nor"),
-    pytest.param("The item is not a perfect match (L4), but it is closely relevant (L3).", "L3", None, OK, RULE_START, id="not-a-perfect-match"),
-    pytest.param("L4. Wait, actually the colour is red, not burgundy. L3.", "L3", None, OK, RULE_STATED, id="self-correction"),
+    pytest.param(
+        "The item is not a perfect match (L4), but it is closely relevant (L3).",
+        "L3",
+        None,
+        OK,
+        RULE_START,
+        id="not-a-perfect-match",
+    ),
+    pytest.param(
+        "L4. Wait, actually the colour is red, not burgundy. L3.", "L3", None, OK, RULE_STATED, id="self-correction"
+    ),
     pytest.param("L4, or rather L3", "L3", None, OK, RULE_START, id="or-rather"),
     pytest.param("Is it L4? No, the colour differs. L3.", "L3", None, OK, RULE_STATED, id="question-then-answer"),
     pytest.param("If I had to choose, I would say L3.", "L3", None, OK, RULE_START, id="if-i-had-to-choose"),
-    pytest.param("If the colour were exact I'd say L4, but it isn't, so L3.", "L3", None, OK, RULE_START, id="conditional-then-so"),
-    pytest.param("如果颜色一致则为L4，但商品是红色，所以为L3。", "L3", None, OK, RULE_START, id="chinese-conditional-then-so"),
-    pytest.param("L3 would fit best; L4 would fit only if the colour matched.", "L3", None, OK, RULE_START, id="would-fit-best"),
+    pytest.param(
+        "If the colour were exact I'd say L4, but it isn't, so L3.",
+        "L3",
+        None,
+        OK,
+        RULE_START,
+        id="conditional-then-so",
+    ),
+    pytest.param(
+        "如果颜色一致则为L4，但商品是红色，所以为L3。", "L3", None, OK, RULE_START, id="chinese-conditional-then-so"
+    ),
+    pytest.param(
+        "L3 would fit best; L4 would fit only if the colour matched.", "L3", None, OK, RULE_START, id="would-fit-best"
+    ),
     pytest.param("Assigning L4 would be wrong here. **Output:** L3", "L3", None, OK, RULE_MARKER, id="output-marker"),
     pytest.param("是L3而不是L4", "L3", None, OK, RULE_START, id="chinese-er-bu-shi"),
     pytest.param(
-        "查询“酒红色连衣裙”，商品为红色连衣裙，颜色相近但不完全一致，因此相关性为L3，而非L4。", "L3", None, OK, RULE_MARKER,
+        "查询“酒红色连衣裙”，商品为红色连衣裙，颜色相近但不完全一致，因此相关性为L3，而非L4。",
+        "L3",
+        None,
+        OK,
+        RULE_MARKER,
         id="chinese-er-fei",
     ),
     pytest.param("不是L4，因为颜色不同。L3", "L3", None, OK, RULE_START, id="chinese-bu-shi"),
@@ -150,44 +278,90 @@ REPLIES = [
     # --- level names in words ---------------------------------------------------------------------
     pytest.param("Level 3 – Closely Relevant", "L3", None, OK, RULE_LONE_LINE, id="level-word-and-name"),
     pytest.param("Level four.", "L4", None, OK, RULE_LONE_LINE, id="level-number-word"),
-    pytest.param("Irrelevant. The item is a pillow, not a soundproofing solution.", "L1", None, OK, RULE_START, id="name-opens-answer"),
-    pytest.param("The brand is irrelevant here; the item is exactly what was asked: L4.", "L4", None, OK, RULE_START, id="name-in-prose-is-no-level"),
+    pytest.param(
+        "Irrelevant. The item is a pillow, not a soundproofing solution.",
+        "L1",
+        None,
+        OK,
+        RULE_START,
+        id="name-opens-answer",
+    ),
+    pytest.param(
+        "The brand is irrelevant here; the item is exactly what was asked: L4.",
+        "L4",
+        None,
+        OK,
+        RULE_START,
+        id="name-in-prose-is-no-level",
+    ),
     pytest.param("3级", "L3", None, OK, RULE_LONE_LINE, id="chinese-grade"),
     pytest.param("相关性等级：第3级", "L3", None, OK, RULE_MARKER, id="chinese-marker-grade"),
     # --- markdown and long replies of instruct models ----------------------------------------------
     pytest.param(
         "### Analysis\n- **Category**: dress vs dress ✔\n- **Color**: burgundy vs red ✘ (close)\n\n"
         "The colour is close but not identical, so this is not a perfect match.\n\n**Relevance: L3**",
-        "L3", None, OK, RULE_MARKER, id="markdown-analysis",
+        "L3",
+        None,
+        OK,
+        RULE_MARKER,
+        id="markdown-analysis",
     ),
     pytest.param(
         'The user is searching for a "Burgundy Dress". The item is a women\'s red midi dress. Category matches. '
         "According to the levels, L4 requires complete satisfaction, so it's not L4. L2 would apply if a key attribute "
         "failed outright, which isn't the case. Therefore the relevance is **L3**.",
-        "L3", None, OK, RULE_MARKER, id="prose-weighing-levels",
+        "L3",
+        None,
+        OK,
+        RULE_MARKER,
+        id="prose-weighing-levels",
     ),
     pytest.param(
         "Step 1: category matches.\nStep 2: brand Puma vs Nike.\n\nL2 - Brand Mismatch\n\nAn L1 would only apply to an unrelated category.",
-        "L2", "Brand", OK, RULE_FORM, id="steps-then-unbracketed-form",
+        "L2",
+        "Brand",
+        OK,
+        RULE_FORM,
+        id="steps-then-unbracketed-form",
     ),
-    pytest.param("L2\n\nReason: brand mismatch (Puma vs Nike).", "L2", None, OK, RULE_LONE_LINE, id="level-then-reason"),
+    pytest.param(
+        "L2\n\nReason: brand mismatch (Puma vs Nike).", "L2", None, OK, RULE_LONE_LINE, id="level-then-reason"
+    ),
     # --- echoes of the prompt -----------------------------------------------------------------------
     pytest.param(
         "Output Format: For L2 cases, specify the mismatch type in brackets, e.g., [L2-Style Mismatch].\n"
         "Final Answer: After </think>, output only the final level: L1, L3 or L4, or for L2 the bracketed form "
         "[L2-<attribute> Mismatch].\n\nL3",
-        "L3", None, OK, RULE_LONE_LINE, id="echo-format-lines",
+        "L3",
+        None,
+        OK,
+        RULE_LONE_LINE,
+        id="echo-format-lines",
     ),
     pytest.param(
-        build_system_prompt("en").split("Relevance Levels:")[1] + "\nThe category and brand match but the colour is off, so L3.",
-        "L3", None, OK, RULE_STATED, id="echo-level-definitions",
+        build_system_prompt("en").split("Relevance Levels:")[1]
+        + "\nThe category and brand match but the colour is off, so L3.",
+        "L3",
+        None,
+        OK,
+        RULE_STATED,
+        id="echo-level-definitions",
     ),
     pytest.param("On the L1-L4 scale this item is L3.", "L3", None, OK, RULE_START, id="echo-scale"),
     pytest.param("Output only the final level: L1, L3 or L4.", None, None, NO_LABEL, "", id="echo-only"),
     # --- no answer ----------------------------------------------------------------------------------
-    pytest.param("I'm sorry, but I can't determine the relevance without seeing the product image.", None, None, NO_LABEL, "", id="refusal"),
+    pytest.param(
+        "I'm sorry, but I can't determine the relevance without seeing the product image.",
+        None,
+        None,
+        NO_LABEL,
+        "",
+        id="refusal",
+    ),
     pytest.param("As an AI language model, I cannot rate this item.", None, None, NO_LABEL, "", id="refusal-ai"),
-    pytest.param("I can't say whether it's L3 or L4.", None, None, AMBIGUOUS, RULE_HEDGE, id="refusal-naming-two-levels"),
+    pytest.param(
+        "I can't say whether it's L3 or L4.", None, None, AMBIGUOUS, RULE_HEDGE, id="refusal-naming-two-levels"
+    ),
     pytest.param("Hmm, L3? Or L4? Hard to say.", None, None, NO_LABEL, "", id="questions-only"),
     pytest.param("It is not L4.", None, None, NO_LABEL, "", id="only-a-negated-level"),
     pytest.param("relevant", None, None, NO_LABEL, "", id="no-level"),
@@ -204,7 +378,9 @@ REPLIES = [
 @pytest.mark.parametrize(("reply", "label", "dimension", "status", "rule"), REPLIES)
 def test_the_level_a_reply_asserts(reply, label, dimension, status, rule):
     parsed = parse_reply(reply)
-    assert (parsed.label, parsed.dimension, parsed.status, parsed.rule) == (label, dimension, status, rule), parsed.detail
+    assert (parsed.label, parsed.dimension, parsed.status, parsed.rule) == (label, dimension, status, rule), (
+        parsed.detail
+    )
     assert parsed.valid == (status == OK)
     assert (status in INVALID_STATUSES) == (status != OK)
     if status == OK:

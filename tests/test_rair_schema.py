@@ -210,7 +210,9 @@ def test_language_is_inferred_when_missing_or_empty(tmp_path):
     )
     languages = {r.id: r.language for r in load_records(path)}
     assert languages == {"en": "en", "en-empty": "en", "zh-title": "zh", "zh-compat": "zh", "given": "zh"}
-    [nan_cell] = validate_rows([Row("table[test]", 1, good_row(query="连衣裙", language=float("nan")))])  # pandas' empty cell
+    [nan_cell] = validate_rows(
+        [Row("table[test]", 1, good_row(query="连衣裙", language=float("nan")))]
+    )  # pandas' empty cell
     assert nan_cell.language == "zh"
     assert infer_language("Ｌ3 ｒｅｄ", "ﾚｯﾄﾞ") == "en"  # full-width Latin and kana are not CJK ideographs
     assert infer_language("", "连衣裙") == "zh"
@@ -220,8 +222,8 @@ def test_csv_row_with_chinese_industry_and_no_language_column(tmp_path):
     path = tmp_path / "data.csv"
     path.write_text(
         "id,subset,query,title,shop_name,cpv,sku,image,industry,intent,label,rule_ids\n"
-        'c1,general,酒红色连衣裙,夏季酒红色连衣裙,,,,,服饰,,L4,[]\n'
-        'c2,general,red dress,Summer red dress,,,,,Pet Supplies,,L4,[]\n',
+        "c1,general,酒红色连衣裙,夏季酒红色连衣裙,,,,,服饰,,L4,[]\n"
+        "c2,general,red dress,Summer red dress,,,,,Pet Supplies,,L4,[]\n",
         encoding="utf-8",
     )
     records = load_records(path)
@@ -300,7 +302,9 @@ def test_validate_command_accepts_fixtures_and_reports_bad_rows(tmp_path, capsys
     assert ok.value.code == 0
     out = capsys.readouterr().out
     assert "OK: 69 rair records" in out and "visual" in out
-    path = write_jsonl(tmp_path / "bad.jsonl", [good_row(label="L5"), good_row(id="x2", subset="visual", image="gone.png")])
+    path = write_jsonl(
+        tmp_path / "bad.jsonl", [good_row(label="L5"), good_row(id="x2", subset="visual", image="gone.png")]
+    )
     with pytest.raises(SystemExit) as bad:
         ecom_tasks_cli(["validate", "rair", str(path)])
     assert bad.value.code == 1
@@ -358,7 +362,11 @@ def test_rules_file_json_in_our_schema_text_verbatim_and_errors(tmp_path):
     bad.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(DataValidationError) as info:
         load_rules(str(bad))
-    assert {(p.row, p.field) for p in info.value.problems} == {(0, "version"), (1, "rules.level"), (2, "rules.dimension")}
+    assert {(p.row, p.field) for p in info.value.problems} == {
+        (0, "version"),
+        (1, "rules.level"),
+        (2, "rules.dimension"),
+    }
     with pytest.raises(DataValidationError, match="rules file not found"):
         load_rules(str(tmp_path / "nope.json"))
     assert load_rules("none") is None and load_rules("builtin") is builtin_rules()

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from helpers import REPO_DIR, check_ok, run_cli
 
 DOCS = [REPO_DIR / "README.md", *sorted((REPO_DIR / "ecom_tasks").glob("*/README.md"))]
@@ -109,7 +108,12 @@ def _positional(argv: tuple[str, ...], flags_without_value: set[str] = frozenset
     while index < len(argv):
         word = argv[index]
         if word.startswith("-"):
-            if "=" not in word and word not in flags_without_value and index + 1 < len(argv) and not argv[index + 1].startswith("-"):
+            if (
+                "=" not in word
+                and word not in flags_without_value
+                and index + 1 < len(argv)
+                and not argv[index + 1].startswith("-")
+            ):
                 index += 1
         else:
             out.append(word)
@@ -138,7 +142,9 @@ def _registry_object(name: str):
 def _check_options_known(command: Command, help_text: str) -> None:
     for option in _options(command.argv):
         if option.startswith("--"):
-            assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", help_text), f"{command}: unknown option {option}"
+            assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", help_text), (
+                f"{command}: unknown option {option}"
+            )
 
 
 def _check_inspect_eval(command: Command) -> None:
@@ -219,7 +225,11 @@ def test_readme_command_names_what_exists(command: Command) -> None:
 
 def _runnable(command: Command) -> bool:
     argv, options = command.argv, _options(command.argv)
-    if command.argv[0] in NOT_RUN or "..." in argv or any(s in w for w in argv for s in ("path/to/", "$(", "http://", "https://")):
+    if (
+        command.argv[0] in NOT_RUN
+        or "..." in argv
+        or any(s in w for w in argv for s in ("path/to/", "$(", "http://", "https://"))
+    ):
         return False
     models = options.get("--model", [])
     roles = [v.partition("=")[2] for v in options.get("--model-role", [])]
@@ -311,5 +321,9 @@ def test_task_names_in_the_prose_exist(where: str, name: str) -> None:
     if bare in {"monbench", "rair", "ecomeval", "rmir"} and not name.startswith("ecom_tasks/"):
         return  # the benchmark's own name
     # `<name>_builtin_rules`, `monbench_<variant>_<task>`: some real name must fit the pattern
-    pattern = re.compile("^" + re.sub(r"<[^>]+>", "[a-z0-9_]+", re.escape(bare).replace(r"\<", "<").replace(r"\>", ">")) + "$")
-    assert any(pattern.match(known) for known in _known_names()), f"{where}: `{name}` names no task, group or registered object"
+    pattern = re.compile(
+        "^" + re.sub(r"<[^>]+>", "[a-z0-9_]+", re.escape(bare).replace(r"\<", "<").replace(r"\>", ">")) + "$"
+    )
+    assert any(pattern.match(known) for known in _known_names()), (
+        f"{where}: `{name}` names no task, group or registered object"
+    )

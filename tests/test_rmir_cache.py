@@ -90,7 +90,9 @@ def test_a_corrupt_shard_is_named_skipped_and_its_items_embedded_again(tmp_path,
     with np.load(victim) as data:
         lost = len(data["keys"])
     raw = victim.read_bytes()
-    victim.write_bytes({"truncated": raw[: len(raw) // 2], "garbage": b"PK\x03\x04 not really a zip", "empty": b""}[damage])
+    victim.write_bytes(
+        {"truncated": raw[: len(raw) // 2], "garbage": b"PK\x03\x04 not really a zip", "empty": b""}[damage]
+    )
     again = Embedder()
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         vectors = embed_pool(again, inputs, root=tmp_path)
@@ -115,7 +117,10 @@ def test_a_shard_of_the_wrong_shape_is_skipped(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         vectors = embed_pool(Embedder(), inputs, root=tmp_path)
     assert vectors.embedded == len(keys) and vectors.skipped == 1
-    assert f"{victim}: keys of shape ({len(keys)},) and vectors of shape ({len(keys)}, 5), not 8-dimensional rows" in warnings_of(caplog)[0]
+    assert (
+        f"{victim}: keys of shape ({len(keys)},) and vectors of shape ({len(keys)}, 5), not 8-dimensional rows"
+        in warnings_of(caplog)[0]
+    )
 
 
 @pytest.mark.parametrize("content", ['{"id": "cache_test(dim=8', "[]", '{"id": "someone else", "dim": 8}', "\udcff"])
@@ -171,9 +176,19 @@ def test_a_foreign_shard_does_not_move_an_rmir_score(monkeypatch, tmp_path):
     cache = tmp_path / "cache"
     monkeypatch.setenv("ECOM_TASKS_CACHE", str(cache))
     monkeypatch.setattr(
-        plugins, "plugin_manager", lambda: _manager_with(oracle=lambda: Pinned(ScriptedEmbedder(1.0), "oracle"), reversed=lambda: Pinned(ScriptedEmbedder(-1.0), "reversed"))
+        plugins,
+        "plugin_manager",
+        lambda: _manager_with(
+            oracle=lambda: Pinned(ScriptedEmbedder(1.0), "oracle"),
+            reversed=lambda: Pinned(ScriptedEmbedder(-1.0), "reversed"),
+        ),
     )
-    best, worst = inspect_eval([rmir(retriever="oracle"), rmir(retriever="reversed")], model="none", log_dir=str(tmp_path / "logs"), display="none")
+    best, worst = inspect_eval(
+        [rmir(retriever="oracle"), rmir(retriever="reversed")],
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
     assert metrics_of(best)["recall@20"] == 1.0 and metrics_of(worst)["recall@20"] == 0.0
     oracle_dir = EmbeddingCache("pinned(oracle)", cache).dir
     for path in EmbeddingCache("pinned(reversed)", cache).dir.glob("*/*.npz"):
@@ -251,7 +266,9 @@ def test_a_read_only_cache_folder_is_named_and_cache_read_uses_it(tmp_path, read
     folder = EmbeddingCache(Embedder().id, tmp_path).dir
     try:
         read_only(folder)
-        with pytest.raises(CacheError, match=f"cannot write the RMIR embedding cache folder {folder} .*Permission denied"):
+        with pytest.raises(
+            CacheError, match=f"cannot write the RMIR embedding cache folder {folder} .*Permission denied"
+        ):
             embed_pool(Embedder(), [*inputs, EmbedInput(text="new")], root=tmp_path)
         read = embed_pool(Embedder(), [*inputs, EmbedInput(text="new")], root=tmp_path, cache="read")
         assert (read.cached, read.embedded) == (60, 1)
@@ -271,9 +288,17 @@ def test_an_unwritable_cache_in_a_run_names_the_folder_and_cache_read_runs(monke
     root.write_text("x", encoding="utf-8")
     monkeypatch.setenv("ECOM_TASKS_CACHE", str(root))
     monkeypatch.setattr(plugins, "plugin_manager", lambda: _manager_with(plain=lambda: Embedder(sign=1.0)))
-    failed, ran = inspect_eval([rmir(retriever="plain"), rmir(retriever="plain", cache="read")], model="none", log_dir=str(tmp_path / "logs"), display="none")
+    failed, ran = inspect_eval(
+        [rmir(retriever="plain"), rmir(retriever="plain", cache="read")],
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
     assert failed.status == "error"
-    assert f"cannot write the RMIR embedding cache folder {EmbeddingCache(Embedder().id, root).dir}" in failed.error.message
+    assert (
+        f"cannot write the RMIR embedding cache folder {EmbeddingCache(Embedder().id, root).dir}"
+        in failed.error.message
+    )
     assert metrics_of(ran)["n"] == 13 and ran.eval.metadata["cache"] == "read"
 
 
@@ -297,7 +322,10 @@ def test_readers_racing_a_writer_see_only_whole_files(tmp_path):
         try:
             cache = EmbeddingCache(writer_embedder.id, tmp_path)
             for batch in batches:
-                cache.put([item.content_hash() for item in batch], np.asarray([writer_embedder.vector(item) for item in batch], dtype=np.float32))
+                cache.put(
+                    [item.content_hash() for item in batch],
+                    np.asarray([writer_embedder.vector(item) for item in batch], dtype=np.float32),
+                )
         except BaseException as exc:
             errors.append(exc)
         finally:

@@ -39,7 +39,12 @@ T, F, A = "True", "False", "ABSTAIN"
 )
 def test_majority_with_confidence(votes, label, confidence, status):
     vote = majority_with_confidence(votes)
-    assert (vote.label, vote.confidence, vote.status, vote.judges) == (label, pytest.approx(confidence), status, len(votes))
+    assert (vote.label, vote.confidence, vote.status, vote.judges) == (
+        label,
+        pytest.approx(confidence),
+        status,
+        len(votes),
+    )
 
 
 @pytest.mark.parametrize(
@@ -69,7 +74,12 @@ def test_decide_refuses_unknown_votes_and_thresholds():
 def test_tsr_of_a_query_uses_the_image_index_in_rank_order_padded_with_negatives():
     decisions = {"a": decide([T] * 5), "b": decide([F] * 5), "c": decide([T] * 5), "d": decide([F] * 5)}
     # Out of rank order on purpose; "d" came from the text index only and is not part of TSR.
-    candidates = [Candidate("c", image_rank=3), Candidate("a", image_rank=1), Candidate("b", image_rank=2), Candidate("d", text_rank=1)]
+    candidates = [
+        Candidate("c", image_rank=3),
+        Candidate("a", image_rank=1),
+        Candidate("b", image_rank=2),
+        Candidate("d", text_rank=1),
+    ]
     # K = 4: negativeness [0, 1, 0, 1 (padding)]; tails 2/4, 2/3, 1/2, 1 -> (1/2 + 2/3 + 1/2 + 1) / 4 = 2/3.
     assert query_tsr(candidates, decisions, k=4) == pytest.approx(2 / 3)
     # K = 16, one positive on top and 15 padded negatives: (15/16 + 15) / 16.
@@ -84,9 +94,12 @@ def test_assemble_removes_uncertain_images_everywhere_unions_the_pool_and_splits
         "q4": [],
     }
     votes = {
-        ("q1", "x"): [T] * 5, ("q1", "y"): [T] * 5, ("q1", "z"): [F] * 5,
+        ("q1", "x"): [T] * 5,
+        ("q1", "y"): [T] * 5,
+        ("q1", "z"): [F] * 5,
         ("q2", "y"): [T, T, T, T, F],  # uncertain: y leaves q1's positives and the pool too
-        ("q2", "w"): [T] * 5, ("q2", "v"): [T] * 5,
+        ("q2", "w"): [T] * 5,
+        ("q2", "v"): [T] * 5,
         ("q3", "z"): [F, F, F, A, A],  # negative majority at 0.6: uncertain, z removed; q3 has no positive
     }
     result = assemble(["q1", "q2", "q3", "q4"], candidates, votes, confidence=1.0, tsr_threshold=0.5, k=4)
@@ -111,30 +124,53 @@ def test_assemble_needs_every_triplets_votes():
 
 # --- parsers ----------------------------------------------------------------------------------------
 
-PAIR = "<query>What finishes this job?</query>\n<target>a claw hammer</target>\n<reasoning>nails need striking</reasoning>"
+PAIR = (
+    "<query>What finishes this job?</query>\n<target>a claw hammer</target>\n<reasoning>nails need striking</reasoning>"
+)
 
 
 @pytest.mark.parametrize(
     ("reply", "status", "pairs", "abstained"),
     [
-        (f"<image>a nail</image>\n<functional>\n{PAIR}\n</functional>\n<temporal>ABSTAIN</temporal>\n<causal>\n{PAIR}\n</causal>",
-         "ok", {"functional", "causal"}, {"temporal"}),
-        (f"<think>Let me look at <functional> ideas...</think>\n<functional>{PAIR}</functional>\n<temporal>{PAIR}</temporal>\n"
-         f"<causal><query>ABSTAIN</query><target>ABSTAIN</target><reasoning>ABSTAIN</reasoning></causal>",
-         "ok", {"functional", "temporal"}, {"causal"}),
+        (
+            f"<image>a nail</image>\n<functional>\n{PAIR}\n</functional>\n<temporal>ABSTAIN</temporal>\n<causal>\n{PAIR}\n</causal>",
+            "ok",
+            {"functional", "causal"},
+            {"temporal"},
+        ),
+        (
+            f"<think>Let me look at <functional> ideas...</think>\n<functional>{PAIR}</functional>\n<temporal>{PAIR}</temporal>\n"
+            f"<causal><query>ABSTAIN</query><target>ABSTAIN</target><reasoning>ABSTAIN</reasoning></causal>",
+            "ok",
+            {"functional", "temporal"},
+            {"causal"},
+        ),
         # the requested format echoed first, then the answer: the last block counts
-        (f"<functional>\n<query>the query</query>\n<target>the target description</target>\n</functional>\n"
-         f"Here is my answer:\n<functional>{PAIR}</functional><temporal>{PAIR}</temporal><causal>{PAIR}</causal>",
-         "ok", {"functional", "temporal", "causal"}, set()),
+        (
+            f"<functional>\n<query>the query</query>\n<target>the target description</target>\n</functional>\n"
+            f"Here is my answer:\n<functional>{PAIR}</functional><temporal>{PAIR}</temporal><causal>{PAIR}</causal>",
+            "ok",
+            {"functional", "temporal", "causal"},
+            set(),
+        ),
         # the paper's tag names
-        ("<Example_FUNC_1><query>What opens it?</query><target_desc>a ring of keys</target_desc></Example_FUNC_1>",
-         "partial", {"functional"}, set()),
+        (
+            "<Example_FUNC_1><query>What opens it?</query><target_desc>a ring of keys</target_desc></Example_FUNC_1>",
+            "partial",
+            {"functional"},
+            set(),
+        ),
         ("```xml\n<functional>" + PAIR + "</functional>\n```", "partial", {"functional"}, set()),
         (prompts.SENSITIVE_ABSTAIN, "sensitive", set(), {"functional", "temporal", "causal"}),
         ("<think>The image shows a protest, so I should", "truncated", set(), set()),
         ("I'm sorry, I can't help with that.", "unreadable", set(), set()),
         ("", "empty", set(), set()),
-        ("<functional><query>这个怎么打开？</query><target>一把钥匙</target></functional>", "partial", {"functional"}, set()),
+        (
+            "<functional><query>这个怎么打开？</query><target>一把钥匙</target></functional>",
+            "partial",
+            {"functional"},
+            set(),
+        ),
     ],
 )
 def test_parse_generation(reply, status, pairs, abstained):
@@ -146,7 +182,10 @@ def test_parse_generation(reply, status, pairs, abstained):
 def test_parse_generation_reads_the_fields():
     parsed = parse_generation(f"<functional>{PAIR}</functional>")
     assert parsed.pairs["functional"] == parse_generation(f"<functional>{PAIR}</functional>").pairs["functional"]
-    assert (parsed.pairs["functional"].query, parsed.pairs["functional"].target) == ("What finishes this job?", "a claw hammer")
+    assert (parsed.pairs["functional"].query, parsed.pairs["functional"].target) == (
+        "What finishes this job?",
+        "a claw hammer",
+    )
     assert parsed.missing == ("temporal", "causal")
 
 
@@ -174,7 +213,10 @@ def test_parse_filter(reply, valid):
 @pytest.mark.parametrize(
     ("reply", "verdict"),
     [
-        ("<candidate>keys</candidate>\n<input>a padlock</input>\n<reasoning>keys open it</reasoning>\n<verdict>True</verdict>", T),
+        (
+            "<candidate>keys</candidate>\n<input>a padlock</input>\n<reasoning>keys open it</reasoning>\n<verdict>True</verdict>",
+            T,
+        ),
         ("<verdict>false</verdict>", F),
         ("<verdict>ABSTAIN</verdict>", A),
         ("<consistent>True</consistent>", T),  # the paper's tag
@@ -204,14 +246,23 @@ def test_baseline_answers_the_construction_prompts_from_captions_and_abstains_wi
     assert set(parse_generation(baseline_reply([("user", blind)])).abstained) == set(prompts.CATEGORY_TAGS)
 
     ok = prompts.prompt_text(prompts.filter_prompt("x.png", "What will happen next?", "a kettle whistling with steam"))
-    names_it = prompts.prompt_text(prompts.filter_prompt("x.png", "What does the kettle do next?", "a kettle whistling with steam"))
+    names_it = prompts.prompt_text(
+        prompts.filter_prompt("x.png", "What does the kettle do next?", "a kettle whistling with steam")
+    )
     assert parse_filter(baseline_reply([("user", ok)])).valid is True
     assert parse_filter(baseline_reply([("user", names_it)])).valid is False
 
     def judge(candidate: str | None) -> str | None:
-        text = prompts.prompt_text(prompts.judge_prompt(
-            "a.png", "What happens next?", "b.png", input_caption="a kettle on a lit gas stove", candidate_caption=candidate, captions=True
-        ))
+        text = prompts.prompt_text(
+            prompts.judge_prompt(
+                "a.png",
+                "What happens next?",
+                "b.png",
+                input_caption="a kettle on a lit gas stove",
+                candidate_caption=candidate,
+                captions=True,
+            )
+        )
         return parse_judgement(baseline_reply([("user", text)])).verdict
 
     assert judge("a kettle on a stove with steam") == T  # shares "kettle" and "stove"
@@ -220,7 +271,10 @@ def test_baseline_answers_the_construction_prompts_from_captions_and_abstains_wi
 
 
 def test_cost_lines():
-    assert cost_line(Stage("judge", "t", {}, items=40, calls_per_item=5, unit="judges")) == "judge: 40 items x 5 judges = 200 model calls"
+    assert (
+        cost_line(Stage("judge", "t", {}, items=40, calls_per_item=5, unit="judges"))
+        == "judge: 40 items x 5 judges = 200 model calls"
+    )
     assert cost_line(Stage("judge", "t", {}, items=40, calls_per_item=5, unit="judges"), done=16) == (
         "judge: 40 items x 5 judges = 200 model calls; 80 of them done by an earlier run, 120 to make"
     )
@@ -240,7 +294,9 @@ def _judge_model(votes: dict[str, str], calls: list[int]):
         text = input[-1].text
         caption = [line for line in text.splitlines() if line.startswith(prompts.CAPTION_LABEL)][-1]
         vote = next(v for key, v in votes.items() if key in caption)
-        return ModelOutput.from_content("mockllm/model", f"<reasoning>scripted at {config.temperature}</reasoning>\n<verdict>{vote}</verdict>")
+        return ModelOutput.from_content(
+            "mockllm/model", f"<reasoning>scripted at {config.temperature}</reasoning>\n<verdict>{vote}</verdict>"
+        )
 
     return get_model("mockllm/model", custom_outputs=reply, memoize=False)
 
@@ -249,15 +305,29 @@ def test_judge_stage_with_a_scripted_mockllm_panel_and_rescoring_at_another_conf
     from ecom_tasks.rmir.construction.tasks import rmir_build_judge, rmir_panel_scorer
 
     triplets = [
-        {"id": "q|phillips_screwdriver", "query_id": "q", "seed": "q_func_screw", "query_text": "Which tool takes this out?", "candidate": "phillips_screwdriver"},
-        {"id": "q|claw_hammer", "query_id": "q", "seed": "q_func_screw", "query_text": "Which tool takes this out?", "candidate": "claw_hammer"},
+        {
+            "id": "q|phillips_screwdriver",
+            "query_id": "q",
+            "seed": "q_func_screw",
+            "query_text": "Which tool takes this out?",
+            "candidate": "phillips_screwdriver",
+        },
+        {
+            "id": "q|claw_hammer",
+            "query_id": "q",
+            "seed": "q_func_screw",
+            "query_text": "Which tool takes this out?",
+            "candidate": "claw_hammer",
+        },
     ]
     path = tmp_path / "triplets.jsonl"
     digest = write_jsonl(path, triplets)
     # Judges 1-4 accept the screwdriver, judge 5 rejects it; everyone rejects the hammer.
     calls: list[int] = []
     roles = {f"judge_{i}": _judge_model({"phillips": T if i < 5 else F, "hammer": F}, calls) for i in range(1, 6)}
-    task = rmir_build_judge(seeds=str(fixtures_dir("rmir") / "seeds.jsonl"), input=str(path), input_sha256=digest, captions=True)
+    task = rmir_build_judge(
+        seeds=str(fixtures_dir("rmir") / "seeds.jsonl"), input=str(path), input_sha256=digest, captions=True
+    )
     [log] = inspect_eval(task, model="mockllm/model", model_roles=roles, display="none", log_dir=str(tmp_path / "logs"))
     assert log.status == "success" and len(calls) == 10
     scores = {s.id: s.scores["rmir_panel_scorer"] for s in log.samples}

@@ -31,7 +31,11 @@ FIXTURE_IMAGES = fixtures_dir("rmir") / "images"
 
 
 def _stage(text: str) -> str:
-    for name, start in (("generate", prompts.GENERATION_INSTRUCTIONS), ("filter", prompts.FILTER_INSTRUCTIONS), ("judge", prompts.JUDGE_INSTRUCTIONS)):
+    for name, start in (
+        ("generate", prompts.GENERATION_INSTRUCTIONS),
+        ("filter", prompts.FILTER_INSTRUCTIONS),
+        ("judge", prompts.JUDGE_INSTRUCTIONS),
+    ):
         if text.startswith(start[:80]):
             return name
     raise AssertionError(f"not a construction prompt: {text[:80]!r}")
@@ -42,7 +46,9 @@ def _captions(text: str) -> list[str]:
 
 
 def _query(text: str) -> str:
-    return next(line[len(prompts.QUERY_LABEL):].strip() for line in text.splitlines() if line.startswith(prompts.QUERY_LABEL))
+    return next(
+        line[len(prompts.QUERY_LABEL) :].strip() for line in text.splitlines() if line.startswith(prompts.QUERY_LABEL)
+    )
 
 
 # --- the offline baseline on the bundled seeds ------------------------------------------------------
@@ -65,7 +71,12 @@ def test_baseline_builds_a_dataset_that_validates_and_runs_through_rmir(tmp_path
     # The baseline's filter rejects a query naming a word of its target: its temporal template does ("hours").
     assert {r["category"] for r in generated if r not in filtered} == {"temporal"}
     # Each stage's log records its inputs' sha256 (task arguments), equal to the files read.
-    for name, input_file in (("generate", "inputs.jsonl"), ("filter", "generated.jsonl"), ("retrieve", "filtered.jsonl"), ("judge", "triplets.jsonl")):
+    for name, input_file in (
+        ("generate", "inputs.jsonl"),
+        ("filter", "generated.jsonl"),
+        ("retrieve", "filtered.jsonl"),
+        ("judge", "triplets.jsonl"),
+    ):
         args = result.logs[name].eval.task_args
         assert args["input_sha256"] == file_sha256(out / "work" / input_file)
         assert args["seeds_sha256"] == file_sha256(fixtures_dir("rmir") / "seeds.jsonl")
@@ -81,7 +92,13 @@ def test_baseline_builds_a_dataset_that_validates_and_runs_through_rmir(tmp_path
     pool_ids = {p["id"] for p in read_jsonl(data / "pool.jsonl")}
     assert pool_ids == {pid for q in result.assembly.queries for pid in q.positives}
     test = load_data(data, split="test")
-    [log] = inspect_eval("ecom_tasks/rmir", model="none", task_args={"data": str(data)}, display="none", log_dir=str(tmp_path / "rmir-logs"))
+    [log] = inspect_eval(
+        "ecom_tasks/rmir",
+        model="none",
+        task_args={"data": str(data)},
+        display="none",
+        log_dir=str(tmp_path / "rmir-logs"),
+    )
     assert log.status == "success"
     assert log.results.total_samples == len(test.queries)
     assert 0.0 <= log.results.scores[0].metrics["recall@20"].value <= 1.0
@@ -148,8 +165,24 @@ def scripted_policy(body) -> str:
 
 def build_command(seeds: Path, out: Path, *extra: str) -> list[str]:
     roles = [arg for i in range(1, 6) for arg in ("--model-role", f"judge_{i}=openai-api/loop/judge-{i}")]
-    return ["ecom-tasks", "build", "rmir", "--seeds", str(seeds), "--out", str(out), "--model", "openai-api/loop/writer",
-            *roles, "--captions", "--k", "4", "--display", "none", *extra]
+    return [
+        "ecom-tasks",
+        "build",
+        "rmir",
+        "--seeds",
+        str(seeds),
+        "--out",
+        str(out),
+        "--model",
+        "openai-api/loop/writer",
+        *roles,
+        "--captions",
+        "--k",
+        "4",
+        "--display",
+        "none",
+        *extra,
+    ]
 
 
 def loop_env(server) -> dict[str, str]:
@@ -161,14 +194,22 @@ def test_scripted_panel_gives_the_hand_computed_dataset_and_thresholds_change_wi
     seeds = scenario_seeds(tmp_path / "seeds")
     out = tmp_path / "build"
     with serve_openai_compatible(scripted_policy) as server:
-        proc = check_ok(run_cli(build_command(seeds, out, "--tsr-threshold", "0.5"), env=loop_env(server), cwd=tmp_path))
+        proc = check_ok(
+            run_cli(build_command(seeds, out, "--tsr-threshold", "0.5"), env=loop_env(server), cwd=tmp_path)
+        )
         by_stage = [_stage(last_user_text(b)) for b in server.requests]
     # 1 image, 2 queries (causal abstained), (4 + 3) triplets x 5 judges
     assert by_stage.count("generate") == 1 and by_stage.count("filter") == 2 and by_stage.count("judge") == 35
     assert "stage 4/4 judge: 7 items x 5 judges = 35 model calls" in proc.stdout
     triplets = read_jsonl(out / "work" / "triplets.jsonl")
     assert [(t["candidate"], t["image_rank"]) for t in triplets] == [
-        ("z3", 1), ("z2", 2), ("z1", 3), ("zg", 4), ("g2", 1), ("g1", 2), ("zg", 3)
+        ("z3", 1),
+        ("z2", 2),
+        ("z1", 3),
+        ("zg", 4),
+        ("g2", 1),
+        ("g1", 2),
+        ("zg", 3),
     ]
     queries = {q["id"]: q for q in read_jsonl(out / "data" / "queries.jsonl")}
     pool = [p["id"] for p in read_jsonl(out / "data" / "pool.jsonl")]
@@ -186,7 +227,13 @@ def test_scripted_panel_gives_the_hand_computed_dataset_and_thresholds_change_wi
 
     # Other thresholds: the same command re-assembles the logged votes; no model is asked.
     with serve_openai_compatible(scripted_policy) as server:
-        check_ok(run_cli(build_command(seeds, out, "--confidence", "0.8", "--tsr-threshold", "0.8"), env=loop_env(server), cwd=tmp_path))
+        check_ok(
+            run_cli(
+                build_command(seeds, out, "--confidence", "0.8", "--tsr-threshold", "0.8"),
+                env=loop_env(server),
+                cwd=tmp_path,
+            )
+        )
         assert server.requests == []
     queries = {q["id"]: q for q in read_jsonl(out / "data" / "queries.jsonl")}
     # At 0.8, z2 (4 of 5 True) is a positive and zg's 4 False a confident negative; g1 stays uncertain.
@@ -236,13 +283,29 @@ def test_a_build_killed_mid_stage_asks_only_the_unfinished_items_when_rerun(tmp_
     from inspect_ai.log import recoverable_eval_logs
 
     out = tmp_path / "build"
-    command = ["ecom-tasks", "build", "rmir", "--out", str(out), "--model", "openai-api/loop/baseline", "--captions", "--inputs", "4",
-               "--display", "none"]
+    command = [
+        "ecom-tasks",
+        "build",
+        "rmir",
+        "--out",
+        str(out),
+        "--model",
+        "openai-api/loop/baseline",
+        "--captions",
+        "--inputs",
+        "4",
+        "--display",
+        "none",
+    ]
     killer = KillAfter(after=40, grace=2.0)
     with serve_openai_compatible(killer) as server:
         killer.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / command[0]), *command[1:]], env=offline_env(loop_env(server)), cwd=tmp_path,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [str(Path(sys.executable).parent / command[0]), *command[1:]],
+            env=offline_env(loop_env(server)),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         killer.process.communicate(timeout=300)
         assert killer.killed.is_set() and killer.process.returncode == -signal.SIGKILL
@@ -266,7 +329,15 @@ def test_a_build_killed_mid_stage_asks_only_the_unfinished_items_when_rerun(tmp_
 def test_a_changed_input_file_is_refused_by_its_stage(tmp_path):
     from ecom_tasks.rmir.construction.tasks import rmir_build_filter
 
-    rows = [{"id": "q1", "seed": "q_func_screw", "category": "functional", "query_text": "What fits this?", "target_desc": "a screwdriver"}]
+    rows = [
+        {
+            "id": "q1",
+            "seed": "q_func_screw",
+            "category": "functional",
+            "query_text": "What fits this?",
+            "target_desc": "a screwdriver",
+        }
+    ]
     path = tmp_path / "generated.jsonl"
     path.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
     seeds = str(fixtures_dir("rmir") / "seeds.jsonl")

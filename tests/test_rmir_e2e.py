@@ -41,10 +41,15 @@ def bm25_rankings(texts: dict[str, str]) -> dict[str, list[str] | None]:
 
     tokenizer = Tokenizer(stopwords="en", stemmer=None)
     model = bm25s.BM25()
-    model.index(tokenizer.tokenize([POOL_TEXT[i] for i in POOL_IDS], return_as="ids", update_vocab=True, show_progress=False), show_progress=False)
+    model.index(
+        tokenizer.tokenize([POOL_TEXT[i] for i in POOL_IDS], return_as="ids", update_vocab=True, show_progress=False),
+        show_progress=False,
+    )
     out: dict[str, list[str] | None] = {}
     for key, text in texts.items():
-        ids = [t for t in tokenizer.tokenize([text], return_as="ids", update_vocab=False, show_progress=False)[0] if t > 0]
+        ids = [
+            t for t in tokenizer.tokenize([text], return_as="ids", update_vocab=False, show_progress=False)[0] if t > 0
+        ]
         if not ids:
             out[key] = None
             continue
@@ -63,7 +68,11 @@ def expected_summary(rankings: dict[str, list[str] | None]) -> dict[str, float]:
             per_query[q.id] = (0.0, 0.0, 0.0)
             continue
         ranks = [ranked.index(p) + 1 for p in pos]
-        per_query[q.id] = (sum(r <= 20 for r in ranks) / len(pos), sum(r <= 50 for r in ranks) / len(pos), 1 / min(ranks))
+        per_query[q.id] = (
+            sum(r <= 20 for r in ranks) / len(pos),
+            sum(r <= 50 for r in ranks) / len(pos),
+            1 / min(ranks),
+        )
     out = {}
     for j, name in enumerate(("recall@20", "recall@50", "mrr")):
         out[name] = np.mean([v[j] for v in per_query.values()])
@@ -87,7 +96,19 @@ def test_lexical_runs_offline_from_the_cli_with_model_none(tmp_path):
     logs = tmp_path / "logs"
     check_ok(
         run_cli(
-            ["inspect", "eval", "ecom_tasks/rmir", "-T", "retriever=lexical", "--model", "none", "--log-dir", logs, "--display", "none"],
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/rmir",
+                "-T",
+                "retriever=lexical",
+                "--model",
+                "none",
+                "--log-dir",
+                logs,
+                "--display",
+                "none",
+            ],
             env={"ECOM_TASKS_CACHE": str(tmp_path / "cache")},
             cwd=tmp_path,
         )
@@ -98,7 +119,9 @@ def test_lexical_runs_offline_from_the_cli_with_model_none(tmp_path):
     rankings = bm25_rankings({q.id: q.query_text for q in DATA.queries})
     assert_metrics(metrics, expected_summary(rankings))
     assert 0 < metrics["recall@20"] < 1 and metrics["n"] == 13
-    assert {k for k in metrics if k.startswith("category_mean/")} == {f"category_mean/{m}" for m in ("recall@20", "recall@50", "mrr", "ndcg@10")}
+    assert {k for k in metrics if k.startswith("category_mean/")} == {
+        f"category_mean/{m}" for m in ("recall@20", "recall@50", "mrr", "ndcg@10")
+    }
     for sample in log.samples:
         score = sample.scores["rmir_scorer"]
         expected = rankings[sample.id]
@@ -153,8 +176,17 @@ class ScriptedEmbedder:
 
 def test_positives_first_scores_one_and_reversed_the_exact_value(monkeypatch, tmp_path):
     monkeypatch.setenv("ECOM_TASKS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(plugins, "plugin_manager", lambda: _manager_with(oracle=lambda: ScriptedEmbedder(1.0), reversed=lambda: ScriptedEmbedder(-1.0)))
-    best, worst = inspect_eval([rmir(retriever="oracle"), rmir(retriever="reversed")], model="none", log_dir=str(tmp_path / "logs"), display="none")
+    monkeypatch.setattr(
+        plugins,
+        "plugin_manager",
+        lambda: _manager_with(oracle=lambda: ScriptedEmbedder(1.0), reversed=lambda: ScriptedEmbedder(-1.0)),
+    )
+    best, worst = inspect_eval(
+        [rmir(retriever="oracle"), rmir(retriever="reversed")],
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
     best_metrics = metrics_of(best)
     for name in ("recall@20", "recall@50", "mrr", "ndcg@10", "category_mean/recall@20"):
         assert best_metrics[name] == pytest.approx(1.0), name
@@ -192,10 +224,15 @@ def test_nan_and_wrong_shape_are_errors_zero_is_a_counted_failure(monkeypatch, t
         ),
     )
     logs = inspect_eval(
-        [rmir(retriever="nan"), rmir(retriever="short"), rmir(retriever="zero")], model="none", log_dir=str(tmp_path / "logs"), display="none"
+        [rmir(retriever="nan"), rmir(retriever="short"), rmir(retriever="zero")],
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
     )
     assert logs[0].status == "error" and "NaN or infinite values" in logs[0].error.message
-    assert logs[1].status == "error" and re.search(r"expected an array of shape \(1, 39\), got \(1, 38\)", logs[1].error.message)
+    assert logs[1].status == "error" and re.search(
+        r"expected an array of shape \(1, 39\), got \(1, 38\)", logs[1].error.message
+    )
     metrics = metrics_of(logs[2])
     assert metrics["failure_rate"] == pytest.approx(1 / 13)
     assert metrics["recall@20"] == pytest.approx(12 / 13)  # the failed query scores 0, the others 1
@@ -236,7 +273,10 @@ def test_reason_then_embed_with_a_mockllm_script(tmp_path, monkeypatch):
         query_text = re.search(r"^Request: (.+)$", user.text, re.MULTILINE).group(1)
         if "monitor" in query_text:
             return ModelOutput.from_content("mockllm/model", "<think>a cat on a keyboard... I am not sure")  # cut off
-        return ModelOutput.from_content("mockllm/model", f"<think>work it out</think>\nSome words first.\nDescription: {_target_caption(query_text)}")
+        return ModelOutput.from_content(
+            "mockllm/model",
+            f"<think>work it out</think>\nSome words first.\nDescription: {_target_caption(query_text)}",
+        )
 
     model = get_model("mockllm/model", custom_outputs=output)
     (log,) = inspect_eval(rmir(mode="reason_then_embed"), model=model, log_dir=str(tmp_path / "logs"), display="none")
@@ -247,7 +287,9 @@ def test_reason_then_embed_with_a_mockllm_script(tmp_path, monkeypatch):
     assert metrics["mrr"] == pytest.approx(12 / 13)
     assert metrics["causal/recall@20"] == pytest.approx(3 / 4)
     cat = next(s for s in log.samples if s.id == "caus_cat")
-    assert cat.store[DESCRIPTION_KEY] is None and cat.scores["rmir_scorer"].metadata["description_status"] == "truncated"
+    assert (
+        cat.store[DESCRIPTION_KEY] is None and cat.scores["rmir_scorer"].metadata["description_status"] == "truncated"
+    )
 
 
 def test_reason_then_embed_through_a_loopback_server_receives_the_query_images(tmp_path):
@@ -259,8 +301,22 @@ def test_reason_then_embed_through_a_loopback_server_receives_the_query_images(t
     with serve_openai_compatible(policy) as server:
         check_ok(
             run_cli(
-                ["inspect", "eval", "ecom_tasks/rmir_reason", "--model", "openai-api/vllm/test-model", "--log-dir", logs, "--display", "none"],
-                env={"VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "x", "ECOM_TASKS_CACHE": str(tmp_path / "cache")},
+                [
+                    "inspect",
+                    "eval",
+                    "ecom_tasks/rmir_reason",
+                    "--model",
+                    "openai-api/vllm/test-model",
+                    "--log-dir",
+                    logs,
+                    "--display",
+                    "none",
+                ],
+                env={
+                    "VLLM_BASE_URL": server.base_url,
+                    "VLLM_API_KEY": "x",
+                    "ECOM_TASKS_CACHE": str(tmp_path / "cache"),
+                },
                 cwd=tmp_path,
             )
         )
@@ -292,15 +348,31 @@ def test_eval_retry_finishes_a_failed_reason_then_embed_run(tmp_path):
     with serve_openai_compatible(policy) as server:
         env["VLLM_BASE_URL"] = server.base_url
         first = run_cli(
-            ["inspect", "eval", "ecom_tasks/rmir_reason", "--model", "openai-api/vllm/test-model", "--log-dir", logs, "--display", "none",
-             "--max-connections", "1", "--max-samples", "1"],
-            env=env, cwd=tmp_path,
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/rmir_reason",
+                "--model",
+                "openai-api/vllm/test-model",
+                "--log-dir",
+                logs,
+                "--display",
+                "none",
+                "--max-connections",
+                "1",
+                "--max-samples",
+                "1",
+            ],
+            env=env,
+            cwd=tmp_path,
         )
         (info,) = list_eval_logs(str(logs))
         assert read_eval_log(info, header_only=True).status == "error", first.stderr[-2000:]
         state["fail"] = False
         before = len(server.requests)
-        check_ok(run_cli(["inspect", "eval-retry", info.name, "--log-dir", logs, "--display", "none"], env=env, cwd=tmp_path))
+        check_ok(
+            run_cli(["inspect", "eval-retry", info.name, "--log-dir", logs, "--display", "none"], env=env, cwd=tmp_path)
+        )
         retried = len(server.requests) - before
     done = [i for i in list_eval_logs(str(logs)) if read_eval_log(i, header_only=True).status == "success"]
     (log,) = [read_eval_log(i) for i in done]

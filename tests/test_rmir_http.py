@@ -55,8 +55,21 @@ def run_task(tmp_path: Path, server, name: str) -> dict[str, float]:
     logs = tmp_path / name
     check_ok(
         run_cli(
-            ["inspect", "eval", "ecom_tasks/rmir", "-T", "retriever=openai_embeddings", "-T", f"retriever_args={args}",
-             "--model", "none", "--log-dir", logs, "--display", "none"],
+            [
+                "inspect",
+                "eval",
+                "ecom_tasks/rmir",
+                "-T",
+                "retriever=openai_embeddings",
+                "-T",
+                f"retriever_args={args}",
+                "--model",
+                "none",
+                "--log-dir",
+                logs,
+                "--display",
+                "none",
+            ],
             env={"ECOM_TASKS_CACHE": str(tmp_path / "cache"), "EMB_KEY": "secret"},
             cwd=tmp_path,
         )
@@ -154,8 +167,22 @@ def split_folder(tmp_path: Path, train: set[str]) -> Path:
 def run_cli_task(tmp_path: Path, name: str, args: dict, *task_args: str, expect: int = 0):
     logs = tmp_path / name
     proc = run_cli(
-        ["inspect", "eval", "ecom_tasks/rmir", "-T", "retriever=openai_embeddings", "-T", f"retriever_args={json.dumps(args)}",
-         *[a for t in task_args for a in ("-T", t)], "--model", "none", "--log-dir", logs, "--display", "none"],
+        [
+            "inspect",
+            "eval",
+            "ecom_tasks/rmir",
+            "-T",
+            "retriever=openai_embeddings",
+            "-T",
+            f"retriever_args={json.dumps(args)}",
+            *[a for t in task_args for a in ("-T", t)],
+            "--model",
+            "none",
+            "--log-dir",
+            logs,
+            "--display",
+            "none",
+        ],
         env={"ECOM_TASKS_CACHE": str(tmp_path / "cache")},
         cwd=tmp_path,
     )
@@ -174,7 +201,12 @@ def run_here(tmp_path: Path, name: str, args: dict, **task_args):
 
     from ecom_tasks.inspect_evals.rmir import rmir
 
-    (log,) = inspect_eval(rmir(retriever="openai_embeddings", retriever_args=args, **task_args), model="none", log_dir=str(tmp_path / name), display="none")
+    (log,) = inspect_eval(
+        rmir(retriever="openai_embeddings", retriever_args=args, **task_args),
+        model="none",
+        log_dir=str(tmp_path / name),
+        display="none",
+    )
     assert log.status == "success", log.error
     return log
 
@@ -202,7 +234,9 @@ def test_acceptance_pool_images_alone_split_selects_and_k_with_metrics_is_the_un
     pool_bytes = {Path(p.image).read_bytes() for p in DATA.pool}
     with serve_embeddings(policy) as server:
         args["base_url"] = server.base_url
-        log = run_cli_task(tmp_path, "train", args, f"data={folder}", "split=train", "k=10,20,50", "metrics=recall@20,mrr")
+        log = run_cli_task(
+            tmp_path, "train", args, f"data={folder}", "split=train", "k=10,20,50", "metrics=recall@20,mrr"
+        )
         requests = list(server.requests)
         server.requests.clear()
         default = run_cli_task(tmp_path, "default", args, f"data={folder}")
@@ -224,7 +258,9 @@ def test_acceptance_pool_images_alone_split_selects_and_k_with_metrics_is_the_un
         assert metrics[key] == pytest.approx(value, abs=1e-9), key
     assert log.results.scores[0].metrics["recall@10"].value == metrics["recall@10"]
     # The default split is test: the nine others; the pool came from the cache (only queries were sent).
-    assert {s.id for s in default.samples} == {q.id for q in DATA.queries} - train and default.eval.metadata["split"] == "test"
+    assert {s.id for s in default.samples} == {q.id for q in DATA.queries} - train and default.eval.metadata[
+        "split"
+    ] == "test"
     assert len(default_requests) == 9 and all(item.text for body in default_requests for item in parse_inputs(body))
 
 
@@ -249,7 +285,9 @@ def test_pool_captions_opt_in_sends_them_and_is_a_separate_cache_entry(tmp_path,
         opted = run_here(tmp_path, "opted", args, pool_captions="true")
         requests = list(server.requests)
     texts = [item.text for body in requests for item in parse_inputs(body)]
-    assert sorted(t for t in texts if t in captions) == sorted(captions)  # all 26 pool items embedded again, with captions
+    assert sorted(t for t in texts if t in captions) == sorted(
+        captions
+    )  # all 26 pool items embedded again, with captions
     assert opted.eval.metadata["pool_input"] == "image+caption" and opted.eval.metadata["pool_captions"] is True
     assert plain.eval.metadata["pool_input"] == "image"
     assert opted.samples[0].scores["rmir_scorer"].metadata["pool_embedded"] == 26
@@ -286,9 +324,15 @@ def test_query_and_pool_sides_take_their_own_instruction_body_and_server(tmp_pat
         (pool_body,) = pool_server.requests
         (query_body,) = query_server.requests
     assert pool_body["model"] == "ume-r1-disc" and pool_body["mode"] == "discriminative"
-    assert [p.get("text") for p in pool_body["messages"][0]["content"]] == [None, "Represent the given image.\n<disc_emb>\n"]
+    assert [p.get("text") for p in pool_body["messages"][0]["content"]] == [
+        None,
+        "Represent the given image.\n<disc_emb>\n",
+    ]
     assert query_body["model"] == "ume-r1-gen" and query_body["mode"] == "generative"
-    assert query_body["messages"][0]["content"][1]["text"] == "Which tool fits?\n<disc_emb>\nThink first, then use the <gen_emb> tag."
+    assert (
+        query_body["messages"][0]["content"][1]["text"]
+        == "Which tool fits?\n<disc_emb>\nThink first, then use the <gen_emb> tag."
+    )
 
 
 def test_the_pool_cache_is_keyed_by_pool_side_settings_only(tmp_path, monkeypatch):
@@ -298,7 +342,11 @@ def test_the_pool_cache_is_keyed_by_pool_side_settings_only(tmp_path, monkeypatc
         base["base_url"] = server.base_url
         run_here(tmp_path, "first", base)
         server.requests.clear()
-        query_side = run_here(tmp_path, "query_side", {**base, "query_instruction": "Find the answer: ", "query_extra_body": {"mode": "gen"}})
+        query_side = run_here(
+            tmp_path,
+            "query_side",
+            {**base, "query_instruction": "Find the answer: ", "query_extra_body": {"mode": "gen"}},
+        )
         after_query_change = list(server.requests)
         server.requests.clear()
         pool_side = run_here(tmp_path, "pool_side", {**base, "pool_instruction": "Represent the image."})
@@ -308,5 +356,7 @@ def test_the_pool_cache_is_keyed_by_pool_side_settings_only(tmp_path, monkeypatc
     assert all(item.text.startswith("Find the answer: ") for b in after_query_change for item in parse_inputs(b))
     assert query_side.samples[0].scores["rmir_scorer"].metadata["pool_cached"] == 26
     # A new pool instruction changes the pool vectors: all 26 are embedded again.
-    pool_texts = [item.text for b in after_pool_change for item in parse_inputs(b) if item.text == "Represent the image."]
+    pool_texts = [
+        item.text for b in after_pool_change for item in parse_inputs(b) if item.text == "Represent the image."
+    ]
     assert len(pool_texts) == 26 and pool_side.samples[0].scores["rmir_scorer"].metadata["pool_embedded"] == 26

@@ -147,7 +147,11 @@ def test_lexical_scores_equal_bm25s_and_rank_in_pool_order():
     docs = ["a phillips head screwdriver", "an adult green frog on a leaf", "a kettle with steam", "frog pond frog", ""]
     queries = ["what does the frog look like", "kettle steam frog frog", "nothing matches here"]
     embedder = LexicalEmbedder()
-    index = PoolIndex.build(embedder, [f"p{i}" for i in range(5)], [EmbedInput(text=d or None, image="x.png" if not d else None) for d in docs])
+    index = PoolIndex.build(
+        embedder,
+        [f"p{i}" for i in range(5)],
+        [EmbedInput(text=d or None, image="x.png" if not d else None) for d in docs],
+    )
     vectors, zero = index.embed_queries([EmbedInput(text=q) for q in queries])
     assert zero.tolist() == [False, False, True]  # no pool term in the last query: a counted failure
     tokenizer = Tokenizer(stopwords="en", stemmer=None)
@@ -156,7 +160,9 @@ def test_lexical_scores_equal_bm25s_and_rank_in_pool_order():
     for row, query in enumerate(queries[:2]):
         ids = tokenizer.tokenize([query], return_as="ids", update_vocab=False, show_progress=False)[0]
         expected = model.get_scores([t for t in ids if t > 0])
-        np.testing.assert_allclose(np.asarray((index.vectors.matrix @ vectors[row].T).todense()).ravel(), expected, rtol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray((index.vectors.matrix @ vectors[row].T).todense()).ravel(), expected, rtol=1e-6
+        )
     idx, scores = index.search(vectors[:1], 5)
     # "frog" twice in the shorter p3 beats once in p1; the rest score 0 and keep pool order.
     assert [index.ids[i] for i in idx[0]] == ["p3", "p1", "p0", "p2", "p4"]

@@ -40,10 +40,21 @@ def test_sentence_transformers_tiny_random_model(tmp_path):
     from sentence_transformers import SentenceTransformer, models
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted({w for q in load_data().queries for w in q.query_text.lower().split()})]
+    vocab = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        *sorted({w for q in load_data().queries for w in q.query_text.lower().split()}),
+    ]
     (tmp_path / "vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
     BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt")).save_pretrained(tmp_path / "bert")
-    BertModel(BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)).save_pretrained(tmp_path / "bert")
+    BertModel(
+        BertConfig(
+            vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+        )
+    ).save_pretrained(tmp_path / "bert")
     word = models.Transformer(str(tmp_path / "bert"))
     model = SentenceTransformer(modules=[word, models.Pooling(word.get_word_embedding_dimension())])
     model.save(str(tmp_path / "st"))

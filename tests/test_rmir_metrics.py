@@ -100,7 +100,11 @@ def test_k_and_metrics_give_their_union(k, metrics, expected):
 @pytest.mark.parametrize(
     ("k", "metrics", "message"),
     [
-        ("10,20,50", "recall@30", r"metrics names recall@30, but the recall cut-offs are k=10,20,50: .*-T k=10,20,50,30"),
+        (
+            "10,20,50",
+            "recall@30",
+            r"metrics names recall@30, but the recall cut-offs are k=10,20,50: .*-T k=10,20,50,30",
+        ),
         (None, "recall@7,mrr", r"metrics names recall@7, but the recall cut-offs are k=20,50"),
         (None, "map", r"unknown ranking metric 'map'; metrics selects among mrr, ndcg@10"),
         ("20", "recall@0", r"unknown ranking metric 'recall@0'"),

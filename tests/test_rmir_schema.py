@@ -80,7 +80,9 @@ def test_every_bad_input_is_reported_with_file_row_field(tmp_path):
     found = problems(folder)
     pool_file, query_file = folder / "pool.jsonl", folder / "queries.jsonl"
     assert f"{pool_file}:4:id: duplicate id {pool[0]['id']!r} (first at {pool_file}:1)" in found
-    assert any(p.startswith(f"{pool_file}:6:image: {folder / 'images' / 'broken.png'}: pillow cannot read it") for p in found)
+    assert any(
+        p.startswith(f"{pool_file}:6:image: {folder / 'images' / 'broken.png'}: pillow cannot read it") for p in found
+    )
     assert f"{query_file}:1:positives[1]: 'no_such_item' is not a pool id" in found
     assert f"{query_file}:2:positives: the query has no positive (every query needs at least one)" in found
     assert f"{query_file}:3:category: unknown category 'spatial'; expected one of functional, temporal, causal" in found
@@ -96,7 +98,13 @@ def test_missing_tables_and_bad_qrels(tmp_path):
     assert problems(folder) == [f"{folder}:0:-: the RMIR data folder needs pool.jsonl (or .parquet/.csv)"]
     folder = copy_fixtures(tmp_path / "b")
     queries = rows(folder / "queries.jsonl")
-    write(folder / "qrels.jsonl", [{"query-id": queries[0]["id"], "corpus-id": "ghost", "score": 1}, {"query-id": "nobody", "corpus-id": "bolt_cutter", "score": "x"}])
+    write(
+        folder / "qrels.jsonl",
+        [
+            {"query-id": queries[0]["id"], "corpus-id": "ghost", "score": 1},
+            {"query-id": "nobody", "corpus-id": "bolt_cutter", "score": "x"},
+        ],
+    )
     found = problems(folder)
     assert f"{folder / 'qrels.jsonl'}:1:corpus-id: 'ghost' is not a pool id" in found
     assert f"{folder / 'qrels.jsonl'}:2:score: must be a number, got 'x'" in found

@@ -86,13 +86,17 @@ def test_a_query_without_a_split_among_split_rows_is_a_row_error(tmp_path):
     write(folder / "queries.jsonl", queries)
     with pytest.raises(DataValidationError) as info:
         load_data(folder)
-    assert [str(p) for p in info.value.problems] == [f"{folder / 'queries.jsonl'}:3:split: missing, while other rows name one (test, train)"]
+    assert [str(p) for p in info.value.problems] == [
+        f"{folder / 'queries.jsonl'}:3:split: missing, while other rows name one (test, train)"
+    ]
 
 
 def test_qrels_of_the_other_split_are_left_out_not_reported(tmp_path):
     folder = split_folder(tmp_path)
     queries = rows(folder / "queries.jsonl")
-    qrels = [{"query-id": q["id"], "corpus-id": p, "score": 1, "split": q["split"]} for q in queries for p in q["positives"]]
+    qrels = [
+        {"query-id": q["id"], "corpus-id": p, "score": 1, "split": q["split"]} for q in queries for p in q["positives"]
+    ]
     for q in queries:
         del q["positives"]
     write(folder / "queries.jsonl", queries)
@@ -103,7 +107,9 @@ def test_qrels_of_the_other_split_are_left_out_not_reported(tmp_path):
     for row in qrels:
         del row["split"]
     write(folder / "qrels.jsonl", qrels)
-    assert {q.id: q.positives for q in load_data(folder).queries} == {k: v for k, v in expected.items() if k not in TRAIN}
+    assert {q.id: q.positives for q in load_data(folder).queries} == {
+        k: v for k, v in expected.items() if k not in TRAIN
+    }
 
 
 def test_validate_checks_every_split(tmp_path):
@@ -130,7 +136,13 @@ def _hub_tables(pool_splits: tuple[str, ...] = ("train",)) -> dict[str, datasets
     images inlined as data URIs (a hub row has no folder for a path to be relative to)."""
     queries = {"test": [], "train": []}
     for q in FIXTURE_DATA.queries:
-        row = {"id": q.id, "category": q.category, "query_text": q.query_text, "query_image": inline(q.query_image), "positives": list(q.positives)}
+        row = {
+            "id": q.id,
+            "category": q.category,
+            "query_text": q.query_text,
+            "query_image": inline(q.query_image),
+            "positives": list(q.positives),
+        }
         queries["train" if q.id in TRAIN else "test"].append(row)
     pool = [{"id": p.id, "image": inline(p.image), "description": p.description} for p in FIXTURE_DATA.pool]
     return {
@@ -171,11 +183,18 @@ def test_hub_pool_per_split_is_selected_or_refused(monkeypatch):
     tables["pool"]["train"] = train_pool.filter(lambda row: row["id"] != "camouflage_clothing")  # a training pool of 25
     stub_hub(monkeypatch, tables)
     assert len(load_data("org/rmir-pools").pool) == 26
-    assert [p.id for p in load_data("org/rmir-pools", split="train").pool] == [p.id for p in FIXTURE_DATA.pool if p.id != "camouflage_clothing"]
-    tables["pool"]["train"] = train_pool.filter(lambda row: row["id"] != "frog_on_leaf")  # a positive of temp_tadpole (train)
+    assert [p.id for p in load_data("org/rmir-pools", split="train").pool] == [
+        p.id for p in FIXTURE_DATA.pool if p.id != "camouflage_clothing"
+    ]
+    tables["pool"]["train"] = train_pool.filter(
+        lambda row: row["id"] != "frog_on_leaf"
+    )  # a positive of temp_tadpole (train)
     schema._tables.cache_clear()
     schema._load.cache_clear()
-    with pytest.raises(DataValidationError, match=r"org/rmir-pools\[queries/train\]:\d+:positives\[0\]: 'frog_on_leaf' is not a pool id"):
+    with pytest.raises(
+        DataValidationError,
+        match=r"org/rmir-pools\[queries/train\]:\d+:positives\[0\]: 'frog_on_leaf' is not a pool id",
+    ):
         load_data("org/rmir-pools", split="train")
     tables["pool"] = datasets.DatasetDict({"a": tables["pool"]["test"], "b": tables["pool"]["test"]})
     schema._tables.cache_clear()

@@ -37,23 +37,52 @@ def listing_sha256(folder: Path, names: list[str] | None = None) -> str:
     """What ``sha256sum <names> | sha256sum`` prints for files in ``folder``, names sorted; by default
     every data file at the folder's top level."""
     if names is None:
-        names = [p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() in (".jsonl", ".json", ".csv", ".parquet")]
+        names = [
+            p.name
+            for p in folder.iterdir()
+            if p.is_file() and p.suffix.lower() in (".jsonl", ".json", ".csv", ".parquet")
+        ]
     listing = "".join(f"{sha256_of(folder / name)}  {name}\n" for name in sorted(names))
     return hashlib.sha256(listing.encode()).hexdigest()
 
 
 #: benchmark -> (a task of it, its task version, its prompt version, protocol settings it must record).
 CASES = {
-    "monbench": (lambda: monbench.monbench_cyclic(), MONBENCH_VERSION, MONBENCH_PROMPT,
-                 {"tasks": ["query_ad_relevance", "product_co_purchase", "query_product_relation", "query_query_intent"],
-                  "design": "cyclic", "formats": ["label", "content", "label_content"], "shots": 0, "parsing": "grader",
-                  "strict": False, "split": "test"}),
-    "rair": (lambda: rair.rair_hard_builtin_rules(), RAIR_VERSION, RAIR_PROMPT,
-             {"subset": "hard", "rules_source": "builtin", "image": False, "language": "all"}),
-    "rmir": (lambda: rmir.rmir_reason(), rmir.VERSION, RMIR_PROMPT,
-             {"mode": "reason_then_embed", "retriever": "lexical", "split": None, "pool_input": "caption"}),
-    "ecomeval": (lambda: ecomeval.ecomeval_exact(), ecomeval.VERSION, ECOMEVAL_PROMPT,
-                 {"scoring": "exact match", "category": "ecom_qa,shopping_concepts,user_understanding,shopping_reasoning,ecom_generation"}),
+    "monbench": (
+        lambda: monbench.monbench_cyclic(),
+        MONBENCH_VERSION,
+        MONBENCH_PROMPT,
+        {
+            "tasks": ["query_ad_relevance", "product_co_purchase", "query_product_relation", "query_query_intent"],
+            "design": "cyclic",
+            "formats": ["label", "content", "label_content"],
+            "shots": 0,
+            "parsing": "grader",
+            "strict": False,
+            "split": "test",
+        },
+    ),
+    "rair": (
+        lambda: rair.rair_hard_builtin_rules(),
+        RAIR_VERSION,
+        RAIR_PROMPT,
+        {"subset": "hard", "rules_source": "builtin", "image": False, "language": "all"},
+    ),
+    "rmir": (
+        lambda: rmir.rmir_reason(),
+        rmir.VERSION,
+        RMIR_PROMPT,
+        {"mode": "reason_then_embed", "retriever": "lexical", "split": None, "pool_input": "caption"},
+    ),
+    "ecomeval": (
+        lambda: ecomeval.ecomeval_exact(),
+        ecomeval.VERSION,
+        ECOMEVAL_PROMPT,
+        {
+            "scoring": "exact match",
+            "category": "ecom_qa,shopping_concepts,user_understanding,shopping_reasoning,ecom_generation",
+        },
+    ),
 }
 
 
@@ -77,7 +106,9 @@ def test_the_judge_meta_eval_records_the_grader_prompt_and_its_cases(monkeypatch
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
     meta = ecomeval.ecomeval_judge_meta().metadata
     folder = fixtures_dir("ecomeval") / "judge_meta"
-    assert meta["prompt_version"] == GRADER_VERSION and meta["data_location"] == "ecom_tasks/fixtures/ecomeval/judge_meta"
+    assert (
+        meta["prompt_version"] == GRADER_VERSION and meta["data_location"] == "ecom_tasks/fixtures/ecomeval/judge_meta"
+    )
     assert meta["data_sha256"] == listing_sha256(folder)
 
 
@@ -88,7 +119,9 @@ def test_a_data_file_is_identified_by_its_sha256_in_the_log_and_the_report(tmp_p
     data = tmp_path / "rair_copy.jsonl"
     shutil.copy(fixtures_dir("rair") / "rair.jsonl", data)
     shutil.copytree(fixtures_dir("rair") / "images", tmp_path / "images")
-    [log] = inspect_eval(rair.rair_general(data=str(data)), model="ecom/baseline", log_dir=str(tmp_path / "logs"), display="none")
+    [log] = inspect_eval(
+        rair.rair_general(data=str(data)), model="ecom/baseline", log_dir=str(tmp_path / "logs"), display="none"
+    )
     assert log.status == "success"
     assert log.eval.metadata["data_location"] == str(data) and log.eval.metadata["data_sha256"] == sha256_of(data)
     assert inspect_run(log, "x").data == f"{data} (sha256:{sha256_of(data)[:12]})"
@@ -121,7 +154,10 @@ def test_a_hub_dataset_records_its_revision_when_datasets_knows_it(monkeypatch):
         hash = commit
 
     monkeypatch.setattr(datasets, "load_dataset_builder", lambda name, *a, **k: asked.append(name) or Builder())
-    assert data_provenance("org/ecom-data", "ecom_tasks/fixtures/rair") == {"data_location": "org/ecom-data", "data_revision": commit}
+    assert data_provenance("org/ecom-data", "ecom_tasks/fixtures/rair") == {
+        "data_location": "org/ecom-data",
+        "data_revision": commit,
+    }
     assert asked == ["org/ecom-data"]
     Builder.hash = "not-a-commit"  # e.g. a local builder's config hash: not a revision
     assert data_provenance("org/ecom-data", "ecom_tasks/fixtures/rair") == {"data_location": "org/ecom-data"}

@@ -70,8 +70,7 @@ def test_chat_completion_non_stream(server: OpenAICompatibleServer) -> None:
             {"role": "system", "content": "be brief"},
             {"role": "user", "content": "first"},
             {"role": "assistant", "content": "ok"},
-            {"role": "user", "content": [{"type": "text", "text": "hello"},
-                                         {"type": "text", "text": "world"}]},
+            {"role": "user", "content": [{"type": "text", "text": "hello"}, {"type": "text", "text": "world"}]},
         ],
     }
     status, raw = _call(server.chat_completions_url, body)
@@ -80,12 +79,14 @@ def test_chat_completion_non_stream(server: OpenAICompatibleServer) -> None:
     assert resp["object"] == "chat.completion"
     assert resp["model"] == "my-model"
     assert resp["id"].startswith("chatcmpl-") and isinstance(resp["created"], int)
-    assert resp["choices"] == [{
-        "index": 0,
-        "message": {"role": "assistant", "content": "echo: hello\nworld | system: be brief"},
-        "finish_reason": "stop",
-        "logprobs": None,
-    }]
+    assert resp["choices"] == [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "echo: hello\nworld | system: be brief"},
+            "finish_reason": "stop",
+            "logprobs": None,
+        }
+    ]
     # Whitespace words: prompt "be brief first ok hello\nworld" -> 6; completion -> 7.
     assert resp["usage"] == {"prompt_tokens": 6, "completion_tokens": 7, "total_tokens": 13}
     assert server.requests == [body]
@@ -98,10 +99,11 @@ def test_chat_completion_stream(server: OpenAICompatibleServer) -> None:
     lines = [ln for ln in raw.decode().split("\n") if ln]
     assert all(ln.startswith("data: ") for ln in lines)
     assert lines[-1] == "data: [DONE]"
-    first, last = (json.loads(ln[len("data: "):]) for ln in lines[:-1])
+    first, last = (json.loads(ln[len("data: ") :]) for ln in lines[:-1])
     assert first["object"] == last["object"] == "chat.completion.chunk"
-    assert first["choices"] == [{"index": 0, "finish_reason": None,
-                                 "delta": {"role": "assistant", "content": "echo: hi | system: "}}]
+    assert first["choices"] == [
+        {"index": 0, "finish_reason": None, "delta": {"role": "assistant", "content": "echo: hi | system: "}}
+    ]
     assert last["choices"] == [{"index": 0, "delta": {}, "finish_reason": "stop"}]
     assert last["usage"] == {"prompt_tokens": 1, "completion_tokens": 4, "total_tokens": 5}
     assert server.requests == [body]
@@ -119,16 +121,17 @@ def test_legacy_completions(server: OpenAICompatibleServer) -> None:
     status, raw = _call(f"{server.base_url}/completions", batch)
     assert status == 200
     choices = json.loads(raw)["choices"]
-    assert [(c["index"], c["text"]) for c in choices] == [
-        (0, "completion of 'a'"), (1, "completion of 'b c'")]
+    assert [(c["index"], c["text"]) for c in choices] == [(0, "completion of 'a'"), (1, "completion of 'b c'")]
     assert server.requests == [single, batch]
 
 
 def test_models(server: OpenAICompatibleServer) -> None:
     status, raw = _call(f"{server.base_url}/models")
     assert status == 200
-    assert json.loads(raw) == {"object": "list", "data": [
-        {"id": "my-model", "object": "model", "created": 0, "owned_by": "test"}]}
+    assert json.loads(raw) == {
+        "object": "list",
+        "data": [{"id": "my-model", "object": "model", "created": 0, "owned_by": "test"}],
+    }
 
 
 def test_errors_keep_server_alive(server: OpenAICompatibleServer) -> None:
@@ -158,12 +161,14 @@ def test_errors_keep_server_alive(server: OpenAICompatibleServer) -> None:
 def test_message_helpers() -> None:
     img = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
     img2 = {"type": "image_url", "image_url": {"url": "http://127.0.0.1/x.png", "detail": "low"}}
-    body = {"messages": [
-        {"role": "system", "content": [{"type": "text", "text": "sys"}]},
-        {"role": "developer", "content": "dev"},
-        {"role": "user", "content": [img, {"type": "text", "text": "what is this?"}]},
-        {"role": "user", "content": [{"type": "text", "text": "and"}, img2]},
-    ]}
+    body = {
+        "messages": [
+            {"role": "system", "content": [{"type": "text", "text": "sys"}]},
+            {"role": "developer", "content": "dev"},
+            {"role": "user", "content": [img, {"type": "text", "text": "what is this?"}]},
+            {"role": "user", "content": [{"type": "text", "text": "and"}, img2]},
+        ]
+    }
     assert image_parts(body) == [img, img2]
     assert last_user_text(body) == "and"
     assert system_text(body) == "sys\ndev"
@@ -175,14 +180,13 @@ def test_server_stops_on_exit() -> None:
         port = srv.port
         assert _call(f"{srv.base_url}/models")[0] == 200
     with pytest.raises(RuntimeError):
-        srv.base_url
+        _ = srv.base_url
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
 
 def test_is_loopback_host() -> None:
-    for host in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST.",
-                 "::ffff:127.0.0.1"):
+    for host in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST.", "::ffff:127.0.0.1"):
         assert is_loopback_host(host), host
     for host in ("10.255.255.1", "192.0.2.1", "0.0.0.0", "::", "example.invalid", ""):
         assert not is_loopback_host(host), host
@@ -204,8 +208,7 @@ def _causes(exc: BaseException | None) -> Iterator[BaseException]:
 def test_guard_blocks_and_restores(server: OpenAICompatibleServer) -> None:
     # The suite's own session guard (conftest) may already be installed underneath.
     overridden_before = {name: name in vars(socket.socket) for name in ("connect", "connect_ex")}
-    originals = (socket.socket.connect, socket.socket.connect_ex,
-                 socket.create_connection, socket.getaddrinfo)
+    originals = (socket.socket.connect, socket.socket.connect_ex, socket.create_connection, socket.getaddrinfo)
     guard = NetworkGuard().install()
     try:
         # Sanity first: the patches are in place before any non-loopback attempt.
@@ -239,11 +242,9 @@ def test_guard_blocks_and_restores(server: OpenAICompatibleServer) -> None:
     finally:
         guard.uninstall()
 
-    assert guard.blocked == [("192.0.2.1", 80), ("192.0.2.2", 443), ("192.0.2.3", 443),
-                             ("10.255.255.1", 9)]
+    assert guard.blocked == [("192.0.2.1", 80), ("192.0.2.2", 443), ("192.0.2.3", 443), ("10.255.255.1", 9)]
     assert guard.allowed == [("127.0.0.1", server.port)] * 2
-    assert (socket.socket.connect, socket.socket.connect_ex,
-            socket.create_connection, socket.getaddrinfo) == originals
+    assert (socket.socket.connect, socket.socket.connect_ex, socket.create_connection, socket.getaddrinfo) == originals
     assert {name: name in vars(socket.socket) for name in ("connect", "connect_ex")} == overridden_before
     assert not guard.installed
 
@@ -259,9 +260,7 @@ def test_guard_context_manager_and_nesting() -> None:
     assert socket.create_connection is original
 
 
-def test_openai_client_through_guard(
-    server: OpenAICompatibleServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_openai_client_through_guard(server: OpenAICompatibleServer, monkeypatch: pytest.MonkeyPatch) -> None:
     openai = pytest.importorskip("openai")
     # Make sure an ambient proxy setting cannot reroute the loopback call.
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):

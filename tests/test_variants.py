@@ -92,7 +92,9 @@ def test_third_party_task_reuses_the_label_scorer(tmp_path):
         metrics=[label_metrics(positive=["ok", "good"])],
     )
     outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
-    (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(
+        task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(tmp_path), display="none"
+    )
     metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()}
     pred = ["bad", "good", "good", "ok", "invalid", "ok"]  # the last label named; "no idea" names none
     assert metrics["acc4"] == accuracy_score(gold, pred) == pytest.approx(2 / 6)
@@ -123,6 +125,10 @@ def test_ecomeval_names_and_documents_agree_between_frameworks(monkeypatch):
         assert [s.id for s in samples] == [d["id"] for d in docs] and docs
         assert [s.input[0].text for s in samples] == [loaded[name].doc_to_text(d) for d in docs]
     for whole in ("ecomeval_exact", "ecomeval"):
-        parts = [n for n in in_lm_eval if n.startswith(f"{whole}_") and (whole == "ecomeval_exact") == n.startswith("ecomeval_exact")]
+        parts = [
+            n
+            for n in in_lm_eval
+            if n.startswith(f"{whole}_") and (whole == "ecomeval_exact") == n.startswith("ecomeval_exact")
+        ]
         per_category = sorted(d["id"] for name in parts for d in loaded[name].test_docs())
         assert per_category == sorted(d["id"] for d in loaded[whole].test_docs())

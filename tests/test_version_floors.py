@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packaging.requirements import Requirement
-
 from helpers import REPO_DIR, check_ok, run_cli
+from packaging.requirements import Requirement
 
 FRAMEWORKS = ("inspect-ai", "lm-eval")
 #: One task per benchmark (RMIR is Inspect-only and calls no chat model: ``--model none``).
@@ -57,7 +56,9 @@ def inspect_results(log_dir: Path) -> dict[str, dict[str, Any]]:
     for info in list_eval_logs(str(log_dir)):
         log = read_eval_log(info, header_only=True)
         metrics = {
-            f"{score.name}/{name}": metric.value for score in log.results.scores for name, metric in score.metrics.items()
+            f"{score.name}/{name}": metric.value
+            for score in log.results.scores
+            for name, metric in score.metrics.items()
         }
         results[log.eval.task] = {"status": log.status, "samples": log.results.completed_samples, **metrics}
     return results
@@ -79,11 +80,22 @@ def lm_eval_results(output_path: Path) -> dict[str, dict[str, Any]]:
 def run_benchmarks(bin_dir: Path, out: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """Each framework's command line from ``bin_dir``, offline and under the network guard."""
     for tasks, model in INSPECT_RUNS:
-        check_ok(run_cli([str(bin_dir / "inspect"), "eval", *tasks, "--model", model, "--log-dir", str(out / "inspect")]))
+        check_ok(
+            run_cli([str(bin_dir / "inspect"), "eval", *tasks, "--model", model, "--log-dir", str(out / "inspect")])
+        )
     check_ok(
         run_cli(
-            [str(bin_dir / "ecom-lm-eval"), "--tasks", ",".join(LM_EVAL_TASKS), "--model", "ecom-baseline",
-             "--metadata", LM_EVAL_METADATA, "--output_path", str(out / "lm_eval")]
+            [
+                str(bin_dir / "ecom-lm-eval"),
+                "--tasks",
+                ",".join(LM_EVAL_TASKS),
+                "--model",
+                "ecom-baseline",
+                "--metadata",
+                LM_EVAL_METADATA,
+                "--output_path",
+                str(out / "lm_eval"),
+            ]
         )
     )
     return {"inspect": inspect_results(out / "inspect"), "lm_eval": lm_eval_results(out / "lm_eval")}
@@ -102,9 +114,14 @@ def test_floors_give_the_newest_versions_numbers(tmp_path: Path) -> None:
         pytest.skip("ECOM_FLOORS_VENV is unset: .ci/run installs the floors and sets it")
     floors_bin = Path(venv).resolve() / "bin"
     installed = subprocess.run(
-        [str(floors_bin / "python"), "-c",
-         "import importlib.metadata as m; print(*(f'{n}=={m.version(n)}' for n in ('inspect-ai', 'lm-eval')))"],
-        capture_output=True, text=True, check=True,
+        [
+            str(floors_bin / "python"),
+            "-c",
+            "import importlib.metadata as m; print(*(f'{n}=={m.version(n)}' for n in ('inspect-ai', 'lm-eval')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     assert installed == floor_pins(), "the floors virtualenv does not hold pyproject.toml's floors"
 

@@ -25,7 +25,9 @@ from ecom_tasks.ecomeval.parsing import OPTION_LETTER, option_letter
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 
 # Words of alphabetic scripts; single characters of scripts written without spaces (CJK, Thai).
-_TERM = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u0e00-\u0e7f]|[^\W_\u3400-\u9fff\uf900-\ufaff\u0e00-\u0e7f]+", re.UNICODE)
+_TERM = re.compile(
+    r"[\u3400-\u9fff\uf900-\ufaff\u0e00-\u0e7f]|[^\W_\u3400-\u9fff\uf900-\ufaff\u0e00-\u0e7f]+", re.UNICODE
+)
 _OPTION = re.compile(r"^\s*([A-J])[.)]\s+(.+)$")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _TAG_FORMATS = ("<Label>", "<Answer>")
@@ -65,7 +67,9 @@ def respond_grader(messages: Sequence[tuple[str, str]]) -> str | None:
         return None
     _, reference, response = found
     grade, f1 = grade_by_overlap(response, reference)
-    return f"Baseline judge (term overlap, not a real judge): overlap with the reference {f1:.2f}.\nFinal Score: {grade}"
+    return (
+        f"Baseline judge (term overlap, not a real judge): overlap with the reference {f1:.2f}.\nFinal Score: {grade}"
+    )
 
 
 def first_option(question: str) -> str | None:

@@ -137,7 +137,9 @@ def calibrate(
             if mean is not None:
                 model_means.append(mean)
         mean = _mean(model_means)
-        task_rows[task] = Calibrated(float(mean) if mean is not None else None, len(model_means), len(members), label(mean))
+        task_rows[task] = Calibrated(
+            float(mean) if mean is not None else None, len(model_means), len(members), label(mean)
+        )
     return items, task_rows
 
 
@@ -161,7 +163,9 @@ def placed_image(image: str, base: Path | None, out_dir: Path) -> str:
     target = out_dir / relative
     if target.exists():
         if not filecmp.cmp(source, target, shallow=False):
-            raise ConfigurationError(f"{target} exists and differs from {source}: calibrate --out would overwrite it; write to another folder")
+            raise ConfigurationError(
+                f"{target} exists and differs from {source}: calibrate --out would overwrite it; write to another folder"
+            )
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
@@ -169,7 +173,11 @@ def placed_image(image: str, base: Path | None, out_dir: Path) -> str:
 
 
 def write_calibrated(
-    data: str | os.PathLike[str], items: Mapping[str, Calibrated], out: Path, *, image_access: ImageAccess = DEFAULT_ACCESS
+    data: str | os.PathLike[str],
+    items: Mapping[str, Calibrated],
+    out: Path,
+    *,
+    image_access: ImageAccess = DEFAULT_ACCESS,
 ) -> tuple[int, int]:
     """Write ``data``'s rows as JSON Lines to ``out`` with ``difficulty`` (and ``difficulty_score``)
     filled from ``items``; images placed by :func:`placed_image`. Returns (rows written, rows in no log)."""
@@ -200,7 +208,9 @@ def write_task_table(task_rows: Mapping[str, Calibrated], path: Path) -> None:
         writer = csv.writer(fh)
         writer.writerow(["task", "items", "models", "score", "difficulty"])
         for task, row in task_rows.items():
-            writer.writerow([task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""])
+            writer.writerow(
+                [task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""]
+            )
 
 
 # --- the grades in EcomEval's Inspect logs ---------------------------------------------------
@@ -227,7 +237,9 @@ def log_grades(paths: list[str]) -> tuple[dict[str, dict[str, float | None]], di
             data.append(location)
         by_item = grades.setdefault(log.eval.model, {})
         for sample in log.samples:
-            values = [s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict) and "graded" in s.value]
+            values = [
+                s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict) and "graded" in s.value
+            ]
             if not values:
                 raise ValueError(f"{path}: sample {sample.id} has no EcomEval score")
             value = values[0]

@@ -35,9 +35,13 @@ def judge_status(result: JudgeResult) -> tuple[int | None, str, str]:
     """(grade or None, status, detail): a grader stopped by a limit is :data:`GRADER_LIMIT` whatever
     its cut-off reply says; otherwise the parse decides."""
     if result.limited:
-        return None, GRADER_LIMIT, (
-            f"the grader's reply was stopped by {result.stop_reasons[-1]} (grader output limit {result.max_tokens} "
-            "tokens; raise it with -T grader_max_tokens=N)"
+        return (
+            None,
+            GRADER_LIMIT,
+            (
+                f"the grader's reply was stopped by {result.stop_reasons[-1]} (grader output limit {result.max_tokens} "
+                "tokens; raise it with -T grader_max_tokens=N)"
+            ),
         )
     parsed = result.parsed
     return parsed.grade, parsed.status, parsed.detail
@@ -73,15 +77,27 @@ async def judge_response(
 ) -> Judgement:
     """Grade ``response`` to the item of ``fields`` (question, reference) with every grader of ``asks``."""
     panel = await run_panel(
-        asks, grader_prompt(fields, response), parse_grade, method=method, names=names, grade_of=_grade_of,
-        retries=retries, max_tokens=max_tokens,
+        asks,
+        grader_prompt(fields, response),
+        parse_grade,
+        method=method,
+        names=names,
+        grade_of=_grade_of,
+        retries=retries,
+        max_tokens=max_tokens,
     )
     if len(panel.results) == 1:
         grade, status, detail = judge_status(next(iter(panel.results.values())))
     else:
         grade, status = panel.grade, panel.status
-        detail = "" if grade is not None else (
-            "no grader of the panel gave a grade" if status != "no_majority" else f"no majority among the grades {list(panel.grades.values())}"
+        detail = (
+            ""
+            if grade is not None
+            else (
+                "no grader of the panel gave a grade"
+                if status != "no_majority"
+                else f"no majority among the grades {list(panel.grades.values())}"
+            )
         )
     return Judgement(grade=grade, status=status, detail=detail, panel=panel)
 
@@ -139,8 +155,10 @@ def judgement_explanation(judgement: Judgement) -> str:
                 f"excluded from every mean, counted in judge_failure_rate. Last grader reply:\n{last}"
             )
         return last
-    lines = [f"{label} ({r.grader}): {judge_status(r)[0] if judge_status(r)[0] is not None else judge_status(r)[1]}"
-             for label, r in judgement.panel.results.items()]
+    lines = [
+        f"{label} ({r.grader}): {judge_status(r)[0] if judge_status(r)[0] is not None else judge_status(r)[1]}"
+        for label, r in judgement.panel.results.items()
+    ]
     head = (
         f"panel {judgement.panel.method}: {judgement.grade}"
         if judgement.grade is not None

@@ -112,7 +112,11 @@ def member_outcomes(outcomes: Sequence[Outcome], label: str) -> list[dict[str, f
     """``outcomes`` as if the panel member ``label`` had graded alone."""
     grade, graded = f"{PANEL_PREFIX}{label}/grade", f"{PANEL_PREFIX}{label}/graded"
     return [
-        {**{k: v for k, v in o.items() if not k.startswith(PANEL_PREFIX)}, "grade": float(o.get(grade, 0.0)), "graded": float(o.get(graded, 0.0))}
+        {
+            **{k: v for k, v in o.items() if not k.startswith(PANEL_PREFIX)},
+            "grade": float(o.get(grade, 0.0)),
+            "graded": float(o.get(graded, 0.0)),
+        }
         for o in outcomes
     ]
 
@@ -123,7 +127,9 @@ def member_grade(outcome: Outcome) -> int | None:
     return round(float(outcome["grade"]) / graded) if graded > 0 else None
 
 
-def panel_summary(outcomes: Sequence[Outcome], each: Callable[[list[dict[str, float]]], Mapping[str, float]], keys: Sequence[str]) -> dict[str, float]:
+def panel_summary(
+    outcomes: Sequence[Outcome], each: Callable[[list[dict[str, float]]], Mapping[str, float]], keys: Sequence[str]
+) -> dict[str, float]:
     """Per panel member, ``keys`` of ``each(its outcomes)`` as ``<label>/<key>``; and the inter-judge
     agreement as ``panel/<measure>``. Empty without a panel."""
     labels = panel_labels(outcomes)

@@ -75,7 +75,12 @@ AWAITING_FLAG = "not judged yet: run ecom-tasks judge on its output folder"
 
 def _responses_only(run: MergedRun) -> bool:
     """An lm-eval run of a judge-graded EcomEval task before ``ecom-tasks judge``: responses, no grades."""
-    return run.framework == LM_EVAL and run.info.get("scoring") != "judge" and not run.task.startswith("ecomeval_exact") and "score" not in run.metrics
+    return (
+        run.framework == LM_EVAL
+        and run.info.get("scoring") != "judge"
+        and not run.task.startswith("ecomeval_exact")
+        and "score" not in run.metrics
+    )
 
 
 def _folders(run: MergedRun) -> set[Path]:
@@ -85,7 +90,12 @@ def _folders(run: MergedRun) -> set[Path]:
 def responses_table(runs: Sequence[MergedRun]) -> Table | None:
     """lm-eval's EcomEval runs that hold responses only, each flagged judged (``ecom-tasks judge`` wrote
     its results beside them, read as a row of Tables 2-4) or not judged yet, with the command."""
-    judged = {(run.task, run.model_name, folder) for run in runs if run.framework == LM_EVAL and run.info.get("scoring") == "judge" for folder in _folders(run)}
+    judged = {
+        (run.task, run.model_name, folder)
+        for run in runs
+        if run.framework == LM_EVAL and run.info.get("scoring") == "judge"
+        for folder in _folders(run)
+    }
     rows = []
     for run in runs:
         if not _responses_only(run):
@@ -93,14 +103,32 @@ def responses_table(runs: Sequence[MergedRun]) -> Table | None:
         data, flags = data_and_flags([run])
         done = any((run.task, run.model_name, folder) in judged for folder in _folders(run))
         rows.append(
-            Row(run.model_name, run.task, run.framework, {"n": run.metrics["n"]} if "n" in run.metrics else {}, runs=run.sources,
-                merged=(run,), data=data, flags=(*flags, JUDGED_FLAG if done else AWAITING_FLAG))
+            Row(
+                run.model_name,
+                run.task,
+                run.framework,
+                {"n": run.metrics["n"]} if "n" in run.metrics else {},
+                runs=run.sources,
+                merged=(run,),
+                data=data,
+                flags=(*flags, JUDGED_FLAG if done else AWAITING_FLAG),
+            )
         )
     if not rows:
         return None
-    note = ("lm-eval writes EcomEval's responses; their grades come from a second step, `ecom-tasks judge OUTPUT_DIR "
-            "--grader MODEL` (the ecomeval README), whose results file the report reads as a row of Tables 2-4.")
-    return Table("ecomeval", "responses", "EcomEval in lm-eval: responses and whether they are judged", [Column("n", "items")], rows, display="count", note=note)
+    note = (
+        "lm-eval writes EcomEval's responses; their grades come from a second step, `ecom-tasks judge OUTPUT_DIR "
+        "--grader MODEL` (the ecomeval README), whose results file the report reads as a row of Tables 2-4."
+    )
+    return Table(
+        "ecomeval",
+        "responses",
+        "EcomEval in lm-eval: responses and whether they are judged",
+        [Column("n", "items")],
+        rows,
+        display="count",
+        note=note,
+    )
 
 
 def _six_category_score(slots: Slots) -> bool:
@@ -125,7 +153,9 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         return (EXACT if run.info.get("scoring") in ("exact", "exact match") else _judge(run)), ""
 
     # The judge is in the row label: its settings (Inspect roles, the lm-eval judge) are not repeated.
-    judge_settings = {"role:grader", "judge"} | {k for run in runs for k, _ in run.settings if PANEL_ROLE.match(k.removeprefix("role:"))}
+    judge_settings = {"role:grader", "judge"} | {
+        k for run in runs for k, _ in run.settings if PANEL_ROLE.match(k.removeprefix("role:"))
+    }
     rows_slots = assemble(runs, classify, judge_settings)
 
     def cell(slots: Slots, key: str) -> float | None:
@@ -193,4 +223,3 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
     ]
     tables.append(responses_table(runs))
     return [t for t in tables if t is not None]
-

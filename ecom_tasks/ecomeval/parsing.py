@@ -135,7 +135,9 @@ def parse_grade(reply: str | None) -> ParsedGrade:
             return parsed
         grades.append(parsed.grade)
     if len(set(grades)) > 1:
-        return ParsedGrade(None, CONFLICTING, f"the last line names different grades {', '.join(map(str, dict.fromkeys(grades)))}")
+        return ParsedGrade(
+            None, CONFLICTING, f"the last line names different grades {', '.join(map(str, dict.fromkeys(grades)))}"
+        )
     if _HEDGE.match(line[found[-1].end() :]):
         return ParsedGrade(None, CONFLICTING, f"the last line hedges: {line!r}")
     return ParsedGrade(grades[0], OK)
@@ -153,7 +155,9 @@ _TAG = re.compile(r"<[^<>\n]{1,40}>")
 # "B." "(B)" "B)" "B:" or a lone "B" at the start; not "I think ..." (I is a letter too).
 _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)")
 # "answer is B", "Answer: B", "option (B)": the letter itself is matched case-sensitively.
-_ANSWER_IS = re.compile(r"(?:answer|option|choice)\s*(?:is|:)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])", re.IGNORECASE)
+_ANSWER_IS = re.compile(
+    r"(?:answer|option|choice)\s*(?:is|:)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])", re.IGNORECASE
+)
 _PREFIX = re.compile(r"^(?:final\s+answer|answer|output|result)\s*[:：]\s*", re.IGNORECASE)
 
 

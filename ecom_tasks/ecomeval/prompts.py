@@ -83,7 +83,11 @@ def read_grader_prompt(text: str) -> tuple[str, str, str] | None:
         return None
     parts = []
     start = 0
-    for opening, closing in ((QUESTION_OPEN, QUESTION_CLOSE), (REFERENCE_OPEN, REFERENCE_CLOSE), (RESPONSE_OPEN, RESPONSE_CLOSE)):
+    for opening, closing in (
+        (QUESTION_OPEN, QUESTION_CLOSE),
+        (REFERENCE_OPEN, REFERENCE_CLOSE),
+        (RESPONSE_OPEN, RESPONSE_CLOSE),
+    ):
         begin = text.find(opening, start)
         end = text.find(closing, begin + len(opening)) if begin >= 0 else -1
         if end < 0:

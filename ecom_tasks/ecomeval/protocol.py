@@ -15,7 +15,6 @@ from typing import Any
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.ecomeval.parsing import exact_answer
 from ecom_tasks.ecomeval.prompts import PROMPT_VERSION
-from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.ecomeval.schema import (
     CATEGORIES,
     DIFFICULTIES,
@@ -24,6 +23,7 @@ from ecom_tasks.ecomeval.schema import (
     canonical_category,
     load_records,
 )
+from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 
 
 class NoItemsSelected(ConfigurationError):
@@ -104,7 +104,9 @@ def select(
     wanted_languages = _check("language", _names(language), LANGUAGES)
     wanted_difficulties = _check("difficulty", _names(difficulty), DIFFICULTIES)
     wanted_tasks = _names(task)
-    modality = None if multimodal is None or multimodal == "" or multimodal == "all" else parse_flag(multimodal, "multimodal")
+    modality = (
+        None if multimodal is None or multimodal == "" or multimodal == "all" else parse_flag(multimodal, "multimodal")
+    )
     out = []
     for r in records:
         if wanted_categories is not None and r.category not in wanted_categories:
@@ -128,14 +130,18 @@ def build_items(records: Sequence[EcomEvalRecord]) -> list[EcomEvalItem]:
     return [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]
 
 
-def load_items(data: str | None = None, *, image_access: ImageAccess = DEFAULT_ACCESS, **filters: Any) -> list[EcomEvalItem]:
+def load_items(
+    data: str | None = None, *, image_access: ImageAccess = DEFAULT_ACCESS, **filters: Any
+) -> list[EcomEvalItem]:
     """Load and validate ``data`` (bundled fixtures when None; images opened with pillow, read as
     ``image_access`` allows), select with ``filters`` (see :func:`select`), build the items. No item
     selected is an error."""
     records = select(load_records(data, check_images=True, image_access=image_access), **filters)
     if not records:
         shown = ", ".join(f"{k}={v!r}" for k, v in filters.items() if v not in (None, "", False))
-        raise NoItemsSelected(f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}")
+        raise NoItemsSelected(
+            f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}"
+        )
     return build_items(records)
 
 
@@ -148,7 +154,4 @@ def empty_categories(items: Sequence[EcomEvalItem], category: str | Sequence[str
 
 def skipped_categories_message(task: str, data: str | None, categories: Sequence[str]) -> str:
     """What a task says when categories it covers have no item in the data (left out of ``score``)."""
-    return (
-        f"{task}: no item of category {', '.join(categories)} in {data or 'the bundled fixtures'} is selected; "
-        "skipped: score averages the categories present"
-    )
+    return f"{task}: no item of category {', '.join(categories)} in {data or 'the bundled fixtures'} is selected; skipped: score averages the categories present"

@@ -128,7 +128,9 @@ def canonical_row(row: Row, problems: list[Problem]) -> Row:
         if field is None:
             continue
         if field in given and not is_blank(value) and not is_blank(values.get(field)):
-            problems.append(Problem(row.source, row.index, field, f"given twice, by columns {given[field]!r} and {column!r}"))
+            problems.append(
+                Problem(row.source, row.index, field, f"given twice, by columns {given[field]!r} and {column!r}")
+            )
             continue
         if field not in given or is_blank(values.get(field)):
             values[field], given[field] = value, column
@@ -143,6 +145,7 @@ def ignored_columns(rows: Iterable[Row]) -> dict[str, list[str]]:
             if column_field(column) is None and column_key(column) not in KEPT_COLUMNS:
                 found.setdefault(row.source, {})[str(column)] = None
     return {source: list(columns) for source, columns in found.items()}
+
 
 _CATEGORY_LOOKUP = {slug: slug for slug in CATEGORIES}
 _CATEGORY_LOOKUP.update({name.casefold(): slug for name, slug in CATEGORY_ALIASES.items()})
@@ -178,7 +181,9 @@ def _lookup(row: Row, field: str, table: dict[str, str], allowed: tuple[str, ...
         return ""
     found = table.get(value.casefold())
     if found is None:
-        problems.append(Problem(row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}"))
+        problems.append(
+            Problem(row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}")
+        )
         return ""
     return found
 
@@ -189,7 +194,12 @@ def _difficulty(row: Row, problems: list[Problem]) -> str | None:
         return None
     if not isinstance(value, str) or value.strip().casefold() not in DIFFICULTIES:
         problems.append(
-            Problem(row.source, row.index, "difficulty", f"unknown difficulty {value!r}; expected one of {', '.join(DIFFICULTIES)} or null")
+            Problem(
+                row.source,
+                row.index,
+                "difficulty",
+                f"unknown difficulty {value!r}; expected one of {', '.join(DIFFICULTIES)} or null",
+            )
         )
         return None
     return value.strip().casefold()
@@ -214,13 +224,17 @@ def _images(row: Row, problems: list[Problem], check: bool, access: ImageAccess 
     if isinstance(value, dict) or hasattr(value, "save"):  # one hub image (a feature dict or a PIL image)
         value = [value]
     if not isinstance(value, (list, tuple)):
-        problems.append(Problem(row.source, row.index, "images", f"must be a list of images, got {type(value).__name__}"))
+        problems.append(
+            Problem(row.source, row.index, "images", f"must be a list of images, got {type(value).__name__}")
+        )
         return ()
     found = [resolve_image(v, row, f"images[{i}]", problems, check=check, access=access) for i, v in enumerate(value)]
     return tuple(image for image in found if image is not None)
 
 
-def validate_rows(rows: list[Row], *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS) -> list[EcomEvalRecord]:
+def validate_rows(
+    rows: list[Row], *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS
+) -> list[EcomEvalRecord]:
     """Canonical records from raw rows; raises DataValidationError listing every problem.
 
     Columns are read under their names or aliases (:data:`COLUMN_ALIASES`); other columns are
@@ -229,7 +243,8 @@ def validate_rows(rows: list[Row], *, check_images: bool = True, image_access: I
     """
     for source, columns in ignored_columns(rows).items():
         warnings.warn(
-            IgnoredColumnsWarning(f"{source}: ignored column(s) not read by ecomeval: {', '.join(columns)}"), stacklevel=2
+            IgnoredColumnsWarning(f"{source}: ignored column(s) not read by ecomeval: {', '.join(columns)}"),
+            stacklevel=2,
         )
 
     def record(row: Row, record_id: str, problems: list[Problem]) -> EcomEvalRecord:
@@ -237,7 +252,9 @@ def validate_rows(rows: list[Row], *, check_images: bool = True, image_access: I
         before = len(problems)
         images = _images(row, problems, check_images, image_access)
         if category == MULTIMODAL_CATEGORY and not images and len(problems) == before:
-            problems.append(Problem(row.source, row.index, "images", f"an {MULTIMODAL_CATEGORY} item needs an image (none given)"))
+            problems.append(
+                Problem(row.source, row.index, "images", f"an {MULTIMODAL_CATEGORY} item needs an image (none given)")
+            )
         return EcomEvalRecord(
             id=record_id,
             category=category,
@@ -266,7 +283,10 @@ def load_records(
 ) -> list[EcomEvalRecord]:
     """Validated EcomEval records (bundled fixtures by default); the whole source is validated."""
     return load_validated(
-        data if data is not None else fixture_file(), validate_rows, check_images=check_images, image_access=image_access
+        data if data is not None else fixture_file(),
+        validate_rows,
+        check_images=check_images,
+        image_access=image_access,
     )
 
 
@@ -312,7 +332,11 @@ def validate_judge_rows(rows: list[Row]) -> list[JudgeCase]:
     def case(row: Row, case_id: str, problems: list[Problem]) -> JudgeCase:
         kind = require_text(row, "kind", problems)
         if kind and kind not in CASE_KINDS:
-            problems.append(Problem(row.source, row.index, "kind", f"unknown kind {kind!r}; expected one of {', '.join(CASE_KINDS)}"))
+            problems.append(
+                Problem(
+                    row.source, row.index, "kind", f"unknown kind {kind!r}; expected one of {', '.join(CASE_KINDS)}"
+                )
+            )
         response = row.values.get("response")
         if not isinstance(response, str):
             problems.append(Problem(row.source, row.index, "response", "must be a string (may be empty)"))

@@ -34,7 +34,9 @@ def _groups(fields: Mapping[str, Any]) -> dict[str, str | None]:
 def grader_prompt(fields: Mapping[str, Any], response: str | None) -> str:
     """The grader's prompt for ``response`` (reasoning before ``</think>`` is not shown to the grader)."""
     shown = answer_region(response)
-    return build_grader_prompt(fields["question"], fields["reference"], shown if shown is not None else (response or ""))
+    return build_grader_prompt(
+        fields["question"], fields["reference"], shown if shown is not None else (response or "")
+    )
 
 
 def score_grade(fields: Mapping[str, Any], grader_reply: str | None) -> tuple[ParsedGrade, dict[str, float]]:

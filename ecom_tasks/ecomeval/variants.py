@@ -49,15 +49,24 @@ class Variant:
 
 
 def _variants() -> dict[str, Variant]:
-    table = {"ecomeval": Variant("ecomeval", (), False, "EcomEval, every category, graded by the LLM judge (0-3 rubric)")}
+    table = {
+        "ecomeval": Variant("ecomeval", (), False, "EcomEval, every category, graded by the LLM judge (0-3 rubric)")
+    }
     for c in CATEGORIES:
-        table[f"ecomeval_{c}"] = Variant(f"ecomeval_{c}", (c,), False, f"EcomEval {CATEGORY_NAMES[c]}, graded by the LLM judge")
+        table[f"ecomeval_{c}"] = Variant(
+            f"ecomeval_{c}", (c,), False, f"EcomEval {CATEGORY_NAMES[c]}, graded by the LLM judge"
+        )
     table["ecomeval_exact"] = Variant(
-        "ecomeval_exact", TEXT_CATEGORIES, True, "EcomEval text items with an exact-answer reference, exact match (no judge)"
+        "ecomeval_exact",
+        TEXT_CATEGORIES,
+        True,
+        "EcomEval text items with an exact-answer reference, exact match (no judge)",
     )
     for c in TEXT_CATEGORIES:
         name = f"ecomeval_exact_{c}"
-        table[name] = Variant(name, (c,), True, f"EcomEval {CATEGORY_NAMES[c]} exact-answer items, exact match (no judge)")
+        table[name] = Variant(
+            name, (c,), True, f"EcomEval {CATEGORY_NAMES[c]} exact-answer items, exact match (no judge)"
+        )
     return table
 
 

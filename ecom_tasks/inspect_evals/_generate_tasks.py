@@ -58,7 +58,13 @@ class Param:
     default: str
 
 
-def _call(function: str, fixed: Mapping[str, str], params: Iterable[Param], positional: str | None = None, rename: Mapping[str, str] | None = None) -> str:
+def _call(
+    function: str,
+    fixed: Mapping[str, str],
+    params: Iterable[Param],
+    positional: str | None = None,
+    rename: Mapping[str, str] | None = None,
+) -> str:
     """``return function(<positional>, key=value, ...)``: the fixed values, then each parameter passed through."""
     rename = rename or {}
     args = [positional] if positional else []
@@ -215,13 +221,16 @@ def _replace_block(text: str, source: str, block: str) -> str:
     """``text`` with its generated block (from its BEGIN marker to the end of the file) replaced by ``block``."""
     begin = BEGIN.format(source=source)
     head = text.split(begin, 1)[0] if begin in text else text
-    return head.rstrip("\n") + "\n\n\n" + begin + "\n" + block.rstrip("\n") + "\n" + END + "\n"
+    # fmt: off/on: the generator owns the block's layout; ruff format leaves it as written.
+    return head.rstrip("\n") + "\n\n\n" + begin + "\n# fmt: off\n" + block.rstrip("\n") + "\n# fmt: on\n" + END + "\n"
 
 
 def _adapter_block(family: Family, has_all: bool) -> str:
     functions = "\n\n".join(family.render(variant) for variant in family.variants.values())
     entries = "\n".join(f'    "{name}": {name},' for name in family.variants)
-    presets = f"#: One task per variant of ecom_tasks/{family.benchmark}/variants.py, by name.\nPRESETS = {{\n{entries}\n}}\n"
+    presets = (
+        f"#: One task per variant of ecom_tasks/{family.benchmark}/variants.py, by name.\nPRESETS = {{\n{entries}\n}}\n"
+    )
     extra = "__all__ += list(PRESETS)\n" if has_all else ""
     return f"\n{functions}\n\n{presets}{extra}"
 
@@ -232,7 +241,8 @@ def task_summaries(text: str) -> dict[str, str]:
     found = {}
     for node in ast.parse(text).body:
         if isinstance(node, ast.FunctionDef) and any(
-            (isinstance(d, ast.Name) and d.id == "task") or (isinstance(d, ast.Call) and getattr(d.func, "id", None) == "task")
+            (isinstance(d, ast.Name) and d.id == "task")
+            or (isinstance(d, ast.Call) and getattr(d.func, "id", None) == "task")
             for d in node.decorator_list
         ):
             found[node.name] = (ast.get_docstring(node) or "").split("\n\n")[0].replace("\n", " ").strip()
@@ -304,11 +314,17 @@ def render() -> dict[Path, str]:
 
 def stale_files(files: Mapping[Path, str]) -> list[str]:
     """The files whose text differs from ``files`` (paths relative to the package's parent)."""
-    return [str(path.relative_to(PACKAGE_DIR.parent)) for path, text in files.items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    return [
+        str(path.relative_to(PACKAGE_DIR.parent))
+        for path, text in files.items()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Write the Inspect @task functions of every benchmark from its variants.py.")
+    parser = argparse.ArgumentParser(
+        description="Write the Inspect @task functions of every benchmark from its variants.py."
+    )
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a file differs")
     args = parser.parse_args(argv)
     files = render()

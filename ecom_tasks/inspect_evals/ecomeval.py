@@ -38,7 +38,6 @@ from inspect_ai.model import (
     get_model,
     model_roles,
 )
-
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -70,8 +69,8 @@ from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.inspect_evals._inspect_private import inspect_is_building_tasks
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
 from ecom_tasks.scorers.inspect_judge import inspect_ask, judge_cache
+from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, grader_max_tokens
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN, check_method
@@ -97,7 +96,12 @@ def grader_problem(graders: str | list[str] | None = None) -> str | None:
     ``grader_<n>``, a ``graders`` list or the default grader's key will do. Call it where the run's
     model roles are known (a task built inside an eval, a solver)."""
     roles = model_roles()
-    if _names(graders) or GRADER_ROLE in roles or any(PANEL_ROLE.match(r) for r in roles) or os.environ.get("OPENAI_API_KEY"):
+    if (
+        _names(graders)
+        or GRADER_ROLE in roles
+        or any(PANEL_ROLE.match(r) for r in roles)
+        or os.environ.get("OPENAI_API_KEY")
+    ):
         return None
     return GRADER_MISSING
 
@@ -121,7 +125,9 @@ def panel_models(graders: str | list[str] | None = None) -> list[tuple[str, Any]
             elif "/" in name:
                 chosen.append((f"grader_{index}", get_model(name)))
             else:
-                raise ConfigurationError(f"graders: {name!r} is neither a model role of this run ({', '.join(sorted(roles)) or 'none'}) nor a model name")
+                raise ConfigurationError(
+                    f"graders: {name!r} is neither a model role of this run ({', '.join(sorted(roles)) or 'none'}) nor a model name"
+                )
         if len({label for label, _ in chosen}) != len(chosen):
             raise ConfigurationError(f"graders: a grader is named twice in {names}")
         return chosen
@@ -174,7 +180,12 @@ def ecomeval_metrics(metrics: list[str] | None = None, failure_threshold: float 
 
 
 async def _judge(
-    fields: dict[str, Any], response: str | None, cache: bool | str, max_tokens: int, graders: str | list[str] | None, method: str
+    fields: dict[str, Any],
+    response: str | None,
+    cache: bool | str,
+    max_tokens: int,
+    graders: str | list[str] | None,
+    method: str,
 ) -> Judgement:
     problem = grader_problem(graders)
     if problem:  # never a raw provider error from the default grader's missing key
@@ -183,12 +194,17 @@ async def _judge(
     members = panel_models(graders)
     asks = {label: inspect_ask(model, cache=policy) for label, model in members}
     names = {label: str(model) for label, model in members}
-    return await judge_response(asks, fields, response, names=names, method=method, max_tokens=max_tokens, retries=JUDGE_RETRIES)
+    return await judge_response(
+        asks, fields, response, names=names, method=method, max_tokens=max_tokens, retries=JUDGE_RETRIES
+    )
 
 
 @scorer(metrics=[ecomeval_metrics()])
 def ecomeval_judge(
-    cache: bool | str = True, grader_max_tokens: int | str = GRADER_MAX_TOKENS, graders: str | list[str] | None = None, panel: str = MEDIAN
+    cache: bool | str = True,
+    grader_max_tokens: int | str = GRADER_MAX_TOKENS,
+    graders: str | list[str] | None = None,
+    panel: str = MEDIAN,
 ) -> Scorer:
     """Grade a response against the reference with the ``grader`` role (0-3 rubric, temperature 0,
     at most ``grader_max_tokens`` output tokens; one retry when the grade cannot be read or the reply
@@ -242,7 +258,9 @@ def ecomeval_exact_scorer() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         matched, outcome = score_exact(state.metadata, state.output.completion)
-        return Score(value=outcome, answer=state.output.completion, explanation="exact match" if matched else "no exact match")
+        return Score(
+            value=outcome, answer=state.output.completion, explanation="exact match" if matched else "no exact match"
+        )
 
     return score
 
@@ -254,7 +272,9 @@ def _sample(item: EcomEvalItem) -> Sample:
     return Sample(id=item.id, input=[ChatMessageUser(content=content)], target=item.target, metadata=item.fields)
 
 
-def ecomeval_dataset(data: str | None = None, *, image_access: ImageAccess = DEFAULT_ACCESS, **filters: Any) -> MemoryDataset:
+def ecomeval_dataset(
+    data: str | None = None, *, image_access: ImageAccess = DEFAULT_ACCESS, **filters: Any
+) -> MemoryDataset:
     """One Sample per selected record; images are opened with pillow at load time."""
     items = load_items(data, image_access=image_access, **filters)
     if filters.get("exact"):
@@ -297,21 +317,27 @@ def _task(
         "multimodal": multimodal,
         "exact": exact,
     }
-    dataset = ecomeval_dataset(data, image_access=ImageAccess.from_options(allow_outside_images, allow_url_images), **filters)
+    dataset = ecomeval_dataset(
+        data, image_access=ImageAccess.from_options(allow_outside_images, allow_url_images), **filters
+    )
     # Table 2's Average for text items; a run of multimodal items alone has Table 4's as headline.
     only_multimodal = all((s.metadata or {}).get("category") == MULTIMODAL_CATEGORY for s in dataset)
     headline = "score_multimodal" if only_multimodal else "score"
     return Task(
         dataset=dataset,
         setup=None if exact else require_grader(graders),
-        scorer=ecomeval_exact_scorer() if exact else ecomeval_judge(cache=cache, grader_max_tokens=limit, graders=graders, panel=method),
+        scorer=ecomeval_exact_scorer()
+        if exact
+        else ecomeval_judge(cache=cache, grader_max_tokens=limit, graders=graders, panel=method),
         metrics=[ecomeval_metrics(metrics=names, failure_threshold=threshold)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version=VERSION,
         epochs=Epochs(1, outcome_mean()),
         headline_metric=HeadlineMetric(metric=headline) if names is None or headline in names else None,
         metadata={
-            **task_metadata("ecomeval", task_version=VERSION, prompt_version=PROMPT_VERSION, data=data, fixtures=FIXTURES),
+            **task_metadata(
+                "ecomeval", task_version=VERSION, prompt_version=PROMPT_VERSION, data=data, fixtures=FIXTURES
+            ),
             "scoring": "exact match" if exact else "judge",
             **(
                 {}
@@ -364,7 +390,10 @@ def gold_response() -> Solver:
 
 @scorer(metrics=[judge_meta_metrics()])
 def ecomeval_judge_meta_scorer(
-    cache: bool | str = True, grader_max_tokens: int | str = GRADER_MAX_TOKENS, graders: str | list[str] | None = None, panel: str = MEDIAN
+    cache: bool | str = True,
+    grader_max_tokens: int | str = GRADER_MAX_TOKENS,
+    graders: str | list[str] | None = None,
+    panel: str = MEDIAN,
 ) -> Scorer:
     """Grade a gold case with the ``grader`` role (or a panel) exactly as ``ecomeval_judge`` grades responses."""
     limit = _grader_limit(grader_max_tokens)
@@ -418,7 +447,9 @@ def ecomeval_judge_meta(
     check_grader_at_build(graders)
     cases = load_judge_cases(data)
     return Task(
-        dataset=MemoryDataset([_case_sample(c) for c in cases], name="ecomeval_judge_meta", location=str(data or f"{FIXTURES}/judge_meta")),
+        dataset=MemoryDataset(
+            [_case_sample(c) for c in cases], name="ecomeval_judge_meta", location=str(data or f"{FIXTURES}/judge_meta")
+        ),
         setup=require_grader(graders),
         solver=gold_response(),
         scorer=ecomeval_judge_meta_scorer(cache=cache, grader_max_tokens=limit, graders=graders, panel=method),
@@ -428,7 +459,11 @@ def ecomeval_judge_meta(
         metadata={
             # The "model" evaluated here is the grader: its prompt is the one that counts.
             **task_metadata(
-                "ecomeval", task_version=VERSION, prompt_version=GRADER_VERSION, data=data, fixtures=f"{FIXTURES}/judge_meta"
+                "ecomeval",
+                task_version=VERSION,
+                prompt_version=GRADER_VERSION,
+                data=data,
+                fixtures=f"{FIXTURES}/judge_meta",
             ),
             "grader_role": GRADER_ROLE,
             "grader_default": DEFAULT_GRADER,
@@ -454,6 +489,7 @@ __all__ = [
 
 
 # --- Generated by ecom_tasks/inspect_evals/_generate_tasks.py from ecom_tasks/ecomeval/variants.py; do not edit by hand. ---
+# fmt: off
 
 @task
 def ecomeval(
@@ -927,4 +963,5 @@ PRESETS = {
     "ecomeval_exact_ecom_generation": ecomeval_exact_ecom_generation,
 }
 __all__ += list(PRESETS)
+# fmt: on
 # --- End of generated code. ---

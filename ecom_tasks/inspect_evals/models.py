@@ -27,7 +27,7 @@ class EcomBaselineAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008  (Inspect's ModelAPI signature; never mutated)
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)

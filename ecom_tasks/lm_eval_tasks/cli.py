@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> None:
             unknown = unknown_tasks(str(exc), getattr(args, "tasks", None), getattr(args, "include_path", None))
             if not unknown:
                 raise
-            raise ConfigurationError(f"{'; '.join(unknown)} (ecom-tasks list shows ours, lm-eval ls tasks all)") from exc
+            raise ConfigurationError(
+                f"{'; '.join(unknown)} (ecom-tasks list shows ours, lm-eval ls tasks all)"
+            ) from exc
 
 
 def unknown_tasks(error: str, tasks: str | Sequence[str] | None, include_path: Sequence[str] | None) -> list[str]:
@@ -65,6 +67,7 @@ def unknown_tasks(error: str, tasks: str | Sequence[str] | None, include_path: S
         known = ours if nearest(name, ours) else everything or []
         messages.append(unknown_name("lm-eval task", name, known))
     return messages
+
 
 if __name__ == "__main__":
     main()

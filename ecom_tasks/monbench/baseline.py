@@ -25,8 +25,7 @@ from ecom_tasks.monbench.schema import LETTERS
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _OPTION = re.compile(r"^([A-D])\.\s+(.*)$")
 _STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it of on or that the to was what which with user query "
-    "product options location market ad".split()
+    "a an and are as at be by for from has have in is it of on or that the to was what which with user query product options location market ad".split()
 )
 RELATION_LABELS = frozenset({"exactmatch", "narrowing", "substitute", "complement", "irrelevant"})
 
@@ -53,7 +52,7 @@ def last_options_block(text: str) -> tuple[str, list[str]] | None:
                 if not line.strip():
                     break
                 question_lines.insert(0, line)
-            question = "\n".join(l for l in question_lines if l.strip().rstrip(":") != "Options")
+            question = "\n".join(line for line in question_lines if line.strip().rstrip(":") != "Options")
             return question, [m.group(2).strip() for m in window]  # type: ignore[union-attr]
     return None
 
@@ -68,7 +67,7 @@ def requested_format(text: str) -> tuple[bool, bool]:
 
 def relation_choice(question: str, options: Sequence[str]) -> int:
     """Pick a relation label from how much the two related texts overlap."""
-    lines = [l for l in question.splitlines() if l.strip()]
+    lines = [line for line in question.splitlines() if line.strip()]
     first, rest = (lines[0], " ".join(lines[1:])) if len(lines) > 1 else (question, question)
     quoted = re.findall(r"['\"“](.+?)['\"”]", question)
     if len(quoted) >= 2:

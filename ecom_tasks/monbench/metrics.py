@@ -27,7 +27,16 @@ from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import ChoiceRuns, compute_metrics
 
 OUTCOME_FIELDS = (
-    "task", "question", "ordering", "format", "position", "category", "correct", "invalid", "mismatch", "truncated"
+    "task",
+    "question",
+    "ordering",
+    "format",
+    "position",
+    "category",
+    "correct",
+    "invalid",
+    "mismatch",
+    "truncated",
 )
 POSITION_NAMES = ("A", "B", "C", "D")
 _COLUMN = {name: i for i, name in enumerate(OUTCOME_FIELDS)}
@@ -92,9 +101,7 @@ def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, 
     return summary
 
 
-def reweighted_accuracy(
-    outcomes: Sequence[Mapping[str, float]], weights: Mapping[int, float]
-) -> float:
+def reweighted_accuracy(outcomes: Sequence[Mapping[str, float]], weights: Mapping[int, float]) -> float:
     """Accuracy with each category's accuracy weighted by a target distribution.
 
     ``weights`` maps 1-based category ids to their share of real traffic;

@@ -156,4 +156,3 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         )
     )
     return [t for t in tables if t is not None]
-

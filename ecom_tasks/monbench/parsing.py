@@ -160,7 +160,12 @@ def _strict_match(value: str, displayed: tuple[str, ...]) -> tuple[int | None, s
         if len(rest) == 1:
             if letter in LETTERS[: len(displayed)] and LETTERS.index(letter) == rest[0]:
                 return rest[0], OK, "", "letter_text"
-            return None, UNKNOWN_CONTENT, f"answer {value[:80]!r}: letter {letter} but the text is option {LETTERS[rest[0]]}", ""
+            return (
+                None,
+                UNKNOWN_CONTENT,
+                f"answer {value[:80]!r}: letter {letter} but the text is option {LETTERS[rest[0]]}",
+                "",
+            )
     return None, UNKNOWN_CONTENT, f"answer {value[:80]!r} matches no option", ""
 
 
@@ -195,7 +200,9 @@ _NEGATION = re.compile(
 _LABEL_SETS = {frozenset(_key(label) for label in labels) for labels in RELATION_LABELS.values()}
 # What the output-format line shows as a tag's value, and the header of its examples.
 _LABEL_PLACEHOLDER = _key("/".join(LETTERS))
-_ANSWER_PLACEHOLDERS = {_key("/".join(labels)) for labels in RELATION_LABELS.values()} | {_key(OPEN_CONTENT_PLACEHOLDER)}
+_ANSWER_PLACEHOLDERS = {_key("/".join(labels)) for labels in RELATION_LABELS.values()} | {
+    _key(OPEN_CONTENT_PLACEHOLDER)
+}
 _EXAMPLES_HEADER = re.compile(
     r"^[\s*_#]*" + re.escape(VALID_EXAMPLES_HEADER.strip("* ")).replace(r"\ ", r"\s*") + r"?[\s*_#:：]*$",
     re.IGNORECASE,
@@ -289,7 +296,8 @@ def _resolve_text(value: str, displayed: tuple[str, ...], *, partial: bool) -> t
             # compared with and without spaces); two or more words also abbreviate (``Liquorice
             # Allsorts``). Any other option the words abbreviate makes it ambiguous (``Noise``).
             prefixed = {
-                i for i, (o, d) in enumerate(zip(options, displayed))
+                i
+                for i, (o, d) in enumerate(zip(options, displayed))
                 if _prefix(answer, o) or (len(key) >= 3 and _key(d).startswith(key))
             }
             shortened = {i for i, o in enumerate(options) if _abbreviates(answer, o)}
@@ -435,8 +443,10 @@ def _answer_tags(text: str) -> tuple[list[str], list[str]]:
     echo_end: int | None = None  # where the last echoed tag ended
     in_examples = False
     # Each kind found on its own (as in the strict reading), then read in reply order.
-    tags = sorted([*(("label", m) for m in _LABEL.finditer(text)), *(("answer", m) for m in _ANSWER.finditer(text))],
-                  key=lambda tag: tag[1].start())
+    tags = sorted(
+        [*(("label", m) for m in _LABEL.finditer(text)), *(("answer", m) for m in _ANSWER.finditer(text))],
+        key=lambda tag: tag[1].start(),
+    )
     for kind, m in tags:
         value = m.group(1)
         between = text[echo_end : m.start()] if echo_end is not None else None
@@ -482,7 +492,12 @@ def _strict_content(text: str, displayed: tuple[str, ...]) -> tuple[int | None, 
         return resolved[0]
     positions = {position for position, status, _, _ in resolved if status == OK}
     if len(positions) == 1 and all(status == OK for _, status, _, _ in resolved):
-        return positions.pop(), OK, "", resolved[0][3]  # e.g. "<Answer>B. Complement</Answer> ... <Answer>Complement</Answer>"
+        return (
+            positions.pop(),
+            OK,
+            "",
+            resolved[0][3],
+        )  # e.g. "<Answer>B. Complement</Answer> ... <Answer>Complement</Answer>"
     return None, CONFLICTING_TAGS, f"{CONFLICTING_TAGS} <Answer>", ""
 
 

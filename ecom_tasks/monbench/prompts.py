@@ -14,10 +14,7 @@ from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, MonBenchRecord
 #: see different text for the same question, format and shots.
 PROMPT_VERSION = "monbench-appA/1"
 
-PREAMBLE = (
-    "You are a helpful online shopping assistant. "
-    "Please answer the following question about online shopping."
-)
+PREAMBLE = "You are a helpful online shopping assistant. Please answer the following question about online shopping."
 
 #: Per-task instruction, as in the paper's per-task system prompts (Tables 3-6).
 TASK_INSTRUCTIONS = {

@@ -135,17 +135,26 @@ def _category(row: Row, problems: list[Problem]) -> str | None:
 def _record(row: Row, record_id: str, problems: list[Problem]) -> MonBenchRecord:
     task = require_text(row, "task", problems)
     if task and task not in TASKS:
-        problems.append(Problem(row.source, row.index, "task", f"unknown task {task!r}; expected one of {', '.join(TASKS)}"))
+        problems.append(
+            Problem(row.source, row.index, "task", f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
+        )
     split = require_text(row, "split", problems)
     if split and split not in SPLITS:
-        problems.append(Problem(row.source, row.index, "split", f"unknown split {split!r}; expected one of {', '.join(SPLITS)}"))
+        problems.append(
+            Problem(row.source, row.index, "split", f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        )
     question = require_text(row, "question", problems)
     choices = _choices(row, problems)
     answer = _answer(row, problems)
     category = _category(row, problems)
     if choices and task in RELATION_LABELS and sorted(choices) != sorted(RELATION_LABELS[task]):
         problems.append(
-            Problem(row.source, row.index, "choices", f"{task} choices must be the labels {', '.join(RELATION_LABELS[task])}")
+            Problem(
+                row.source,
+                row.index,
+                "choices",
+                f"{task} choices must be the labels {', '.join(RELATION_LABELS[task])}",
+            )
         )
     return MonBenchRecord(
         id=record_id,
@@ -177,6 +186,4 @@ def load_records(
         if task not in TASKS:
             raise ValueError(f"unknown MonBench task {task!r}; expected one of {', '.join(TASKS)}")
     records = load_validated(data if data is not None else fixtures_dir("monbench"), validate_rows)
-    return [
-        r for r in records if (split is None or r.split == split) and (not tasks or r.task in tasks)
-    ]
+    return [r for r in records if (split is None or r.split == split) and (not tasks or r.task in tasks)]

@@ -58,7 +58,9 @@ def _variants() -> dict[str, Variant]:
         name = f"monbench_{short}"
         table[name] = Variant(name, TASKS, design, formats, f"MonBench, all four tasks, {what}")
         for task in TASKS:
-            table[f"{name}_{task}"] = Variant(f"{name}_{task}", (task,), design, formats, f"MonBench {TASK_TITLES[task]}, {what}")
+            table[f"{name}_{task}"] = Variant(
+                f"{name}_{task}", (task,), design, formats, f"MonBench {TASK_TITLES[task]}, {what}"
+            )
     return table
 
 

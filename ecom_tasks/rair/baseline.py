@@ -17,18 +17,20 @@ from ecom_tasks.rair.prompts import FIELD_LABELS, render_answer
 
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[\u3400-\u9fff]", re.IGNORECASE)
 _STOPWORDS = frozenset(
-    "a an and are as at be by do for from how i in is it my of on or the to what with without "
-    "about this that can de 的 了 和 与 用 款".split()
+    "a an and are as at be by do for from how i in is it my of on or the to what with without about this that can de 的 了 和 与 用 款".split()
 )
 #: First uncovered query term -> the dimension it most likely belongs to.
 _CUES: dict[str, frozenset[str]] = {
     "Color": frozenset(
-        "red blue green white black pink purple yellow orange grey gray brown beige navy burgundy gold silver "
-        "红 蓝 绿 白 黑 粉 紫 黄 橙 灰 棕".split()
+        "red blue green white black pink purple yellow orange grey gray brown beige navy burgundy gold silver 红 蓝 绿 白 黑 粉 紫 黄 橙 灰 棕".split()
     ),
     "Season": frozenset("summer winter spring autumn fall thermal 夏 冬 春 秋".split()),
-    "Audience": frozenset("women woman men man kids kid children child girls girl boys boy baby ladies 女 男 童 婴".split()),
-    "Material": frozenset("cotton leather wool silk linen wood wooden plastic steel glass ceramic bamboo 棉 皮 毛 丝 麻 木".split()),
+    "Audience": frozenset(
+        "women woman men man kids kid children child girls girl boys boy baby ladies 女 男 童 婴".split()
+    ),
+    "Material": frozenset(
+        "cotton leather wool silk linen wood wooden plastic steel glass ceramic bamboo 棉 皮 毛 丝 麻 木".split()
+    ),
     "Bundle": frozenset("set pair pack pcs piece pieces bundle 套 对".split()),
     "Store": frozenset("official flagship store shop 旗 舰 店".split()),
     "Style": frozenset("vintage retro slim loose oversized striped floral plaid dotted polka 复 古 修 宽".split()),
@@ -123,13 +125,17 @@ def respond_rair(messages: Sequence[tuple[str, str]]) -> str | None:
 # --- the construction stages' prompts (ecom_tasks/rair/construction) -----------------------------
 
 _QUESTION = re.compile(
-    r"\?\s*$|^(?:how|what|why|which|where|when|is|are|can|does|do|should)\b|怎么|如何|什么|为什么|是不是|吗\s*$", re.IGNORECASE
+    r"\?\s*$|^(?:how|what|why|which|where|when|is|are|can|does|do|should)\b|怎么|如何|什么|为什么|是不是|吗\s*$",
+    re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:without|non|no|not)\b|\w-free\b|\bfree of\b|不含|无添加|不要|免", re.IGNORECASE)
 _RELATION = re.compile(
-    r"\b(?:alternatives?|substitutes?|dupes?|vs|versus|cheaper than|better than|instead of|similar to)\b|平替|替代|代替", re.IGNORECASE
+    r"\b(?:alternatives?|substitutes?|dupes?|vs|versus|cheaper than|better than|instead of|similar to)\b|平替|替代|代替",
+    re.IGNORECASE,
 )
-_SCENARIO = re.compile(r"\b(?:gifts?|ideas?|keep|stop|prevent|reduce|outfit for|present for)\b|送|礼物|神器", re.IGNORECASE)
+_SCENARIO = re.compile(
+    r"\b(?:gifts?|ideas?|keep|stop|prevent|reduce|outfit for|present for)\b|送|礼物|神器", re.IGNORECASE
+)
 _MODEL_CODE = re.compile(r"^[a-z]*\d+[a-z0-9]*$", re.IGNORECASE)
 #: Query terms naming what an image shows (the visual-necessity heuristic).
 _VISUAL_DIMENSIONS = ("Color", "Style", "Bundle", "Material", "Season")
@@ -183,8 +189,13 @@ def choose_rules(system: str, fields: dict[str, str]) -> list[str]:
     if label == "L4" or not listed:
         return []
     _, dimension, _ = judge(
-        {"query": fields.get("Query", ""), "title": fields.get("Title", ""), "shop_name": fields.get("Shop", ""),
-         "cpv": fields.get("CPV", ""), "sku": fields.get("SKU", "")}
+        {
+            "query": fields.get("Query", ""),
+            "title": fields.get("Title", ""),
+            "shop_name": fields.get("Shop", ""),
+            "cpv": fields.get("CPV", ""),
+            "sku": fields.get("SKU", ""),
+        }
     )
     same_level = [(rule_id, dim) for rule_id, level, dim in listed if level == label]
     on_dimension = [rule_id for rule_id, dim in same_level if dim == (dimension or "Category")]

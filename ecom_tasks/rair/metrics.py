@@ -118,7 +118,9 @@ def mismatch_dimension_table(outcomes: Sequence[Outcome], dimensions: Sequence[s
     ``pred:varied`` for epoch-averaged items whose named dimension differed between epochs)."""
     rows: dict[str, dict[str, float]] = {}
     for o in outcomes:
-        row = rows.setdefault(_dimension_name(int(o["gold_dim"]), dimensions), {"n": 0.0, "errors": 0.0, "correct": 0.0})
+        row = rows.setdefault(
+            _dimension_name(int(o["gold_dim"]), dimensions), {"n": 0.0, "errors": 0.0, "correct": 0.0}
+        )
         row["n"] += 1
         row["errors"] += 1.0 - float(o["acc4"])
         row["correct"] += float(o["acc4"])
@@ -191,7 +193,9 @@ def metric_keys(
     """Every key ``summarize`` can produce, in its order (for frameworks that need a fixed list)."""
     keys = [*(spec.name for spec in specs), *COUNTS, "l2_dim_acc"]
     for kind, names in (groups or {}).items():
-        keys += [f"{m}/{field}/{name}" for field, _, name in _group_keys(kind, names) for m in group_metric_names(specs)]
+        keys += [
+            f"{m}/{field}/{name}" for field, _, name in _group_keys(kind, names) for m in group_metric_names(specs)
+        ]
     keys += [f"confusion/{g}/{p}" for g in LEVELS for p in PRED_LABELS]
     keys += [f"error_share/{key_name(name)}" for name in [*dimensions, NO_DIMENSION]]
     return keys

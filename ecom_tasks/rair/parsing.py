@@ -150,7 +150,9 @@ _LINE_REST = re.compile(f"[{_DECOR}.,;:!?。、]*")
 
 # "[L2-Brand Mismatch]", "【L2-品牌不匹配】": a level and a named mismatch, bracketed.
 _LEVEL_TOKEN = r"(?P<level>(?<![A-Za-z0-9])L[0-9]{1,2}|(?<![A-Za-z])level[ \t_-]*[0-9]{1,2})(?![0-9])"
-_SQUARE_FORM = re.compile(r"[\[【][ \t]*" + _LEVEL_TOKEN + r"[ \t]*[-–—:_]?[ \t]*([^\[\]【】\n]{0,60}?)[ \t]*[\]】]", re.IGNORECASE)
+_SQUARE_FORM = re.compile(
+    r"[\[【][ \t]*" + _LEVEL_TOKEN + r"[ \t]*[-–—:_]?[ \t]*([^\[\]【】\n]{0,60}?)[ \t]*[\]】]", re.IGNORECASE
+)
 _MISMATCH_WORD = r"(?:mismatch(?:ed)?|conflict|不匹配|不符合?|不一致|冲突)"
 # "L2 - Brand Mismatch", "L2-尺码不匹配", "L2 (Brand mismatch)": unbracketed, the dimension must be known.
 _PLAIN_FORM = re.compile(
@@ -165,7 +167,9 @@ _DIMENSION_FIELD = re.compile(
     re.IGNORECASE,
 )
 # "... (Brand mismatch)" later on the line of an L2.
-_NAMED_MISMATCH = re.compile(r"([^\n\[\]【】()\-–—:,.;!?。]{1,30}?)\s*" + _MISMATCH_WORD + r"(?![A-Za-z])", re.IGNORECASE)
+_NAMED_MISMATCH = re.compile(
+    r"([^\n\[\]【】()\-–—:,.;!?。]{1,30}?)\s*" + _MISMATCH_WORD + r"(?![A-Za-z])", re.IGNORECASE
+)
 _MISMATCH_SUFFIX = re.compile(r"\s*(mismatch(?:ed)?|conflict|不匹配|不符合?|不一致|冲突)\s*$", re.IGNORECASE)
 
 # --- markers ------------------------------------------------------------------------------
@@ -185,7 +189,9 @@ _MARKER = re.compile(
     re.IGNORECASE,
 )
 _AFTER_MARKER = re.compile(r"[\s*_`#\"'\[【(:]*")
-_MARKER_DIGIT = re.compile(r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))", re.MULTILINE)
+_MARKER_DIGIT = re.compile(
+    r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))", re.MULTILINE
+)
 # What may precede a marker on its line for a line break to separate it from the level.
 _HEADING_START = re.compile(r"[\s#*_>`]*")
 
@@ -242,23 +248,31 @@ _POST_CUE = re.compile(
     re.IGNORECASE,
 )
 # A clause opened by a concession: "Although L4 is tempting, ...".
-_CONCESSION = re.compile(r"\b(?:though|although|whereas|while|despite|even if)\b|虽然|尽管|虽说|即使|哪怕|即便", re.IGNORECASE)
+_CONCESSION = re.compile(
+    r"\b(?:though|although|whereas|while|despite|even if)\b|虽然|尽管|虽说|即使|哪怕|即便", re.IGNORECASE
+)
 # A sentence opened by a condition and holding a modal: "If it were burgundy, it would be L4."
 _CONDITION_OPENING = re.compile(
     r"(?:if|unless|had|were|should|suppose|supposing|assuming|provided|only if|only when|如果|若|假如|假设|要是|除非|只有|倘若)(?![a-z])",
     re.IGNORECASE,
 )
-_CONDITION_EXEMPT = re.compile(r"if\s+(?:i|we|one)\s+(?:had|have|must|were)\s+to\b|if\s+forced|如果(?:一定|必须|非要|硬要)", re.IGNORECASE)
+_CONDITION_EXEMPT = re.compile(
+    r"if\s+(?:i|we|one)\s+(?:had|have|must|were)\s+to\b|if\s+forced|如果(?:一定|必须|非要|硬要)", re.IGNORECASE
+)
 _MODAL = re.compile(r"\b(?:would|could|might)\b|'d\b|会|就|才|则", re.IGNORECASE)
 # Where a conditional sentence turns to what is the case: "If it were burgundy I'd say L4, but it is red, so L3."
-_CONDITION_TURN = re.compile(r"\b(?:but|so|therefore|hence|thus|however|instead|as it is)\b|但|所以|因此|然而|实际上", re.IGNORECASE)
+_CONDITION_TURN = re.compile(
+    r"\b(?:but|so|therefore|hence|thus|however|instead|as it is)\b|但|所以|因此|然而|实际上", re.IGNORECASE
+)
 # A correction supersedes the levels asserted before it ("L4. Wait, actually L3.").
 _CORRECTION = re.compile(
     r"\b(?:actually|wait|on (?:second|further) thought|on reflection|correction|scratch that|let me reconsider"
     r"|i mean|or rather|revised|changing my answer)\b|其实|不对|更正|再想想|等等|修正|改为|重新考虑",
     re.IGNORECASE,
 )
-_EXAMPLE = re.compile(r"(?:e\.g\.?|eg\.|for example|for instance|such as|例如|比如|譬如)\s*[,:]?\s*[\[【(\"'“]*\s*$", re.IGNORECASE)
+_EXAMPLE = re.compile(
+    r"(?:e\.g\.?|eg\.|for example|for instance|such as|例如|比如|譬如)\s*[,:]?\s*[\[【(\"'“]*\s*$", re.IGNORECASE
+)
 _PLACEHOLDER = re.compile(r"\s*[-–—:_]?\s*<(?!/)")
 # Joins in a list of levels ("L1, L3 or L4"), a range ("L1-L4"), a hedge ("L1 or L3", "L3/L4"), and
 # the words over which a negation carries ("not L4 or L3").
@@ -284,22 +298,109 @@ ASSERTED, REJECTED, HEDGED, ECHO, QUESTION = "asserted", "rejected", "hedged", "
 #: the Fig. 9 prompt (which name some dimensions differently) and Chinese names.
 _ALIASES: dict[str, tuple[str, ...]] = {
     "Category": ("category", "categories", "product type", "类目", "品类", "类别", "商品类型", "产品类型"),
-    "Style": ("style", "style details", "style detail", "design", "pattern", "fashion style", "风格", "款式", "款式细节", "设计", "图案", "版型"),
-    "Special": ("special", "special needs", "special need", "price", "promotion", "特殊", "特殊需求", "价格", "促销", "新品"),
-    "Audience": ("audience", "target audience", "gender", "age", "age group", "人群", "适用人群", "目标人群", "性别", "年龄", "年龄段"),
-    "Bundle": ("bundle", "set", "set/single", "set single", "single", "quantity", "套装", "套装/单品", "单品", "数量", "件数"),
+    "Style": (
+        "style",
+        "style details",
+        "style detail",
+        "design",
+        "pattern",
+        "fashion style",
+        "风格",
+        "款式",
+        "款式细节",
+        "设计",
+        "图案",
+        "版型",
+    ),
+    "Special": (
+        "special",
+        "special needs",
+        "special need",
+        "price",
+        "promotion",
+        "特殊",
+        "特殊需求",
+        "价格",
+        "促销",
+        "新品",
+    ),
+    "Audience": (
+        "audience",
+        "target audience",
+        "gender",
+        "age",
+        "age group",
+        "人群",
+        "适用人群",
+        "目标人群",
+        "性别",
+        "年龄",
+        "年龄段",
+    ),
+    "Bundle": (
+        "bundle",
+        "set",
+        "set/single",
+        "set single",
+        "single",
+        "quantity",
+        "套装",
+        "套装/单品",
+        "单品",
+        "数量",
+        "件数",
+    ),
     "Season": ("season", "seasonal", "季节", "季节性"),
     "Color": ("color", "colour", "颜色", "色彩", "颜色款式"),
     "Brand": ("brand", "品牌"),
     "Material": ("material", "materials", "fabric", "材质", "材料", "面料"),
-    "Component": ("component", "components", "accessory", "accessories", "part", "parts", "compatibility", "配件", "零件", "部件", "适配", "兼容"),
+    "Component": (
+        "component",
+        "components",
+        "accessory",
+        "accessories",
+        "part",
+        "parts",
+        "compatibility",
+        "配件",
+        "零件",
+        "部件",
+        "适配",
+        "兼容",
+    ),
     "Specification": (
-        "specification", "specifications", "spec", "specs", "model", "model id", "model number", "size", "capacity", "weight",
-        "规格", "型号", "尺寸", "尺码", "码数", "容量", "重量", "参数",
+        "specification",
+        "specifications",
+        "spec",
+        "specs",
+        "model",
+        "model id",
+        "model number",
+        "size",
+        "capacity",
+        "weight",
+        "规格",
+        "型号",
+        "尺寸",
+        "尺码",
+        "码数",
+        "容量",
+        "重量",
+        "参数",
     ),
     "IP": ("ip", "ip image", "character", "license", "ip形象", "形象", "联名"),
     "Function": ("function", "functions", "functional", "efficacy", "usage", "功能", "功效", "用途", "使用场景"),
-    "Attributes": ("attributes", "attribute", "special attributes", "special attribute", "other attributes", "property", "属性", "特殊属性", "其他属性"),
+    "Attributes": (
+        "attributes",
+        "attribute",
+        "special attributes",
+        "special attribute",
+        "other attributes",
+        "property",
+        "属性",
+        "特殊属性",
+        "其他属性",
+    ),
     "Year": ("year", "model year", "年份", "年款"),
     "Store": ("store", "shop", "seller", "channel", "店铺", "商家", "渠道", "旗舰店"),
 }
@@ -366,7 +467,10 @@ def _find_mentions(region: str) -> list[_Mention]:
         for m in _WORD.finditer(region)
         for n in [m.group(1)]
     ]
-    names = [_Mention(m.start(), m.end(), m.start(), LEVEL_NAMES[" ".join(m.group(0).lower().split())], "name") for m in _NAME.finditer(region)]
+    names = [
+        _Mention(m.start(), m.end(), m.start(), LEVEL_NAMES[" ".join(m.group(0).lower().split())], "name")
+        for m in _NAME.finditer(region)
+    ]
     names += [
         _Mention(m.start(), m.end(), m.start(), int(n) if n.isdigit() else _NUMBER_WORDS[n], "name")
         for m in _ZH_GRADE.finditer(region)
@@ -481,7 +585,9 @@ def _mark_echoes(region: str, mentions: list[_Mention], bounds: _Boundaries) -> 
     # A list of level definitions ("L1 (Irrelevant): ...", one per line) echoes the prompt.
     heads = []
     for mention in listed:
-        if _DEFINITION_HEAD.fullmatch(region, bounds.line_start(mention.start), mention.start) and _DEFINITION_TAIL.match(region, mention.end):
+        if _DEFINITION_HEAD.fullmatch(
+            region, bounds.line_start(mention.start), mention.start
+        ) and _DEFINITION_TAIL.match(region, mention.end):
             heads.append(mention)
     if len({m.number for m in heads}) >= 2:
         for m in heads:
@@ -551,8 +657,6 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
                 m.reject("superseded by a correction")
 
 
-
-
 def _mark_hedges(region: str, mentions: list[_Mention]) -> None:
     live = [m for m in mentions if m.role in (ASSERTED, REJECTED)]
     for chain in _chains(region, live, _HEDGE_GAP):
@@ -586,7 +690,9 @@ def _is_lone(region: str, mention: _Mention, bounds: _Boundaries) -> bool:
     line_start, line_end = bounds.line_start(mention.start), bounds.line_end(mention.end)
     if mention.start - line_start > _LONE_DECORATION or line_end - mention.end > _LONE_DECORATION:
         return False
-    return bool(_LINE_REST.fullmatch(region, line_start, mention.start) and _LINE_REST.fullmatch(region, mention.end, line_end))
+    return bool(
+        _LINE_REST.fullmatch(region, line_start, mention.start) and _LINE_REST.fullmatch(region, mention.end, line_end)
+    )
 
 
 def _first_sentence_end(region: str) -> int:
@@ -653,7 +759,9 @@ def parse_reply(completion: str | None) -> ParsedRelevance:
     if marked is not None:
         if marked.role == HEDGED:
             hedge = [m for m in mentions if m.role == HEDGED]
-            return ParsedRelevance(None, AMBIGUOUS, detail=f"the final answer hedges: {_levels(hedge)}", rule=RULE_MARKER)
+            return ParsedRelevance(
+                None, AMBIGUOUS, detail=f"the final answer hedges: {_levels(hedge)}", rule=RULE_MARKER
+            )
         return _result(region, marked, RULE_MARKER, mentions)
 
     first_end = _first_sentence_end(region)

@@ -72,8 +72,20 @@ _RULES_HEADER = {
 #: offline baseline reads prompts back through these).
 INPUT_HEADING = {"en": "Input:", "zh": "输入："}
 FIELD_LABELS = {
-    "en": {"query": "User Query:", "title": "Item Title:", "shop_name": "Item Shop:", "cpv": "Item CPV:", "sku": "Item SKU:"},
-    "zh": {"query": "用户查询：", "title": "商品标题：", "shop_name": "商品店铺：", "cpv": "商品CPV：", "sku": "商品SKU："},
+    "en": {
+        "query": "User Query:",
+        "title": "Item Title:",
+        "shop_name": "Item Shop:",
+        "cpv": "Item CPV:",
+        "sku": "Item SKU:",
+    },
+    "zh": {
+        "query": "用户查询：",
+        "title": "商品标题：",
+        "shop_name": "商品店铺：",
+        "cpv": "商品CPV：",
+        "sku": "商品SKU：",
+    },
 }
 #: Closes the user text when an image part follows it.
 _IMAGE_LINE = {"en": "Item Image:", "zh": "商品图片："}

@@ -92,7 +92,9 @@ def load_items(
     if subset not in SUBSETS:
         raise ValueError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
     ruleset = rules if isinstance(rules, RuleSet) or rules is None else load_rules(rules)
-    records = load_records(data, subset=subset, language=language or None, check_images=image, image_access=image_access)
+    records = load_records(
+        data, subset=subset, language=language or None, check_images=image, image_access=image_access
+    )
     if not records:
         in_language = f" in language {language!r}" if language else ""
         raise ValueError(f"no RAIR records of subset {subset!r}{in_language} in {data or 'the bundled fixtures'}")

@@ -64,7 +64,9 @@ class RuleSet:
 
     version: str
     source: str  # "builtin" or the file path
-    levels: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # level -> name/definition -> lang -> text
+    levels: dict[str, dict[str, dict[str, str]]] = field(
+        default_factory=dict
+    )  # level -> name/definition -> lang -> text
     severity: dict[str, str] = field(default_factory=dict)
     dimensions: dict[str, dict[str, str]] = field(default_factory=dict)  # dimension -> lang -> definition
     rules: tuple[Rule, ...] = ()
@@ -165,7 +167,11 @@ def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> Rul
     for i, entry in enumerate(raw_dims, start=1):
         name = entry.get("name") if isinstance(entry, dict) else None
         if name not in DIMENSIONS:
-            problems.append(Problem(source, i, "dimensions.name", f"{name!r} is not one of the 16 dimensions ({', '.join(DIMENSIONS)})"))
+            problems.append(
+                Problem(
+                    source, i, "dimensions.name", f"{name!r} is not one of the 16 dimensions ({', '.join(DIMENSIONS)})"
+                )
+            )
             continue
         dimensions[name] = _text(entry.get("definition"), "dimensions.definition", source, problems, i)
     rules: list[Rule] = []
@@ -236,7 +242,9 @@ def _parse_file(path: Path, mtime_ns: int, size: int) -> RuleSet:
         return dataclasses.replace(ruleset, sha256=full_digest)
     if not text.strip():
         raise DataValidationError([Problem(str(path), 0, "rules", "rules file is empty")])
-    return RuleSet(version=f"{path.name} (sha256:{digest})", source=str(path), verbatim=text.strip(), sha256=full_digest)
+    return RuleSet(
+        version=f"{path.name} (sha256:{digest})", source=str(path), verbatim=text.strip(), sha256=full_digest
+    )
 
 
 def load_rules(spec: str | None) -> RuleSet | None:

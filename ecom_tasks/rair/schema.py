@@ -121,6 +121,7 @@ DIMENSION_NAMES_ZH = {
     "Store": "店铺",
 }
 
+
 @dataclass(frozen=True)
 class RairRecord:
     id: str
@@ -189,7 +190,9 @@ def _choice(row: Row, field: str, allowed: tuple[str, ...], problems: list[Probl
     lookup = {a.casefold(): a for a in allowed} if fold else {a: a for a in allowed}
     key = value.casefold() if fold else value
     if key not in lookup:
-        problems.append(Problem(row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}"))
+        problems.append(
+            Problem(row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}")
+        )
         return ""
     return lookup[key]
 
@@ -198,14 +201,24 @@ def _intent(row: Row, subset: str, problems: list[Problem]) -> str | None:
     value = require_text(row, "intent", problems, optional=True)
     if subset == "hard":
         if not value:
-            problems.append(Problem(row.source, row.index, "intent", f"the hard subset needs an intent, one of {', '.join(INTENTS)}"))
+            problems.append(
+                Problem(
+                    row.source, row.index, "intent", f"the hard subset needs an intent, one of {', '.join(INTENTS)}"
+                )
+            )
             return None
         if value.upper() not in INTENTS:
-            problems.append(Problem(row.source, row.index, "intent", f"unknown intent {value!r}; expected one of {', '.join(INTENTS)}"))
+            problems.append(
+                Problem(
+                    row.source, row.index, "intent", f"unknown intent {value!r}; expected one of {', '.join(INTENTS)}"
+                )
+            )
             return None
         return value.upper()
     if value and subset:
-        problems.append(Problem(row.source, row.index, "intent", f"intents belong to the hard subset only (this row is {subset!r})"))
+        problems.append(
+            Problem(row.source, row.index, "intent", f"intents belong to the hard subset only (this row is {subset!r})")
+        )
     return None
 
 
@@ -219,7 +232,9 @@ def _image(row: Row, subset: str, problems: list[Problem], check: bool, access: 
     return resolve_image(value, row, "image", problems, check=check, access=access)
 
 
-def validate_rows(rows: list[Row], *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS) -> list[RairRecord]:
+def validate_rows(
+    rows: list[Row], *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS
+) -> list[RairRecord]:
     """Canonical records from raw rows; raises DataValidationError listing every problem.
 
     ``check_images``: open every image file with pillow (a missing or unreadable
@@ -268,6 +283,11 @@ def load_records(
     if language is not None and language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
     records = load_validated(
-        data if data is not None else fixtures_dir("rair"), validate_rows, check_images=check_images, image_access=image_access
+        data if data is not None else fixtures_dir("rair"),
+        validate_rows,
+        check_images=check_images,
+        image_access=image_access,
     )
-    return [r for r in records if (subset is None or r.subset == subset) and (language is None or r.language == language)]
+    return [
+        r for r in records if (subset is None or r.subset == subset) and (language is None or r.language == language)
+    ]

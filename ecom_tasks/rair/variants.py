@@ -48,14 +48,16 @@ _SUBSET_TEXT = {
 def _variants() -> dict[str, Variant]:
     table: dict[str, Variant] = {}
     for subset in ("general", "hard", "visual"):
-        for image in ((False, True) if subset == "visual" else (False,)):
+        for image in (False, True) if subset == "visual" else (False,):
             base = f"rair_{subset}" if image or subset != "visual" else "rair_visual_text"
             what = _SUBSET_TEXT[subset] + (", with the item image (Table 4 w/ image)" if image else "")
             if subset == "visual" and not image:
                 what += ", text only (Table 4 w/o image)"
             table[base] = Variant(base, subset, NONE, image, f"RAIR {what}; no rules (the paper's Base)")
             name = f"{base}_builtin_rules"
-            table[name] = Variant(name, subset, BUILTIN, image, f"RAIR {what}; our built-in rules document (not the paper's)")
+            table[name] = Variant(
+                name, subset, BUILTIN, image, f"RAIR {what}; our built-in rules document (not the paper's)"
+            )
     return table
 
 

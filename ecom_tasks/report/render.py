@@ -261,10 +261,7 @@ def runs_view(merged: Sequence[MergedRun], failed: Sequence[Run], fields: Sequen
 
 
 def _summary(merged: Sequence[MergedRun], failed: Sequence[Run]) -> str:
-    return (
-        f"{len(merged)} run row(s) from {sum(m.count for m in merged)} successful run(s); "
-        f"{len(failed)} unfinished or failed."
-    )
+    return f"{len(merged)} run row(s) from {sum(m.count for m in merged)} successful run(s); {len(failed)} unfinished or failed."
 
 
 # --- markdown -------------------------------------------------------------------------------

@@ -172,7 +172,11 @@ def _inspect_logs(paths: Sequence[Path]) -> list[str]:
     for path in paths:
         if path.is_dir():
             found += [info.name for info in list_eval_logs(str(path), recursive=True)]
-        elif path.suffix in (".eval", ".json") and not _RESULTS_FILE.match(path.name) and not _JUDGED_FILE.match(path.name):
+        elif (
+            path.suffix in (".eval", ".json")
+            and not _RESULTS_FILE.match(path.name)
+            and not _JUDGED_FILE.match(path.name)
+        ):
             # absolute(): a relative path has no file URI (``report logs/run.eval``).
             found.append(path.absolute().as_uri())
     return found

@@ -16,6 +16,7 @@ from ecom_tasks.results import MergedRun
 from ecom_tasks.rmir import paper_tables as rmir_paper_tables
 from ecom_tasks.tables import Column, Row, Table, data_and_flags, distinguish, residual
 
+
 def other_table(benchmark: str, runs: Sequence[MergedRun]) -> Table | None:
     """Runs no benchmark's layout uses (e.g. a benchmark's lm-eval exact-match group): their top-level metrics."""
     names: list[str] = []

@@ -169,7 +169,9 @@ class LexicalEmbedder:
             raise ValueError("lexical: no pool item has a description to match query text against")
         missing = sum(not t.strip() for t in texts)
         if missing:
-            logger.warning("lexical: %d of %d pool items have no description and cannot be retrieved", missing, len(texts))
+            logger.warning(
+                "lexical: %d of %d pool items have no description and cannot be retrieved", missing, len(texts)
+            )
         tokenizer = Tokenizer(stopwords=self.stopwords, stemmer=None)
         ids = tokenizer.tokenize(texts, return_as="ids", update_vocab=True, show_progress=False)
         model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
@@ -178,7 +180,9 @@ class LexicalEmbedder:
         self._tokenizer, self._vocab_size = tokenizer, len(scores["indptr"]) - 1
         data = np.array(scores["data"], dtype=np.float32)
         data[scores["indptr"][0] : scores["indptr"][1]] = 0  # token 0 is bm25s' empty-document token, not a word
-        weights = sp.csc_matrix((data, scores["indices"], scores["indptr"]), shape=(scores["num_docs"], self._vocab_size)).tocsr()
+        weights = sp.csc_matrix(
+            (data, scores["indices"], scores["indptr"]), shape=(scores["num_docs"], self._vocab_size)
+        ).tocsr()
         weights.eliminate_zeros()
         return weights
 
@@ -264,17 +268,30 @@ class OpenAIEmbeddings:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
-        self.batch_size, self.max_connections, self.max_retries = int(batch_size), int(max_connections), int(max_retries)
+        self.batch_size, self.max_connections, self.max_retries = (
+            int(batch_size),
+            int(max_connections),
+            int(max_retries),
+        )
         self.timeout = float(timeout)
         self.dimensions = dimensions
         self.instructions = {"query": query_instruction, "pool": pool_instruction}
         self.extra_bodies = {"query": dict(query_extra_body or {}), "pool": dict(pool_extra_body or {})}
         self.models = {"query": query_model or model, "pool": model}
         self.base_urls = {"query": (query_base_url or base_url).rstrip("/"), "pool": self.base_url}
-        pool_side = dict(model=model, dimensions=dimensions, pool_instruction=pool_instruction, pool_extra_body=pool_extra_body, cache_tag=cache_tag)
+        pool_side = dict(
+            model=model,
+            dimensions=dimensions,
+            pool_instruction=pool_instruction,
+            pool_extra_body=pool_extra_body,
+            cache_tag=cache_tag,
+        )
         self.pool_id = settings_id("openai_embeddings", **pool_side)
         self.id = settings_id(
-            "openai_embeddings", **pool_side, query_instruction=query_instruction, query_extra_body=query_extra_body,
+            "openai_embeddings",
+            **pool_side,
+            query_instruction=query_instruction,
+            query_extra_body=query_extra_body,
             query_model=query_model,
         )
 
@@ -287,7 +304,11 @@ class OpenAIEmbeddings:
         return instruction or item.text
 
     def _bodies(self, inputs: Sequence[EmbedInput], role: str) -> list[tuple[list[int], dict[str, Any]]]:
-        extra: dict[str, Any] = {**self.extra_bodies.get(role, {}), "model": self.models[role], "encoding_format": "float"}
+        extra: dict[str, Any] = {
+            **self.extra_bodies.get(role, {}),
+            "model": self.models[role],
+            "encoding_format": "float",
+        }
         if self.dimensions is not None:
             extra["dimensions"] = int(self.dimensions)
         bodies: list[tuple[list[int], dict[str, Any]]] = []
@@ -340,7 +361,7 @@ class OpenAIEmbeddings:
             base_url = self.base_urls[role]
             results = await asyncio.gather(*(self._post(client, semaphore, body, base_url) for _, body in bodies))
         rows: list[Any] = [None] * len(inputs)
-        for (indices, body), vectors in zip(bodies, results):
+        for (indices, _body), vectors in zip(bodies, results):
             if len(vectors) != len(indices):
                 raise EmbeddingRequestError(f"asked for {len(indices)} embeddings, the server returned {len(vectors)}")
             for i, vector in zip(indices, vectors):
@@ -387,7 +408,9 @@ def _fuse(text_vectors: dict[int, np.ndarray], image_vectors: dict[int, np.ndarr
 
 
 def _missing_extra(package: str, extra: str) -> ImportError:
-    return ImportError(f"this embedder needs {package}: pip install 'ecom-tasks[{extra}]' (torch: pip install torch==2.13.0 first)")
+    return ImportError(
+        f"this embedder needs {package}: pip install 'ecom-tasks[{extra}]' (torch: pip install torch==2.13.0 first)"
+    )
 
 
 class OpenClipEmbedder:
@@ -400,14 +423,18 @@ class OpenClipEmbedder:
 
     reads_images = True
 
-    def __init__(self, model: str = "ViT-B-32", pretrained: str | None = None, device: str = "cpu", batch_size: int = 32) -> None:
+    def __init__(
+        self, model: str = "ViT-B-32", pretrained: str | None = None, device: str = "cpu", batch_size: int = 32
+    ) -> None:
         try:
             import open_clip
             import torch
         except ImportError as exc:
             raise _missing_extra("open_clip_torch", "open_clip") from exc
         self._torch = torch
-        self._model, _, self._preprocess = open_clip.create_model_and_transforms(model, pretrained=pretrained, device=device)
+        self._model, _, self._preprocess = open_clip.create_model_and_transforms(
+            model, pretrained=pretrained, device=device
+        )
         self._model.eval()
         self._tokenizer = open_clip.get_tokenizer(model)
         self.device, self.batch_size = device, int(batch_size)
@@ -463,7 +490,9 @@ class SentenceTransformerEmbedder:
             out = self._model.encode(list(texts.values()), batch_size=self.batch_size, convert_to_numpy=True)
             text_vectors = dict(zip(texts, np.asarray(out)))
         if images:
-            out = self._model.encode([load_pil(p) for p in images.values()], batch_size=self.batch_size, convert_to_numpy=True)
+            out = self._model.encode(
+                [load_pil(p) for p in images.values()], batch_size=self.batch_size, convert_to_numpy=True
+            )
             image_vectors = dict(zip(images, np.asarray(out)))
         return _fuse(text_vectors, image_vectors, len(inputs))
 

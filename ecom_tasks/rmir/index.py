@@ -69,7 +69,9 @@ def is_sparse(matrix: Any) -> bool:
     return hasattr(matrix, "tocsr") and hasattr(matrix, "nnz")
 
 
-def check_vectors(vectors: Any, n: int, who: str, *, normalize: bool = True, dim: int | None = None) -> tuple[Any, np.ndarray]:
+def check_vectors(
+    vectors: Any, n: int, who: str, *, normalize: bool = True, dim: int | None = None
+) -> tuple[Any, np.ndarray]:
     """``(rows, zero_mask)`` of an embedder's output for ``n`` inputs.
 
     A wrong shape or a non-finite value is an ``EmbedderOutputError``. An
@@ -80,7 +82,9 @@ def check_vectors(vectors: Any, n: int, who: str, *, normalize: bool = True, dim
     if is_sparse(vectors):
         matrix = vectors.tocsr().astype(np.float32)
         if matrix.shape[0] != n or (dim is not None and matrix.shape[1] != dim):
-            raise EmbedderOutputError(f"{who}: expected {n} rows{'' if dim is None else f' of {dim}'}, got shape {matrix.shape}")
+            raise EmbedderOutputError(
+                f"{who}: expected {n} rows{'' if dim is None else f' of {dim}'}, got shape {matrix.shape}"
+            )
         if not np.all(np.isfinite(matrix.data)):
             raise EmbedderOutputError(f"{who}: the embedding has NaN or infinite values")
         matrix.eliminate_zeros()
@@ -123,7 +127,9 @@ class EmbeddingCache:
     def __init__(self, embedder_id: str, root: Path | None = None, *, writable: bool = True) -> None:
         self.embedder_id = embedder_id
         self.writable = writable
-        self.dir = (root or cache_root()) / "rmir" / "embeddings" / hashlib.sha256(embedder_id.encode()).hexdigest()[:32]
+        self.dir = (
+            (root or cache_root()) / "rmir" / "embeddings" / hashlib.sha256(embedder_id.encode()).hexdigest()[:32]
+        )
         self.meta_path = self.dir / "embedder.json"
         self.dim: int | None = None
         self._meta_ok = False
@@ -151,7 +157,9 @@ class EmbeddingCache:
             self._skip(self.meta_path, f"not an embedder record ({text[:80]!r}); it is rewritten")
             return
         if meta.get("id") != self.embedder_id:
-            self._skip(self.meta_path, f"belongs to embedder {meta.get('id')!r}, not {self.embedder_id!r}; it is rewritten")
+            self._skip(
+                self.meta_path, f"belongs to embedder {meta.get('id')!r}, not {self.embedder_id!r}; it is rewritten"
+            )
             return
         self.dim, self._meta_ok = dim, True
 
@@ -167,7 +175,9 @@ class EmbeddingCache:
                 owner = str(data["embedder"]) if "embedder" in data.files else None
         except FileNotFoundError:
             return None
-        except Exception as exc:  # a truncated or foreign file fails in many ways (BadZipFile, EOFError, KeyError, ValueError...)
+        except (
+            Exception
+        ) as exc:  # a truncated or foreign file fails in many ways (BadZipFile, EOFError, KeyError, ValueError...)
             self._skip(path, f"unreadable ({type(exc).__name__}: {exc})")
             return None
         if owner is None:
@@ -176,10 +186,17 @@ class EmbeddingCache:
         if owner != self.embedder_id:
             self._skip(path, f"written by embedder {owner!r}")
             return None
-        if keys.ndim != 1 or vectors.ndim != 2 or vectors.shape[0] != keys.shape[0] or vectors.shape[1] < 1 or (
-            self.dim is not None and vectors.shape[1] != self.dim
+        if (
+            keys.ndim != 1
+            or vectors.ndim != 2
+            or vectors.shape[0] != keys.shape[0]
+            or vectors.shape[1] < 1
+            or (self.dim is not None and vectors.shape[1] != self.dim)
         ):
-            self._skip(path, f"keys of shape {keys.shape} and vectors of shape {vectors.shape}, not {self.dim or 'd'}-dimensional rows")
+            self._skip(
+                path,
+                f"keys of shape {keys.shape} and vectors of shape {vectors.shape}, not {self.dim or 'd'}-dimensional rows",
+            )
             return None
         if not np.isfinite(vectors).all():
             self._skip(path, "holds NaN or infinite values")
@@ -270,7 +287,12 @@ class EmbeddingCache:
                 name = uuid.uuid4().hex
                 tmp = folder / f".{name}.tmp"  # readers take only <hex>.npz: never a file being written
                 with open(tmp, "wb") as fh:  # a file object: np.savez would append ".npz" to a name
-                    np.savez(fh, keys=np.asarray([hashes[i] for i in rows], dtype="S64"), vectors=vectors[rows].astype(np.float32), embedder=owner)
+                    np.savez(
+                        fh,
+                        keys=np.asarray([hashes[i] for i in rows], dtype="S64"),
+                        vectors=vectors[rows].astype(np.float32),
+                        embedder=owner,
+                    )
                 os.replace(tmp, folder / f"{name}.npz")
         except OSError as exc:
             raise self._unwritable(exc) from exc
@@ -283,7 +305,9 @@ class EmbeddingCache:
         more = len(self.skipped) - SHOWN_SKIPS
         logger.warning(
             "RMIR embedding cache: %d file(s) not used (items found in no other file are embedded again): %s%s",
-            len(self.skipped), shown, f"; and {more} more" if more > 0 else "",
+            len(self.skipped),
+            shown,
+            f"; and {more} more" if more > 0 else "",
         )
 
 
@@ -301,7 +325,9 @@ class PoolVectors:
 
 def _raw_rows(embedder: Any, inputs: Sequence[EmbedInput], role: str, dim: int | None) -> np.ndarray:
     """The embedder's rows for ``inputs``, checked for shape and NaNs but not normalised (cache what it said)."""
-    rows, _ = check_vectors(embedder.embed(list(inputs), role), len(inputs), f"embedder {embedder.id!r}", normalize=False, dim=dim)
+    rows, _ = check_vectors(
+        embedder.embed(list(inputs), role), len(inputs), f"embedder {embedder.id!r}", normalize=False, dim=dim
+    )
     return rows
 
 
@@ -344,19 +370,31 @@ def embed_pool(
         if dim is not None and rows.shape[1] != dim:
             if store is not None and store.dim is not None:
                 raise store.width_conflict(rows.shape[1])
-            raise EmbedderOutputError(f"{who}: returned {rows.shape[1]}-dimensional vectors after {dim}-dimensional ones")
+            raise EmbedderOutputError(
+                f"{who}: returned {rows.shape[1]}-dimensional vectors after {dim}-dimensional ones"
+            )
         dim = rows.shape[1]
         if store is not None:
             store.put(chunk, rows)
         found.update(zip(chunk, rows))
     matrix, zero = check_vectors(np.stack([found[h] for h in hashes]), len(inputs), who)
     if zero.any():
-        logger.warning("%s: %d pool item(s) embedded as all-zero vectors; they score 0 for every query", who, int(zero.sum()))
+        logger.warning(
+            "%s: %d pool item(s) embedded as all-zero vectors; they score 0 for every query", who, int(zero.sum())
+        )
     skipped = len(store.skipped) if store is not None else 0
     return PoolVectors(matrix, zero, len(missing), len(set(hashes)) - len(missing), skipped)
 
 
-def fill_pool_cache(embedder: Any, inputs: Sequence[EmbedInput], worker: int, workers: int, *, batch_size: int = 256, root: Path | None = None) -> int:
+def fill_pool_cache(
+    embedder: Any,
+    inputs: Sequence[EmbedInput],
+    worker: int,
+    workers: int,
+    *,
+    batch_size: int = 256,
+    root: Path | None = None,
+) -> int:
     """Embed and cache the pool items of this worker's shards (shard number % workers == worker).
 
     Workers run independently (other machines sharing the cache folder, or
@@ -425,7 +463,9 @@ def _block_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _scores(queries: Any, pool_block: Any, buffer: np.ndarray | None = None) -> np.ndarray:
     if is_sparse(pool_block):
-        return np.asarray((pool_block @ queries.T).T.todense() if is_sparse(queries) else (pool_block @ queries.T).T, dtype=np.float32)
+        return np.asarray(
+            (pool_block @ queries.T).T.todense() if is_sparse(queries) else (pool_block @ queries.T).T, dtype=np.float32
+        )
     if buffer is None or queries.dtype != np.float32 or pool_block.dtype != np.float32:
         return queries @ pool_block.T
     # One buffer for every block: no fresh pages to fault in per block.
@@ -508,7 +548,10 @@ class PoolIndex:
             raise ValueError(f"unknown search {search!r}; expected one of {', '.join(SEARCH_BACKENDS)}")
         vectors = embed_pool(embedder, inputs, cache=cache, root=root)
         stats = {
-            "pool": len(ids), "pool_embedded": vectors.embedded, "pool_cached": vectors.cached, "pool_zero": int(vectors.zero.sum()),
+            "pool": len(ids),
+            "pool_embedded": vectors.embedded,
+            "pool_cached": vectors.cached,
+            "pool_zero": int(vectors.zero.sum()),
             "pool_cache_skipped": vectors.skipped,
         }
         return cls(tuple(ids), vectors, embedder, search, stats)
@@ -516,7 +559,9 @@ class PoolIndex:
     def embed_queries(self, inputs: Sequence[EmbedInput]) -> tuple[Any, np.ndarray]:
         """Checked query rows and their all-zero mask (shape must match the pool's)."""
         dim = self.vectors.matrix.shape[1]
-        return check_vectors(self.embedder.embed(list(inputs), "query"), len(inputs), f"embedder {self.embedder.id!r}", dim=dim)
+        return check_vectors(
+            self.embedder.embed(list(inputs), "query"), len(inputs), f"embedder {self.embedder.id!r}", dim=dim
+        )
 
     def search(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self.search_backend == "faiss":

@@ -76,4 +76,3 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         )
     )
     return [table] if table else []
-

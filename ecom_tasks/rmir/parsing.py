@@ -10,7 +10,9 @@ from ecom_tasks.scorers.replies import answer_region
 
 #: Statuses of a reply that yields no description: the query then scores 0 and is counted as failed.
 FAILED_STATUSES = ("empty", "truncated")
-_MARKER = re.compile(rf"^[ \t>*_#]*{re.escape(DESCRIPTION_MARKER.rstrip(':'))}[*_]*\s*:[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_MARKER = re.compile(
+    rf"^[ \t>*_#]*{re.escape(DESCRIPTION_MARKER.rstrip(':'))}[*_]*\s*:[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
+)
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,11 @@ _EXCEPTION_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit)): (.
 
 def _worker_failure(exc: BaseException) -> str:
     """The worker's own exception in Ray's wrapper (which relays it as text), else the wrapper's name."""
-    found = [(name, text) for name, text in _EXCEPTION_LINE.findall(str(exc)) if "Ray" not in name and "UserCodeException" not in name]
+    found = [
+        (name, text)
+        for name, text in _EXCEPTION_LINE.findall(str(exc))
+        if "Ray" not in name and "UserCodeException" not in name
+    ]
     return f"{found[-1][0]}: {found[-1][1]}" if found else type(exc).__name__
 
 
@@ -91,7 +95,9 @@ def pool_work(
     image_access: ImageAccess = DEFAULT_ACCESS,
 ) -> tuple[Any, list[EmbedInput]]:
     """The embedder and the pool inputs a run with these settings embeds (``Retrieval.pool``)."""
-    retrieval = Retrieval(data, retriever, retriever_args, split=split, pool_captions=pool_captions, image_access=image_access)
+    retrieval = Retrieval(
+        data, retriever, retriever_args, split=split, pool_captions=pool_captions, image_access=image_access
+    )
     _, embedder, inputs = retrieval.pool()
     if getattr(embedder, "corpus_level", False):
         raise ConfigurationError(
@@ -130,18 +136,37 @@ def embed_pool_ahead(
     if base_urls:  # the driver's embedder (here only its pool id: the workers take the servers in turn)
         args["base_url"] = base_urls[0]
     root = Path(root) if root is not None else cache_root()
-    embedder, inputs = pool_work(data, retriever, args, split=split, pool_captions=pool_captions, image_access=image_access)
+    embedder, inputs = pool_work(
+        data, retriever, args, split=split, pool_captions=pool_captions, image_access=image_access
+    )
     if engine == "local":
         start = time.monotonic()
         vectors = embed_pool(embedder, inputs, cache="true", root=root)
         store = EmbeddingCache(pool_cache_id(embedder), root)
         return PoolFill(
-            "local", pool_cache_id(embedder), store.dir, len(inputs), vectors.embedded + vectors.cached, vectors.cached,
-            vectors.embedded, 1, time.monotonic() - start,
+            "local",
+            pool_cache_id(embedder),
+            store.dir,
+            len(inputs),
+            vectors.embedded + vectors.cached,
+            vectors.cached,
+            vectors.embedded,
+            1,
+            time.monotonic() - start,
         )
     return _embed_on_ray(
-        ray, retriever, args, embedder, inputs, root=root, address=address, workers=workers, num_gpus=num_gpus, num_cpus=num_cpus,
-        batch_size=batch_size, base_urls=list(base_urls),
+        ray,
+        retriever,
+        args,
+        embedder,
+        inputs,
+        root=root,
+        address=address,
+        workers=workers,
+        num_gpus=num_gpus,
+        num_cpus=num_cpus,
+        batch_size=batch_size,
+        base_urls=list(base_urls),
     )
 
 
@@ -163,7 +188,9 @@ class _ServerRotation:
 class PoolWorker:
     """A Ray Data actor: builds the embedder once, then embeds and caches each batch of pool rows."""
 
-    def __init__(self, retriever: str, retriever_args: dict[str, Any], pool_id: str, root: str, servers: Any = None) -> None:
+    def __init__(
+        self, retriever: str, retriever_args: dict[str, Any], pool_id: str, root: str, servers: Any = None
+    ) -> None:
         args = dict(retriever_args)
         if servers is not None:
             import ray
@@ -184,8 +211,16 @@ class PoolWorker:
             # embeds the rest in one call, writes each shard's file under a temporary name and renames it.
             vectors = embed_pool(self.embedder, inputs, cache="true", root=self.root, batch_size=len(inputs))
         except Exception as exc:  # reported by the driver; the other batches go on and are cached
-            return {"embedded": np.asarray([0]), "cached": np.asarray([0]), "error": np.asarray([f"{type(exc).__name__}: {exc}"])}
-        return {"embedded": np.asarray([vectors.embedded]), "cached": np.asarray([vectors.cached]), "error": np.asarray([""])}
+            return {
+                "embedded": np.asarray([0]),
+                "cached": np.asarray([0]),
+                "error": np.asarray([f"{type(exc).__name__}: {exc}"]),
+            }
+        return {
+            "embedded": np.asarray([vectors.embedded]),
+            "cached": np.asarray([vectors.cached]),
+            "error": np.asarray([""]),
+        }
 
 
 def _import_ray() -> Any:
@@ -232,7 +267,14 @@ def _embed_on_ray(
     cached = store.get(list(distinct))
     store.report()
     todo = sorted(h for h in distinct if h not in cached)  # shard-contiguous batches
-    fill = dict(engine="ray", embedder_id=pool_id, cache_dir=store.dir, items=len(inputs), distinct=len(distinct), cached=len(cached))
+    fill = dict(
+        engine="ray",
+        embedder_id=pool_id,
+        cache_dir=store.dir,
+        items=len(inputs),
+        distinct=len(distinct),
+        cached=len(cached),
+    )
     if not todo:
         return PoolFill(**fill, embedded=0, workers=0, seconds=time.monotonic() - start)
     store.check_writable()  # an unwritable folder fails here, before any worker starts
@@ -250,7 +292,9 @@ def _embed_on_ray(
             ray.data.from_items(rows)
             .map_batches(
                 PoolWorker,
-                fn_constructor_kwargs=dict(retriever=retriever, retriever_args=retriever_args, pool_id=pool_id, root=str(root), servers=servers),
+                fn_constructor_kwargs=dict(
+                    retriever=retriever, retriever_args=retriever_args, pool_id=pool_id, root=str(root), servers=servers
+                ),
                 batch_size=batch_size,
                 batch_format="numpy",
                 compute=ray.data.ActorPoolStrategy(size=size),

@@ -10,7 +10,8 @@ from __future__ import annotations
 PROMPT_VERSION = "rmir-reason-1"
 DESCRIPTION_MARKER = "Description:"
 
-REASON_TEMPLATE = """\
+REASON_TEMPLATE = (
+    """\
 You are helping an image search engine find a photograph. Look at the attached image and read the request about it.
 
 Request: {query}
@@ -20,7 +21,10 @@ Then describe the photograph that would answer the request, as you would caption
 the scene, in one or two plain sentences, without repeating the request or your reasoning.
 
 Finish with one last line of the form:
-""" + DESCRIPTION_MARKER + " <the caption>"
+"""
+    + DESCRIPTION_MARKER
+    + " <the caption>"
+)
 
 
 def build_reason_prompt(query_text: str) -> str:

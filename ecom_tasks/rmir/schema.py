@@ -119,7 +119,14 @@ def _category(row: Row, problems: list[Problem]) -> str:
     key = value.casefold()
     key = CATEGORY_ALIASES.get(key, key)
     if key not in CATEGORIES:
-        problems.append(Problem(row.source, row.index, "category", f"unknown category {value!r}; expected one of {', '.join(CATEGORIES)}"))
+        problems.append(
+            Problem(
+                row.source,
+                row.index,
+                "category",
+                f"unknown category {value!r}; expected one of {', '.join(CATEGORIES)}",
+            )
+        )
         return ""
     return key
 
@@ -183,7 +190,7 @@ def validate_queries(
             problems.append(Problem(row.source, row.index, "positives", "given both here and in qrels; keep one"))
         positives: tuple[str, ...] = ()
         if judged is not None:
-            for did, (qrow, score) in judged.items():
+            for did, (qrow, _score) in judged.items():
                 if did not in pool_ids:
                     problems.append(Problem(qrow.source, qrow.index, "corpus-id", f"{did!r} is not a pool id"))
             positives = tuple(did for did, (_, score) in judged.items() if score > 0)
@@ -193,7 +200,11 @@ def validate_queries(
                 if did not in pool_ids:
                     problems.append(Problem(row.source, row.index, f"positives[{i}]", f"{did!r} is not a pool id"))
         if not positives and len(problems) == before:
-            problems.append(Problem(row.source, row.index, "positives", "the query has no positive (every query needs at least one)"))
+            problems.append(
+                Problem(
+                    row.source, row.index, "positives", "the query has no positive (every query needs at least one)"
+                )
+            )
         return QueryRecord(
             id=record_id,
             category=_category(row, problems),
@@ -219,9 +230,15 @@ def _table_files(folder: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for table in TABLES:
         # Names and suffixes in any case (Queries.JSONL), as the other benchmarks' loaders read them.
-        matches = sorted(p for p in folder.iterdir() if p.is_file() and p.stem.casefold() == table and p.suffix.casefold() in SUFFIXES)
+        matches = sorted(
+            p
+            for p in folder.iterdir()
+            if p.is_file() and p.stem.casefold() == table and p.suffix.casefold() in SUFFIXES
+        )
         if len(matches) > 1:
-            raise DataValidationError([Problem(str(folder), 0, table, f"several files for one table: {', '.join(p.name for p in matches)}")])
+            raise DataValidationError(
+                [Problem(str(folder), 0, table, f"several files for one table: {', '.join(p.name for p in matches)}")]
+            )
         if matches:
             found[table] = matches[0]
     missing = [t for t in ("queries", "pool") if t not in found]
@@ -243,7 +260,14 @@ def _hub_rows(data: str) -> dict[str, list[Row]]:
             if table == "qrels":
                 continue
             raise DataValidationError(
-                [Problem(str(data), 0, "-", f"not a local folder, and loading config {table!r} from the Hugging Face hub failed: {exc}")]
+                [
+                    Problem(
+                        str(data),
+                        0,
+                        "-",
+                        f"not a local folder, and loading config {table!r} from the Hugging Face hub failed: {exc}",
+                    )
+                ]
             ) from exc
         tables[table] = [
             Row(f"{data}[{table}/{split}]", index, {**dict(values), "split": split})
@@ -266,7 +290,9 @@ def splits_of(rows: Sequence[Row]) -> list[str]:
     return list(dict.fromkeys(s for s in map(_row_split, rows) if s is not None))
 
 
-def select_split(tables: dict[str, list[Row]], split: str | None, where: str) -> tuple[dict[str, list[Row]], str | None, set[str]]:
+def select_split(
+    tables: dict[str, list[Row]], split: str | None, where: str
+) -> tuple[dict[str, list[Row]], str | None, set[str]]:
     """``(tables of the chosen split, that split, ids of queries in other splits)``.
 
     ``split`` None means ``test`` when the queries carry splits; ``all`` keeps
@@ -285,15 +311,24 @@ def select_split(tables: dict[str, list[Row]], split: str | None, where: str) ->
     unlabelled = [row for row in queries if _row_split(row) is None]
     if unlabelled:
         raise DataValidationError(
-            [Problem(row.source, row.index, "split", f"missing, while other rows name one ({', '.join(available)})") for row in unlabelled]
+            [
+                Problem(row.source, row.index, "split", f"missing, while other rows name one ({', '.join(available)})")
+                for row in unlabelled
+            ]
         )
     chosen = DEFAULT_SPLIT if split is None else str(split).strip()
     if chosen == ALL_SPLITS:
         return tables, ALL_SPLITS, set()
     if chosen not in available:
-        raise ConfigurationError(f"{where}: unknown split {chosen!r}; the queries have {', '.join(available)} (or {ALL_SPLITS})")
+        raise ConfigurationError(
+            f"{where}: unknown split {chosen!r}; the queries have {', '.join(available)} (or {ALL_SPLITS})"
+        )
     selected = {"queries": [row for row in queries if _row_split(row) == chosen]}
-    others = {str(row.values.get("id")).strip() for row in queries if _row_split(row) != chosen and row.values.get("id") is not None}
+    others = {
+        str(row.values.get("id")).strip()
+        for row in queries
+        if _row_split(row) != chosen and row.values.get("id") is not None
+    }
     for table in ("pool", "qrels"):
         if table not in tables:
             continue
@@ -322,9 +357,13 @@ def _tables(key: tuple, data: str) -> dict[str, list[Row]]:
     if path.is_dir():
         return {table: load_rows(file) for table, file in _table_files(path).items()}
     if path.exists():
-        raise DataValidationError([Problem(data, 0, "-", "RMIR data is a folder holding queries.* and pool.* (or a Hugging Face id)")])
+        raise DataValidationError(
+            [Problem(data, 0, "-", "RMIR data is a folder holding queries.* and pool.* (or a Hugging Face id)")]
+        )
     if looks_like_local_path(data):  # a typo of a folder is never sent to the hub
-        raise DataValidationError([Problem(data, 0, "-", "no such folder (a Hugging Face dataset id has the form owner/name)")])
+        raise DataValidationError(
+            [Problem(data, 0, "-", "no such folder (a Hugging Face dataset id has the form owner/name)")]
+        )
     return _hub_rows(data)
 
 
@@ -381,7 +420,10 @@ def load_every_split(
     data: str | os.PathLike[str] | None = None, *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS
 ) -> list[RmirData]:
     """Each split validated on its own against its pool (``ecom-tasks validate``); one item when unsplit."""
-    return [load_data(data, split=s, check_images=check_images, image_access=image_access) for s in (query_splits(data) or [None])]
+    return [
+        load_data(data, split=s, check_images=check_images, image_access=image_access)
+        for s in (query_splits(data) or [None])
+    ]
 
 
 def select_queries(data: RmirData, category: str | None) -> list[QueryRecord]:

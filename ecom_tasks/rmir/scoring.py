@@ -63,8 +63,7 @@ def ranking_specs(k: Any = None, metrics: str | Sequence[str] | None = None) -> 
             specs[name] = others[name]
         else:
             raise ConfigurationError(
-                f"unknown ranking metric {name!r}; metrics selects among {', '.join(others) or 'none'} "
-                f"(recall@K for the cut-offs in k={cutoffs})"
+                f"unknown ranking metric {name!r}; metrics selects among {', '.join(others) or 'none'} (recall@K for the cut-offs in k={cutoffs})"
             )
     return list(specs.values())
 
@@ -94,8 +93,14 @@ def make_embedder(retriever: str = DEFAULT_RETRIEVER, retriever_args: str | Mapp
     if retriever not in factories:
         raise ConfigurationError(f"unknown retriever {retriever!r}; registered: {', '.join(factories)}")
     embedder = factories[retriever](**parse_retriever_args(retriever_args))
-    if not isinstance(getattr(embedder, "id", None), str) or not embedder.id or not callable(getattr(embedder, "embed", None)):
-        raise TypeError(f"retriever {retriever!r} built {embedder!r}: an embedder needs a non-empty str `id` and an `embed(inputs, role)` method")
+    if (
+        not isinstance(getattr(embedder, "id", None), str)
+        or not embedder.id
+        or not callable(getattr(embedder, "embed", None))
+    ):
+        raise TypeError(
+            f"retriever {retriever!r} built {embedder!r}: an embedder needs a non-empty str `id` and an `embed(inputs, role)` method"
+        )
     return embedder
 
 
@@ -178,7 +183,9 @@ class Retrieval:
         with self._lock:
             if self._index is None:
                 loaded, embedder, inputs = self.pool()
-                self._index = PoolIndex.build(embedder, [p.id for p in loaded.pool], inputs, search=self.search, cache=self.cache)
+                self._index = PoolIndex.build(
+                    embedder, [p.id for p in loaded.pool], inputs, search=self.search, cache=self.cache
+                )
             return self._index
 
     def score(
@@ -188,13 +195,19 @@ class Retrieval:
         item = query_input(fields, mode, description)
         category, positives = fields["category"], fields["positives"]
         if item is None:
-            return QueryResult(ranking_outcome([], positives, specs, category=category, failed=True), [], [], "no_description")
+            return QueryResult(
+                ranking_outcome([], positives, specs, category=category, failed=True), [], [], "no_description"
+            )
         vectors, zero = index.embed_queries([item])
         if zero[0]:
-            return QueryResult(ranking_outcome([], positives, specs, category=category, failed=True), [], [], "zero_vector")
+            return QueryResult(
+                ranking_outcome([], positives, specs, category=category, failed=True), [], [], "zero_vector"
+            )
         rows, scores = index.search(vectors, rank_depth(specs))
         ranked = [index.ids[i] for i in rows[0]]
-        return QueryResult(ranking_outcome(ranked, positives, specs, category=category), ranked, [float(s) for s in scores[0]], "ok")
+        return QueryResult(
+            ranking_outcome(ranked, positives, specs, category=category), ranked, [float(s) for s in scores[0]], "ok"
+        )
 
 
 def summarize(outcomes: Iterable[Mapping[str, float]], specs: Sequence[MetricSpec]) -> dict[str, float]:

@@ -30,7 +30,9 @@ class Variant:
 VARIANTS = {
     "rmir": Variant("rmir", "embed", "RMIR: each query's image and text embedded and searched directly"),
     "rmir_reason": Variant(
-        "rmir_reason", "reason_then_embed", "RMIR reason-then-embed: the model describes the answer image, the description is searched"
+        "rmir_reason",
+        "reason_then_embed",
+        "RMIR reason-then-embed: the model describes the answer image, the description is searched",
     ),
 }
 
@@ -66,7 +68,16 @@ def parse_cache(value: bool | str | None) -> str:
     if value is False:
         return "false"
     word = str(value).strip().lower()
-    word = {"1": "true", "yes": "true", "on": "true", "0": "false", "no": "false", "off": "false", "readonly": "read", "read_only": "read"}.get(word, word)
+    word = {
+        "1": "true",
+        "yes": "true",
+        "on": "true",
+        "0": "false",
+        "no": "false",
+        "off": "false",
+        "readonly": "read",
+        "read_only": "read",
+    }.get(word, word)
     if word not in CACHE_MODES:
         raise ConfigurationError(f"cache must be one of {', '.join(CACHE_MODES)}; got {value!r}")
     return word

@@ -128,17 +128,13 @@ def recall_at_k(
     return result
 
 
-def mean_recall_at_k(
-    ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int
-) -> float:
+def mean_recall_at_k(ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int) -> float:
     """Recall@k averaged over the queries that have relevant documents."""
     per_query = recall_at_k(ranked, qrels, k)
     return float(np.mean(list(per_query.values()))) if per_query else NAN
 
 
-def reciprocal_rank(
-    ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]]
-) -> dict[str, float]:
+def reciprocal_rank(ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     """Per-query reciprocal rank of the first relevant doc in the ranking (0 when none is ranked).
 
     Queries as in :func:`recall_at_k`: a query without relevant docs is left out.
@@ -149,7 +145,9 @@ def reciprocal_rank(
         relevant = {doc for doc, rel in judged.items() if rel > 0}
         if not relevant:
             continue
-        result[qid] = next((1.0 / rank for rank, doc in enumerate(ranked.get(qid, ()), start=1) if doc in relevant), 0.0)
+        result[qid] = next(
+            (1.0 / rank for rank, doc in enumerate(ranked.get(qid, ()), start=1) if doc in relevant), 0.0
+        )
     return result
 
 

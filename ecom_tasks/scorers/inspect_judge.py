@@ -28,7 +28,17 @@ from ecom_tasks.scorers.judge import (
 def judge_cache(cache: bool | str) -> CachePolicy | bool:
     """``True``: cache grader replies without expiry, shared across epochs (a temperature-0 grade of
     the same text is the same grade); a string: that expiry (``"1W"``); ``False``: no cache."""
-    if isinstance(cache, str) and cache.strip().lower() not in ("true", "false", "1", "0", "yes", "no", "on", "off", ""):
+    if isinstance(cache, str) and cache.strip().lower() not in (
+        "true",
+        "false",
+        "1",
+        "0",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "",
+    ):
         return CachePolicy(expiry=cache.strip(), per_epoch=False)
     if isinstance(cache, str):
         cache = cache.strip().lower() in ("true", "1", "yes", "on")
@@ -41,7 +51,9 @@ def inspect_ask(grader: Model, *, cache: CachePolicy | bool = False, config: Gen
 
     async def ask(messages: list[Message], max_tokens: int) -> tuple[str, str]:
         chat: list[Any] = [
-            ChatMessageAssistant(content=m["content"]) if m["role"] == "assistant" else ChatMessageUser(content=m["content"])
+            ChatMessageAssistant(content=m["content"])
+            if m["role"] == "assistant"
+            else ChatMessageUser(content=m["content"])
             for m in messages
         ]
         settings = base.merge(GenerateConfig(temperature=0.0, max_tokens=max_tokens))

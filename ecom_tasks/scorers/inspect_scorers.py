@@ -82,7 +82,9 @@ def label_scorer(labels: list[str]) -> Scorer:
     """The target is the gold label; the reply's answer is the last label of ``labels`` it names
     (whole word, case-insensitive). A reply naming none is invalid: wrong, and counted."""
     names = [str(label) for label in labels]
-    pattern = re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)", re.IGNORECASE)
+    pattern = re.compile(
+        r"(?<!\w)(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)", re.IGNORECASE
+    )
     folded = {n.casefold(): i for i, n in enumerate(names)}
 
     async def score(state: TaskState, target: Target) -> Score:

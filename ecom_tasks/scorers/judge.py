@@ -49,7 +49,12 @@ LIMIT_STOP_REASONS = ("max_tokens", "model_length")
 #: Failure status of a grader whose last reply was stopped by a limit.
 GRADER_LIMIT = "grader_limit"
 #: OpenAI-style finish reasons (litellm, lm-eval's API models) in Inspect's names.
-FINISH_REASONS = {"length": "max_tokens", "stop": "stop", "content_filter": "content_filter", "tool_calls": "tool_calls"}
+FINISH_REASONS = {
+    "length": "max_tokens",
+    "stop": "stop",
+    "content_filter": "content_filter",
+    "tool_calls": "tool_calls",
+}
 
 #: What the grader is told when its reply had no readable grade.
 RETRY_REMINDER = (
@@ -137,6 +142,10 @@ async def run_judge(
             # Never re-send a reply that hit a limit: it would fill the context the retry needs.
             messages = [{"role": "user", "content": f"{prompt}\n\n{limit_reminder}"}]
         else:
-            messages = [*messages, {"role": "assistant", "content": reply or "(empty)"}, {"role": "user", "content": reminder}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply or "(empty)"},
+                {"role": "user", "content": reminder},
+            ]
     assert result is not None
     return result

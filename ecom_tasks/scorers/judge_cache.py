@@ -57,7 +57,9 @@ class ReplyCache:
     def put(self, key: str, reply: str, reason: str, grader: str) -> None:
         self.entries[key] = (reply, reason)
         self.folder.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"key": key, "grader": grader, "reply": reply, "stop_reason": reason}, ensure_ascii=False) + "\n"
+        line = (
+            json.dumps({"key": key, "grader": grader, "reply": reply, "stop_reason": reason}, ensure_ascii=False) + "\n"
+        )
         # One write per line with O_APPEND, then fsync: a kill leaves at most one partial last line.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

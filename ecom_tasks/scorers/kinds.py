@@ -126,7 +126,9 @@ class RubricGrades:
 
     def part(self, multimodal: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(grades on 0-100, categories, tasks) of the text part (``False``) or the multimodal part."""
-        flags = np.asarray(self.multimodal, dtype=bool) if len(self.multimodal) else np.zeros(len(self.grades), dtype=bool)
+        flags = (
+            np.asarray(self.multimodal, dtype=bool) if len(self.multimodal) else np.zeros(len(self.grades), dtype=bool)
+        )
         chosen = flags == multimodal
         values = np.asarray([rubric_to_100(g) for g in self.grades], dtype=float)
         tasks = np.asarray([str(t) for t in self.tasks] if len(self.tasks) else [""] * len(self.grades))
@@ -198,17 +200,27 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("acc4", LABELS, _acc4, description="Acc@K: exact-label accuracy (RAIR: K = 4 levels)"),
     MetricSpec("macro_f1", LABELS, _macro_f1, description="Macro-F1 over the label set (zero_division=0)"),
     MetricSpec("acc", CHOICE_RUNS, _acc, description="mean accuracy over runs"),
-    MetricSpec("acc_ci", CHOICE_RUNS, _acc_ci, higher_is_better=False, description="half-width of the Student-t CI of acc over runs"),
+    MetricSpec(
+        "acc_ci",
+        CHOICE_RUNS,
+        _acc_ci,
+        higher_is_better=False,
+        description="half-width of the Student-t CI of acc over runs",
+    ),
     recall_at(20),
     recall_at(50),
-    MetricSpec("mrr", RANKING, _mrr, description="reciprocal rank of the first relevant item in the ranking, averaged over queries"),
+    MetricSpec(
+        "mrr",
+        RANKING,
+        _mrr,
+        description="reciprocal rank of the first relevant item in the ranking, averaged over queries",
+    ),
     ndcg_at(10),
     MetricSpec(
         "score",
         RUBRIC,
         _rubric_category_macro,
-        description="mean over the text categories present of each category's mean grade, 0-3 mapped onto 0-100 "
-        "(EcomEval Table 2's Average)",
+        description="mean over the text categories present of each category's mean grade, 0-3 mapped onto 0-100 (EcomEval Table 2's Average)",
     ),
     MetricSpec(
         "score_multimodal",
@@ -216,7 +228,9 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
         _rubric_multimodal_task_macro,
         description="mean over the multimodal tasks present of each task's mean grade, 0-100 (EcomEval Table 4's Average)",
     ),
-    MetricSpec("score_items", RUBRIC, _rubric_items, description="mean grade over all graded items, 0-3 mapped onto 0-100"),
+    MetricSpec(
+        "score_items", RUBRIC, _rubric_items, description="mean grade over all graded items, 0-3 mapped onto 0-100"
+    ),
 )
 
 

@@ -84,7 +84,9 @@ def litellm_ask(
             ):
                 with attempt:
                     try:
-                        response = await litellm.acompletion(model=model, messages=messages, max_tokens=max_tokens, **options)
+                        response = await litellm.acompletion(
+                            model=model, messages=messages, max_tokens=max_tokens, **options
+                        )
                     except litellm.ContextWindowExceededError:
                         return "", "model_length"
         choice = response.choices[0]

@@ -105,7 +105,10 @@ async def run_panel(
     method = check_method(method)
     labels = list(asks)
     results = await asyncio.gather(
-        *(run_judge(asks[label], prompt, parse, grader=(names or {}).get(label, label), **judge_options) for label in labels)
+        *(
+            run_judge(asks[label], prompt, parse, grader=(names or {}).get(label, label), **judge_options)
+            for label in labels
+        )
     )
     by_label = dict(zip(labels, results))
     grades = {label: grade_of(result) for label, result in by_label.items()}

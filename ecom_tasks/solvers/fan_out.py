@@ -78,7 +78,9 @@ def fan_out_generate(cache: bool | CachePolicy | None = None) -> Solver:
         state.store.set(FAN_OUT, ordered)
         # The Sample's own output: the first run's reply (its conversation is the Sample's input).
         first = ordered[spec["runs"][0]["key"]]
-        state.output = ModelOutput.from_content(model=str(model), content=first["completion"], stop_reason=first["stop_reason"])
+        state.output = ModelOutput.from_content(
+            model=str(model), content=first["completion"], stop_reason=first["stop_reason"]
+        )
         return state
 
     return solve

@@ -67,7 +67,11 @@ def _ask(model: Model, state: TaskState, config: GenerateConfig, cache: bool | C
             parts = list(last.content) if isinstance(last.content, list) else [ContentText(text=last.content)]
             chat[-1] = ChatMessageUser(content=[*parts, ContentText(text=extra)])
         for message in messages[1:]:
-            chat.append(ChatMessageAssistant(content=message["content"]) if message["role"] == "assistant" else ChatMessageUser(content=message["content"]))
+            chat.append(
+                ChatMessageAssistant(content=message["content"])
+                if message["role"] == "assistant"
+                else ChatMessageUser(content=message["content"])
+            )
         output = await model.generate(chat, config=config.merge(GenerateConfig(max_tokens=max_tokens)), cache=cache)
         outputs.append(output)
         return output.completion, str(output.stop_reason)
@@ -109,8 +113,15 @@ def panel_generate(
             asks[role] = _ask(model, state, config, cache, outputs[role])
             names[role] = str(model)
         result = await run_panel(
-            asks, "", accept, names=names, grade_of=lambda r: None, retries=retries, reminder=reminder,
-            limit_reminder=limit_reminder, max_tokens=max_tokens,
+            asks,
+            "",
+            accept,
+            names=names,
+            grade_of=lambda r: None,
+            retries=retries,
+            reminder=reminder,
+            limit_reminder=limit_reminder,
+            max_tokens=max_tokens,
         )
         panel = {
             role: {

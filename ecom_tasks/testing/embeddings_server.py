@@ -69,7 +69,6 @@ def parse_inputs(body: dict[str, Any]) -> list[EmbeddingInput]:
 
 
 class _Handler(JsonHandler):
-
     def do_POST(self) -> None:
         owner = self.server.owner
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -88,7 +87,15 @@ class _Handler(JsonHandler):
             self._send_json(400, {"error": {"message": f"{type(exc).__name__}: {exc}", "code": 400}})
             return
         data = [{"object": "embedding", "index": i, "embedding": list(map(float, v))} for i, v in enumerate(vectors)]
-        self._send_json(200, {"object": "list", "data": data, "model": body.get("model"), "usage": {"prompt_tokens": 0, "total_tokens": 0}})
+        self._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model"),
+                "usage": {"prompt_tokens": 0, "total_tokens": 0},
+            },
+        )
 
 
 class EmbeddingsServer(LoopbackServer):

@@ -85,9 +85,7 @@ class NetworkGuard:
             host, port = repr(address), 0
         with self._lock:
             self.blocked.append((host, port))
-        raise BlockedConnectionError(
-            f"NetworkGuard blocked a connection to non-loopback address {host}:{port}"
-        )
+        raise BlockedConnectionError(f"NetworkGuard blocked a connection to non-loopback address {host}:{port}")
 
     def install(self) -> NetworkGuard:
         """Patch the socket module (no-op if this guard is already installed)."""
@@ -107,18 +105,14 @@ class NetworkGuard:
             guard._check(self.family, address)
             return int(orig_connect_ex(self, address))
 
-        def create_connection(
-            address: tuple[str, int], *args: Any, **kwargs: Any
-        ) -> socket.socket:
+        def create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
             # Check before the original resolves the name, so no DNS query is sent for
             # a blocked host; allowed targets are recorded by the patched connect().
             host, port = str(address[0]), int(address[1])
             if not is_loopback_host(host):
                 with guard._lock:
                     guard.blocked.append((host, port))
-                raise BlockedConnectionError(
-                    f"NetworkGuard blocked a connection to non-loopback address {host}:{port}"
-                )
+                raise BlockedConnectionError(f"NetworkGuard blocked a connection to non-loopback address {host}:{port}")
             return orig_create(address, *args, **kwargs)  # type: ignore[no-any-return]
 
         def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ecom_tasks.testing.loopback import JsonHandler, LoopbackServer
 
+
 @dataclass(frozen=True)
 class Reply:
     """A policy's answer with its finish reason: ``Reply(text, "length")`` plays a model stopped by
@@ -73,9 +74,7 @@ def _flatten(content: Any) -> str:
         return content
     # vLLM joins the text parts of one message with newlines; do the same.
     return "\n".join(
-        str(part.get("text", ""))
-        for part in content
-        if isinstance(part, dict) and part.get("type") == "text"
+        str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
     )
 
 
@@ -88,9 +87,7 @@ def last_user_text(body: dict[str, Any]) -> str:
 def system_text(body: dict[str, Any]) -> str:
     """Text of all ``system``/``developer`` messages, joined by newlines."""
     return "\n".join(
-        _flatten(m.get("content"))
-        for m in body.get("messages", [])
-        if m.get("role") in ("system", "developer")
+        _flatten(m.get("content")) for m in body.get("messages", []) if m.get("role") in ("system", "developer")
     )
 
 
@@ -153,20 +150,17 @@ class _Handler(JsonHandler):
         content, finish_reason = owner._answer_with_reason(body)
         prompt = " ".join(_flatten(m.get("content")) for m in body.get("messages", []))
         usage = _usage(prompt, content)
-        head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()),
-                "model": owner.model_name}
+        head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": owner.model_name}
         if not body.get("stream"):
             message = {"role": "assistant", "content": content}
             choice = {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
-            self._send_json(200, {**head, "object": "chat.completion", "choices": [choice],
-                                  "usage": usage})
+            self._send_json(200, {**head, "object": "chat.completion", "choices": [choice], "usage": usage})
             return
         chunk = {**head, "object": "chat.completion.chunk"}
         delta = {"role": "assistant", "content": content}
         events = [
             {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}],
-             "usage": usage},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}], "usage": usage},
         ]
         # HTTP/1.0 without Content-Length: closing the connection ends the stream.
         self.send_response(200)
@@ -186,14 +180,19 @@ class _Handler(JsonHandler):
         prompts: list[Any] = [prompt] if single else list(prompt)
         # The policy sees one prompt at a time, so batched requests (lm-eval) just work.
         texts = [owner._answer({**body, "prompt": p}) for p in prompts]
-        choices = [
-            {"index": i, "text": t, "finish_reason": "stop", "logprobs": None}
-            for i, t in enumerate(texts)
-        ]
+        choices = [{"index": i, "text": t, "finish_reason": "stop", "logprobs": None} for i, t in enumerate(texts)]
         usage = _usage(" ".join(p if isinstance(p, str) else "" for p in prompts), " ".join(texts))
-        self._send_json(200, {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion",
-                              "created": int(time.time()), "model": owner.model_name,
-                              "choices": choices, "usage": usage})
+        self._send_json(
+            200,
+            {
+                "id": f"cmpl-{uuid.uuid4().hex}",
+                "object": "text_completion",
+                "created": int(time.time()),
+                "model": owner.model_name,
+                "choices": choices,
+                "usage": usage,
+            },
+        )
 
 
 class OpenAICompatibleServer(LoopbackServer):
@@ -229,8 +228,6 @@ class OpenAICompatibleServer(LoopbackServer):
         return f"{self.base_url}/chat/completions"
 
 
-def serve_openai_compatible(
-    policy: Policy, *, model_name: str = "test-model"
-) -> OpenAICompatibleServer:
+def serve_openai_compatible(policy: Policy, *, model_name: str = "test-model") -> OpenAICompatibleServer:
     """Start a server; use it as ``with serve_openai_compatible(policy) as server:``."""
     return OpenAICompatibleServer(policy, model_name=model_name).start()

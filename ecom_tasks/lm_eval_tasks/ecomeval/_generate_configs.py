@@ -27,8 +27,11 @@ def render() -> dict[str, str]:
             # Responses only, graded afterwards by `ecom-tasks judge`; images as lm-eval's multimodal
             # models take them (doc_to_image: PIL images; dropped when the selected items have none).
             config.update(
-                {"class": Function("utils.EcomEvalResponseTask"), "custom_dataset": Function("utils.load_judged_docs"),
-                 "doc_to_image": Function("utils.doc_images")}
+                {
+                    "class": Function("utils.EcomEvalResponseTask"),
+                    "custom_dataset": Function("utils.load_judged_docs"),
+                    "doc_to_image": Function("utils.doc_images"),
+                }
             )
             config["dataset_kwargs"] = {"category": variant.category or ""}
         files[f"{variant.name}.yaml"] = dump(config, "ecomeval")

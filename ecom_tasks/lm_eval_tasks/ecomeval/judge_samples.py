@@ -50,7 +50,7 @@ from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.judge_cache import ReplyCache
 from ecom_tasks.scorers.kinds import RUBRIC
-from ecom_tasks.scorers.litellm_judge import MAX_ATTEMPTS, MAX_CONCURRENCY, INITIAL_BACKOFF, litellm_ask
+from ecom_tasks.scorers.litellm_judge import INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_CONCURRENCY, litellm_ask
 from ecom_tasks.scorers.panel import MEDIAN, check_method
 
 #: lm-eval's per-task samples file: ``samples_<task>_<stamp>.jsonl``.
@@ -78,12 +78,16 @@ def graders_from(models: Sequence[str], api_bases: Sequence[str] = ()) -> list[G
     """``--grader`` models with ``--api-base`` URLs: none, one for every grader, or one per grader."""
     models = [m.strip() for m in models if m and m.strip()]
     if not models:
-        raise ConfigurationError("ecom-tasks judge needs a grader: --grader MODEL (a litellm model name, e.g. openai/gpt-4.1)")
+        raise ConfigurationError(
+            "ecom-tasks judge needs a grader: --grader MODEL (a litellm model name, e.g. openai/gpt-4.1)"
+        )
     if len(set(models)) != len(models):
         raise ConfigurationError(f"a grader is given twice: {models}")
     bases = list(api_bases)
     if len(bases) not in (0, 1, len(models)):
-        raise ConfigurationError(f"--api-base: give one URL for all graders or one per grader ({len(models)}), not {len(bases)}")
+        raise ConfigurationError(
+            f"--api-base: give one URL for all graders or one per grader ({len(models)}), not {len(bases)}"
+        )
     if len(bases) == 1:
         bases = bases * len(models)
     labels = ["grader"] if len(models) == 1 else [f"grader_{i}" for i in range(1, len(models) + 1)]
@@ -133,7 +137,9 @@ def find_samples(output_dir: str | os.PathLike[str], tasks: Sequence[str] | None
     wanted = set(tasks) if tasks else JUDGED_TASKS
     unknown = sorted(wanted - JUDGED_TASKS)
     if unknown:
-        raise ConfigurationError(f"not a judged EcomEval task: {', '.join(unknown)}; judged tasks: {', '.join(sorted(JUDGED_TASKS))}")
+        raise ConfigurationError(
+            f"not a judged EcomEval task: {', '.join(unknown)}; judged tasks: {', '.join(sorted(JUDGED_TASKS))}"
+        )
     found = []
     for path in sorted(root.rglob("samples_*.jsonl") if root.is_dir() else [root]):
         match = SAMPLES_FILE.match(path.name)
@@ -158,7 +164,9 @@ def read_samples(samples: SamplesFile) -> list[tuple[int, dict[str, Any], str]]:
                 doc["question"], doc["reference"]  # noqa: B018  (an EcomEval document has both)
                 items.append((int(sample["doc_id"]), doc, "" if response is None else str(response)))
             except (ValueError, KeyError, TypeError, IndexError) as exc:
-                raise ConfigurationError(f"{samples.path}:{number}: not an lm-eval sample of an EcomEval task ({type(exc).__name__}: {exc})") from None
+                raise ConfigurationError(
+                    f"{samples.path}:{number}: not an lm-eval sample of an EcomEval task ({type(exc).__name__}: {exc})"
+                ) from None
     return sorted(items, key=lambda item: item[0])
 
 
@@ -221,10 +229,14 @@ async def judge_file(
     specs = select_metrics(RUBRIC, parse_metric_names(metrics))
     items = read_samples(samples)
     asks = {}
-    calls = {"made": 0}
     for grader in graders:
-        ask = litellm_ask(grader.model, api_base=grader.api_base, max_concurrency=concurrency, max_attempts=max_attempts,
-                          initial_backoff=initial_backoff)
+        ask = litellm_ask(
+            grader.model,
+            api_base=grader.api_base,
+            max_concurrency=concurrency,
+            max_attempts=max_attempts,
+            initial_backoff=initial_backoff,
+        )
         asks[grader.label] = cache.wrap(ask, grader=grader.model, version=GRADER_VERSION) if cache is not None else ask
     before = (cache.hits, cache.misses) if cache is not None else (0, 0)
     names = {g.label: g.model for g in graders}
@@ -234,7 +246,9 @@ async def judge_file(
 
     async def one(doc_id: int, doc: dict[str, Any], response: str) -> None:
         async with gate:
-            judged[doc_id] = await judge_response(asks, doc, response, names=names, method=method, max_tokens=max_tokens, retries=JUDGE_RETRIES)
+            judged[doc_id] = await judge_response(
+                asks, doc, response, names=names, method=method, max_tokens=max_tokens, retries=JUDGE_RETRIES
+            )
         bar.update(1)
 
     try:

@@ -53,7 +53,9 @@ def load_docs(
     """``custom_dataset``: the exact-answer text items of the task's categories (a comma list), the
     question as it is. A category without any is skipped with a message."""
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    items = load_items(data, image_access=access, category=category, language=language, task=task, difficulty=difficulty, exact=True)
+    items = load_items(
+        data, image_access=access, category=category, language=language, task=task, difficulty=difficulty, exact=True
+    )
     missing = empty_categories(items, category)
     if missing:
         logger.warning(skipped_categories_message("ecomeval_exact", data, missing))
@@ -76,9 +78,18 @@ def load_judged_docs(
     name selects them), the question as it is, its images (file paths or ``data:`` URIs) in ``images``."""
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
     items = load_items(
-        data, image_access=access, category=category or None, language=language, task=task, difficulty=difficulty, multimodal=multimodal
+        data,
+        image_access=access,
+        category=category or None,
+        language=language,
+        task=task,
+        difficulty=difficulty,
+        multimodal=multimodal,
     )
-    docs = [{"id": item.id, "question": item.prompt, "target": item.target, **item.fields, "images": list(item.images)} for item in items]
+    docs = [
+        {"id": item.id, "question": item.prompt, "target": item.target, **item.fields, "images": list(item.images)}
+        for item in items
+    ]
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 

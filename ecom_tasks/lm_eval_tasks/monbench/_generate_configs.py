@@ -37,7 +37,11 @@ def render() -> dict[str, str]:
             config = {
                 "include": TEMPLATE,
                 "task": variant.name,
-                "dataset_kwargs": {"tasks": list(variant.tasks), "design": variant.design, "formats": list(variant.formats)},
+                "dataset_kwargs": {
+                    "tasks": list(variant.tasks),
+                    "design": variant.design,
+                    "formats": list(variant.formats),
+                },
             }
             files[f"{variant.name}.yaml"] = dump(config, "monbench")
     for group, members in LM_EVAL_GROUPS.items():

@@ -37,10 +37,21 @@ def load_docs(
     """``custom_dataset``: documents of one subset; ``rules`` from ``--metadata`` overrides the variant's."""
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
     items = load_items(
-        data, subset=subset, rules=rules if rules is not None else variant_rules, image=False, language=language, image_access=access
+        data,
+        subset=subset,
+        rules=rules if rules is not None else variant_rules,
+        image=False,
+        language=language,
+        image_access=access,
     )
     docs = [
-        {"id": item.id, "system_prompt": item.system_prompt, "user_prompt": item.user_prompt, "target": item.target, **item.fields}
+        {
+            "id": item.id,
+            "system_prompt": item.system_prompt,
+            "user_prompt": item.user_prompt,
+            "target": item.target,
+            **item.fields,
+        }
         for item in items
     ]
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})

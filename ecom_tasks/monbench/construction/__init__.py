@@ -23,8 +23,14 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "the three human-irrelevant ads most models called relevant. Re-run the same command to resume; change the "
         "selection options afterwards without any model call."
     )
-    parser.add_argument("--out", required=True, help="the build folder: logs/, work/ and the questions in data/monbench.jsonl")
-    parser.add_argument("--pairs", default=None, help="query-ad pairs: id, query, ad, human_label, optional location, market, category (default: the bundled synthetic pairs)")
+    parser.add_argument(
+        "--out", required=True, help="the build folder: logs/, work/ and the questions in data/monbench.jsonl"
+    )
+    parser.add_argument(
+        "--pairs",
+        default=None,
+        help="query-ad pairs: id, query, ad, human_label, optional location, market, category (default: the bundled synthetic pairs)",
+    )
     add_panel_arguments(
         parser,
         model_help="Inspect model for every voter not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
@@ -32,10 +38,24 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--voters", type=int, default=4, help="panel size N (default 4, as the paper)")
     parser.add_argument("--temperature", type=float, default=0.0, help="the voters' temperature (default 0)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="output limit of every vote (default 4096; raise it for reasoning models)")
-    parser.add_argument("--min-positive-votes", type=int, default=0, help="'irrelevant' votes the correct ad needs (default 0: the paper prioritises, it does not filter)")
-    parser.add_argument("--min-negative-votes", type=int, default=0, help="'relevant' votes each wrong ad needs (default 0)")
-    parser.add_argument("--split", default="test", choices=("test", "validation", "fewshot"), help="the questions' split (default test)")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="output limit of every vote (default 4096; raise it for reasoning models)",
+    )
+    parser.add_argument(
+        "--min-positive-votes",
+        type=int,
+        default=0,
+        help="'irrelevant' votes the correct ad needs (default 0: the paper prioritises, it does not filter)",
+    )
+    parser.add_argument(
+        "--min-negative-votes", type=int, default=0, help="'relevant' votes each wrong ad needs (default 0)"
+    )
+    parser.add_argument(
+        "--split", default="test", choices=("test", "validation", "fewshot"), help="the questions' split (default test)"
+    )
     parser.add_argument("--order-seed", type=int, default=0, help="seed of the options' order (default 0)")
     add_stage_arguments(parser)
 
@@ -45,10 +65,20 @@ def run_build(args: argparse.Namespace) -> int:
 
     from ecom_tasks.monbench.construction.pipeline import BuildOptions, build, default_pairs
 
-    build(BuildOptions(
-        out=Path(args.out), model=args.model, pairs=Path(args.pairs) if args.pairs else default_pairs(),
-        model_roles=dict(args.model_role), voters=args.voters, temperature=args.temperature, max_tokens=args.max_tokens,
-        min_positive=args.min_positive_votes, min_negative=args.min_negative_votes, split=args.split,
-        order_seed=args.order_seed, stage_options=stage_options(args),
-    ))
+    build(
+        BuildOptions(
+            out=Path(args.out),
+            model=args.model,
+            pairs=Path(args.pairs) if args.pairs else default_pairs(),
+            model_roles=dict(args.model_role),
+            voters=args.voters,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            min_positive=args.min_positive_votes,
+            min_negative=args.min_negative_votes,
+            split=args.split,
+            order_seed=args.order_seed,
+            stage_options=stage_options(args),
+        )
+    )
     return 0

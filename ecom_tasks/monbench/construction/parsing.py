@@ -20,7 +20,9 @@ UNCLOSED_THINK = "unclosed_think"
 NO_ANSWER = "no_answer"
 AMBIGUOUS = "ambiguous"
 
-_MARKER = re.compile(r"^[\s*#>-]*(?:final\s+answer|answer|verdict|label|答案)\s*\**\s*[:：]\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_MARKER = re.compile(
+    r"^[\s*#>-]*(?:final\s+answer|answer|verdict|label|答案)\s*\**\s*[:：]\s*(.+)$", re.IGNORECASE | re.MULTILINE
+)
 _WORDS = {
     IRRELEVANT: re.compile(r"\birrelevant\b|\bnot\s+relevant\b|\bunrelated\b|不相关|无关", re.IGNORECASE),
     RELEVANT: re.compile(r"(?<!ir)\brelevant\b|相关", re.IGNORECASE),

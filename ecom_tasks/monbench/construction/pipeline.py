@@ -65,8 +65,15 @@ def _say(text: str) -> None:
     print(text, file=sys.stdout, flush=True)
 
 
-def questions(pairs: list[AdPair], votes: dict[str, list[str | None]], *, min_positive: int = 0, min_negative: int = 0,
-              split: str = "test", order_seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def questions(
+    pairs: list[AdPair],
+    votes: dict[str, list[str | None]],
+    *,
+    min_positive: int = 0,
+    min_negative: int = 0,
+    split: str = "test",
+    order_seed: int = 0,
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """One question per query (in input order) from the votes, and why the other queries made none."""
     tallies: dict[str, Tally] = {p.id: tally(votes.get(p.id, [])) for p in pairs}
     groups: dict[str, list[AdPair]] = {}
@@ -87,30 +94,61 @@ def build(options: BuildOptions) -> BuildResult:
     out = Path(options.out).resolve()
     pairs = load_pairs(options.pairs)
     stage = Stage(
-        "votes", "ecom_tasks/monbench_build_votes",
-        {"data": str(Path(options.pairs).resolve()), "data_sha256": file_sha256(options.pairs), "voters": options.voters,
-         "temperature": options.temperature, **({"max_tokens": options.max_tokens} if options.max_tokens is not None else {})},
-        items=len(pairs), calls_per_item=options.voters, unit="voters", model=options.model,
+        "votes",
+        "ecom_tasks/monbench_build_votes",
+        {
+            "data": str(Path(options.pairs).resolve()),
+            "data_sha256": file_sha256(options.pairs),
+            "voters": options.voters,
+            "temperature": options.temperature,
+            **({"max_tokens": options.max_tokens} if options.max_tokens is not None else {}),
+        },
+        items=len(pairs),
+        calls_per_item=options.voters,
+        unit="voters",
+        model=options.model,
         model_roles={r: m for r, m in options.model_roles.items() if r.startswith(ROLE_PREFIX)},
     )
     result = BuildResult()
     result.log = run_stage(stage, StageOptions(log_root=out / "logs", **options.stage_options))
-    votes = {str(sample.id): list((score.metadata or {}).get("votes", [])) for sample, score in scored_samples(result.log, SCORER)}
-    write_jsonl(out / "work" / "votes.jsonl", (
-        {"id": p.id, "query": p.query, "ad": p.ad, "human": p.human, "votes": votes.get(p.id, []),
-         "disagreement": disagreement(p, tally(votes.get(p.id, [])))}
-        for p in pairs
-    ))
-    result.questions, result.skipped = questions(
-        pairs, votes, min_positive=options.min_positive, min_negative=options.min_negative, split=options.split, order_seed=options.order_seed,
+    votes = {
+        str(sample.id): list((score.metadata or {}).get("votes", []))
+        for sample, score in scored_samples(result.log, SCORER)
+    }
+    write_jsonl(
+        out / "work" / "votes.jsonl",
+        (
+            {
+                "id": p.id,
+                "query": p.query,
+                "ad": p.ad,
+                "human": p.human,
+                "votes": votes.get(p.id, []),
+                "disagreement": disagreement(p, tally(votes.get(p.id, []))),
+            }
+            for p in pairs
+        ),
     )
-    write_jsonl(out / "work" / "questions.jsonl", (
-        *({"query_key": q["id"].removeprefix(QUESTION_PREFIX), "question": q["id"]} for q in result.questions),
-        *({"query_key": key, "skipped": why} for key, why in result.skipped.items()),
-    ))
-    _say(f"  {len(pairs)} pairs, {len(result.questions) + len(result.skipped)} queries: {len(result.questions)} questions made, "
-         f"{len(result.skipped)} skipped ({', '.join(sorted(set(result.skipped.values()))) or 'none'}); "
-         f"thresholds: positive >= {options.min_positive}, negative >= {options.min_negative} disagreeing votes")
+    result.questions, result.skipped = questions(
+        pairs,
+        votes,
+        min_positive=options.min_positive,
+        min_negative=options.min_negative,
+        split=options.split,
+        order_seed=options.order_seed,
+    )
+    write_jsonl(
+        out / "work" / "questions.jsonl",
+        (
+            *({"query_key": q["id"].removeprefix(QUESTION_PREFIX), "question": q["id"]} for q in result.questions),
+            *({"query_key": key, "skipped": why} for key, why in result.skipped.items()),
+        ),
+    )
+    _say(
+        f"  {len(pairs)} pairs, {len(result.questions) + len(result.skipped)} queries: {len(result.questions)} questions made, "
+        f"{len(result.skipped)} skipped ({', '.join(sorted(set(result.skipped.values()))) or 'none'}); "
+        f"thresholds: positive >= {options.min_positive}, negative >= {options.min_negative} disagreeing votes"
+    )
     data = out / "data" / "monbench.jsonl"
     if not result.questions:
         data.unlink(missing_ok=True)  # an earlier build's questions must not pass for this one's
@@ -118,6 +156,8 @@ def build(options: BuildOptions) -> BuildResult:
         return result
     result.data = data
     write_jsonl(result.data, result.questions)
-    _say(f"MonBench questions in {result.data}\n  check: ecom-tasks validate monbench {result.data}\n"
-         f"  run:   inspect eval ecom_tasks/monbench_canonical -T data={result.data} --model ...")
+    _say(
+        f"MonBench questions in {result.data}\n  check: ecom-tasks validate monbench {result.data}\n"
+        f"  run:   inspect eval ecom_tasks/monbench_canonical -T data={result.data} --model ..."
+    )
     return result

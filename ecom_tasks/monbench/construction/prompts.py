@@ -18,7 +18,12 @@ LABELS = (RELEVANT, IRRELEVANT)
 
 #: Synthetic labelled examples (query, location, ad, label): not from the MonBench data.
 EXAMPLES = (
-    ("cheap flights to lisbon", "Manchester, UK", "Lisbon from £39 - Book direct flights from Manchester with FlyNow.", RELEVANT),
+    (
+        "cheap flights to lisbon",
+        "Manchester, UK",
+        "Lisbon from £39 - Book direct flights from Manchester with FlyNow.",
+        RELEVANT,
+    ),
     ("cheap flights to lisbon", "Manchester, UK", "Lisbon city guide: the 20 best things to do, free PDF.", IRRELEVANT),
     ("vet open sunday", "Austin, TX", "Emergency Pet Clinic Austin - Open 7 Days, Walk-Ins Welcome.", RELEVANT),
     ("vet open sunday", "Austin, TX", "Premium Dog Food Delivered - 20% Off Your First Box.", IRRELEVANT),
@@ -32,7 +37,7 @@ An ad is relevant when a user who typed this query would plausibly want what the
 An ad is irrelevant when it offers something else, serves a different intent (information when the user wants to buy, or the reverse), contradicts an explicit constraint, or only borrows words from the query.
 
 Examples:
-{chr(10).join(f'Query: {q} | Location: {loc} | Ad: {ad} -> {label}' for q, loc, ad, label in EXAMPLES)}
+{chr(10).join(f"Query: {q} | Location: {loc} | Ad: {ad} -> {label}" for q, loc, ad, label in EXAMPLES)}
 
 Think briefly if you need to, then end with one line of exactly the form
 Answer: relevant
@@ -62,5 +67,7 @@ def question_text(query: str, location: str = "", market: str = "") -> str:
 
 #: What a voter whose reply could not be read is told (one more ask; see scorers.judge.run_judge),
 #: and what one cut off by its length limit is told, in a fresh conversation.
-VOTE_REMINDER = "Your reply could not be read. Reply again, ending with one line 'Answer: relevant' or 'Answer: irrelevant'."
+VOTE_REMINDER = (
+    "Your reply could not be read. Reply again, ending with one line 'Answer: relevant' or 'Answer: irrelevant'."
+)
 VOTE_LIMIT_REMINDER = "Keep your reply short: your previous reply was cut off at its length limit. Reply with only one line 'Answer: relevant' or 'Answer: irrelevant'."

@@ -19,7 +19,14 @@ from ecom_tasks.data import Problem, Row, is_blank, load_rows, require_text, val
 from ecom_tasks.monbench.construction.prompts import IRRELEVANT, RELEVANT
 from ecom_tasks.monbench.schema import CATEGORIES
 
-_HUMAN = {"relevant": RELEVANT, "irrelevant": IRRELEVANT, "1": RELEVANT, "0": IRRELEVANT, "true": RELEVANT, "false": IRRELEVANT}
+_HUMAN = {
+    "relevant": RELEVANT,
+    "irrelevant": IRRELEVANT,
+    "1": RELEVANT,
+    "0": IRRELEVANT,
+    "true": RELEVANT,
+    "false": IRRELEVANT,
+}
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,11 @@ def select_options(
     """The hardest positive and the three hardest negatives of one question's pairs."""
     positives = hardest(pairs, tallies, RELEVANT, min_positive)
     positive = positives[0] if positives else None
-    negatives = [p for p in hardest(pairs, tallies, IRRELEVANT, min_negative) if positive is None or p.ad.casefold() != positive.ad.casefold()]
+    negatives = [
+        p
+        for p in hardest(pairs, tallies, IRRELEVANT, min_negative)
+        if positive is None or p.ad.casefold() != positive.ad.casefold()
+    ]
     negatives = negatives[:WRONG_OPTIONS]
     if positive is None:
         return Selection(None, tuple(negatives), NO_POSITIVE)

@@ -18,10 +18,16 @@ from inspect_ai.solver import TaskState
 
 from ecom_tasks.construction import check_sha256
 from ecom_tasks.monbench.construction.parsing import RelevanceVote, parse_relevance
-from ecom_tasks.monbench.construction.prompts import VOTE_LIMIT_REMINDER, VOTE_REMINDER, VOTE_SYSTEM, VOTE_VERSION, vote_user
+from ecom_tasks.monbench.construction.prompts import (
+    VOTE_LIMIT_REMINDER,
+    VOTE_REMINDER,
+    VOTE_SYSTEM,
+    VOTE_VERSION,
+    vote_user,
+)
 from ecom_tasks.monbench.construction.seeds import load_pairs
-from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.monbench.construction.selection import tally
+from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
 from ecom_tasks.solvers.panel_votes import panel_generate, panel_replies
 
@@ -84,7 +90,10 @@ def monbench_build_votes(
     samples = [
         Sample(
             id=p.id,
-            input=[ChatMessageSystem(content=VOTE_SYSTEM), ChatMessageUser(content=vote_user(p.query, p.ad, p.location, p.market))],
+            input=[
+                ChatMessageSystem(content=VOTE_SYSTEM),
+                ChatMessageUser(content=vote_user(p.query, p.ad, p.location, p.market)),
+            ],
             target=p.human,
             metadata={"query": p.query, "ad": p.ad},
         )
@@ -93,11 +102,23 @@ def monbench_build_votes(
     return Task(
         dataset=MemoryDataset(samples, name="monbench_build_votes", location=data),
         solver=panel_generate(
-            judges=voters, role_prefix=VOTER_ROLE, temperature=temperature, max_tokens=max_tokens, parse=parse_relevance,
-            retries=1, reminder=VOTE_REMINDER, limit_reminder=VOTE_LIMIT_REMINDER,
+            judges=voters,
+            role_prefix=VOTER_ROLE,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            parse=parse_relevance,
+            retries=1,
+            reminder=VOTE_REMINDER,
+            limit_reminder=VOTE_LIMIT_REMINDER,
         ),
         scorer=monbench_relevance_votes(),
         version=STAGE_VERSION,
-        metadata=task_metadata(BENCHMARK, task_version=STAGE_VERSION, prompt_version=VOTE_VERSION, data=data,
-                               fixtures=fixtures_location(BENCHMARK), construction_stage="votes"),
+        metadata=task_metadata(
+            BENCHMARK,
+            task_version=STAGE_VERSION,
+            prompt_version=VOTE_VERSION,
+            data=data,
+            fixtures=fixtures_location(BENCHMARK),
+            construction_stage="votes",
+        ),
     )

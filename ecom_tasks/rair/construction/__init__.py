@@ -22,24 +22,47 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "(Fig. 11), visual-necessity votes of k VLMs (Fig. 12) and k rule pre-annotation runs (Eq. 4). Re-run the same "
         "command to resume; change the --min-*-votes thresholds afterwards without any model call."
     )
-    parser.add_argument("--out", required=True, help="the build folder: logs/, work/decisions.jsonl and the records in data/")
-    parser.add_argument("--candidates", default=None,
-                        help="candidate pairs: a RAIR data file with human labels (subset, intent, rule_ids are replaced; default: the bundled synthetic candidates)")
+    parser.add_argument(
+        "--out", required=True, help="the build folder: logs/, work/decisions.jsonl and the records in data/"
+    )
+    parser.add_argument(
+        "--candidates",
+        default=None,
+        help="candidate pairs: a RAIR data file with human labels (subset, intent, rule_ids are replaced; default: the bundled synthetic candidates)",
+    )
     add_panel_arguments(
         parser,
         model_help="Inspect model for every panel seat not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a panel seat: voter_1..k (intent), vlm_1..k (visual necessity), annotator_1..k (rule runs); repeat",
     )
-    parser.add_argument("--voters", type=int, default=3, help="intent panel size (default 3, the paper's tri-model ensemble)")
+    parser.add_argument(
+        "--voters", type=int, default=3, help="intent panel size (default 3, the paper's tri-model ensemble)"
+    )
     parser.add_argument("--vlms", type=int, default=3, help="visual-necessity panel size (default 3)")
     parser.add_argument("--rule-runs", type=int, default=3, help="rule pre-annotation runs k (default 3)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="the intent and visual panels' temperature (default 0)")
-    parser.add_argument("--rule-temperature", type=float, default=0.7, help="the rule runs' sampling temperature (default 0.7; the paper gives none)")
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="the intent and visual panels' temperature (default 0)"
+    )
+    parser.add_argument(
+        "--rule-temperature",
+        type=float,
+        default=0.7,
+        help="the rule runs' sampling temperature (default 0.7; the paper gives none)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="sampling seed of the rule runs; run i gets seed + i")
-    parser.add_argument("--max-tokens", type=int, default=None, help="output limit of every panel call (default 4096; raise it for reasoning models)")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="output limit of every panel call (default 4096; raise it for reasoning models)",
+    )
     parser.add_argument("--rules", default="builtin", help="structured rules JSON (default builtin: our rules_v1.json)")
-    parser.add_argument("--min-intent-votes", type=int, default=2, help="voters that must give the same hard intent (default 2, Eq. 2)")
-    parser.add_argument("--min-visual-votes", type=int, default=2, help="VLMs that must find the image essential (default 2, Eq. 3)")
+    parser.add_argument(
+        "--min-intent-votes", type=int, default=2, help="voters that must give the same hard intent (default 2, Eq. 2)"
+    )
+    parser.add_argument(
+        "--min-visual-votes", type=int, default=2, help="VLMs that must find the image essential (default 2, Eq. 3)"
+    )
     parser.add_argument("--min-rule-votes", type=int, default=2, help="runs that must name a rule (default 2, Eq. 4)")
     add_image_arguments(parser, images_default="link", source="candidate file")
     add_stage_arguments(parser)
@@ -53,11 +76,21 @@ def run_build(args: argparse.Namespace) -> int:
     from ecom_tasks.rair.construction.pipeline import BuildOptions, build, default_candidates
 
     options = BuildOptions(
-        out=Path(args.out), model=args.model, candidates=Path(args.candidates) if args.candidates else default_candidates(),
-        model_roles=dict(args.model_role), voters=args.voters, vlms=args.vlms, rule_runs=args.rule_runs,
-        temperature=args.temperature, rule_temperature=args.rule_temperature, seed=args.seed, max_tokens=args.max_tokens, rules=args.rules,
+        out=Path(args.out),
+        model=args.model,
+        candidates=Path(args.candidates) if args.candidates else default_candidates(),
+        model_roles=dict(args.model_role),
+        voters=args.voters,
+        vlms=args.vlms,
+        rule_runs=args.rule_runs,
+        temperature=args.temperature,
+        rule_temperature=args.rule_temperature,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        rules=args.rules,
         thresholds=Thresholds(intent=args.min_intent_votes, visual=args.min_visual_votes, rules=args.min_rule_votes),
-        images=args.images, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
+        images=args.images,
+        image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
         stage_options=stage_options(args),
     )
     build(options)

@@ -79,18 +79,41 @@ def assemble(
         rule_ids = list(rule_vote(list(rule_runs.get(record.id, [])), thresholds.rules, order))
         subsets = [s for s, member in (("hard", intent.hard), ("visual", essential)) if member]
         consistent = ruleset.resolve_level(rule_ids) == record.label if ruleset is not None else None
-        out.decisions.append({
-            "id": record.id, "query": record.query, "label": record.label, "subsets": subsets,
-            "intent": intent.intent, "intent_status": intent.status, "intent_votes": list(intent_votes.get(query_id(record.query), [])),
-            "hard_votes": intent.hard_votes, "visual_votes": votes, "essential_votes": yes,
-            "rule_ids": rule_ids, "rule_runs": [list(r) if r is not None else None for r in rule_runs.get(record.id, [])],
-            "rules_give_label": consistent,
-        })
+        out.decisions.append(
+            {
+                "id": record.id,
+                "query": record.query,
+                "label": record.label,
+                "subsets": subsets,
+                "intent": intent.intent,
+                "intent_status": intent.status,
+                "intent_votes": list(intent_votes.get(query_id(record.query), [])),
+                "hard_votes": intent.hard_votes,
+                "visual_votes": votes,
+                "essential_votes": yes,
+                "rule_ids": rule_ids,
+                "rule_runs": [list(r) if r is not None else None for r in rule_runs.get(record.id, [])],
+                "rules_give_label": consistent,
+            }
+        )
         for subset in subsets:
-            out.rows.append({
-                "id": f"{record.id}-{subset}", "subset": subset, "query": record.query, "title": record.title,
-                "shop_name": record.shop_name, "cpv": record.cpv, "sku": record.sku, "image": record.image,
-                "industry": record.industry, "intent": intent.intent if subset == "hard" else None, "label": record.label,
-                "rule_ids": rule_ids, "language": record.language, "origin": "ecom-tasks build rair", "candidate": record.id,
-            })
+            out.rows.append(
+                {
+                    "id": f"{record.id}-{subset}",
+                    "subset": subset,
+                    "query": record.query,
+                    "title": record.title,
+                    "shop_name": record.shop_name,
+                    "cpv": record.cpv,
+                    "sku": record.sku,
+                    "image": record.image,
+                    "industry": record.industry,
+                    "intent": intent.intent if subset == "hard" else None,
+                    "label": record.label,
+                    "rule_ids": rule_ids,
+                    "language": record.language,
+                    "origin": "ecom-tasks build rair",
+                    "candidate": record.id,
+                }
+            )
     return out

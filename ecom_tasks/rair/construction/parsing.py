@@ -52,9 +52,20 @@ _MARKER = re.compile(
     r"^[\s*#>-]*(?:final\s+answer|answer|intent|category|class(?:ification)?|最终答案|答案|类别|意图)\s*\**\s*[:：]\s*(.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
-_NAMES_ZH = {"领域术语": "DJ", "行业黑话": "DJ", "实体关系": "ER", "解决方案": "SS", "问答": "QA", "否定约束": "NC", "多属性": "MA", "其他": OTHER}
+_NAMES_ZH = {
+    "领域术语": "DJ",
+    "行业黑话": "DJ",
+    "实体关系": "ER",
+    "解决方案": "SS",
+    "问答": "QA",
+    "否定约束": "NC",
+    "多属性": "MA",
+    "其他": OTHER,
+}
 # A class named only to be set aside: "not NC", "rather than SS", "instead of MA", "不是NC".
-_SET_ASIDE = re.compile(r"(?:\bnot|\brather\s+than|\binstead\s+of|\bas\s+opposed\s+to|不是|而非|并非)\s*(?:an?\s+|the\s+)?$", re.IGNORECASE)
+_SET_ASIDE = re.compile(
+    r"(?:\bnot|\brather\s+than|\binstead\s+of|\bas\s+opposed\s+to|不是|而非|并非)\s*(?:an?\s+|the\s+)?$", re.IGNORECASE
+)
 
 
 def _asserted(text: str, pattern: str, flags: int = 0) -> bool:
@@ -67,7 +78,9 @@ def _classes_named(text: str) -> list[str]:
     found: list[str] = []
     for code in INTENT_CLASSES:
         name = rf"(?<![A-Za-z]){re.escape(INTENT_NAMES[code])}(?![A-Za-z])"
-        if _asserted(text, name, re.IGNORECASE) or (code != OTHER and _asserted(text, rf"(?<![A-Za-z]){code}(?![A-Za-z])")):
+        if _asserted(text, name, re.IGNORECASE) or (
+            code != OTHER and _asserted(text, rf"(?<![A-Za-z]){code}(?![A-Za-z])")
+        ):
             found.append(code)
     for name, code in _NAMES_ZH.items():
         if code not in found and _asserted(text, re.escape(name)):

@@ -87,7 +87,10 @@ def _votes(log: Any, stage: str) -> dict[str, list]:
     """sample id -> the votes its scorer read (abstentions as None)."""
     if log is None:
         return {}
-    return {str(sample.id): list((score.metadata or {}).get("votes", [])) for sample, score in scored_samples(log, SCORERS[stage])}
+    return {
+        str(sample.id): list((score.metadata or {}).get("votes", []))
+        for sample, score in scored_samples(log, SCORERS[stage])
+    }
 
 
 def _roles(options: BuildOptions, stage: str) -> dict[str, Any]:
@@ -105,24 +108,49 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
     if options.image_access.urls:
         images["allow_url_images"] = True
     rules_args: dict[str, Any] = {
-        "rules": options.rules, "rules_sha256": ruleset.sha256, "runs": options.rule_runs, "temperature": options.rule_temperature,
+        "rules": options.rules,
+        "rules_sha256": ruleset.sha256,
+        "runs": options.rule_runs,
+        "temperature": options.rule_temperature,
     }
     if options.seed is not None:
         rules_args["seed"] = options.seed
     return [
-        Stage("intent", "ecom_tasks/rair_build_intent", {**common, "voters": options.voters, "temperature": options.temperature},
-              items=len(unique_queries(records)), calls_per_item=options.voters, unit="voters", model=options.model,
-              model_roles=_roles(options, "intent")),
-        Stage("visual", "ecom_tasks/rair_build_visual", {**common, **images, "vlms": options.vlms, "temperature": options.temperature},
-              items=sum(1 for r in records if r.image), calls_per_item=options.vlms, unit="VLMs", model=options.model,
-              model_roles=_roles(options, "visual")),
-        Stage("rules", "ecom_tasks/rair_build_rules", {**common, **rules_args},
-              items=sum(1 for r in records if rules_for_label(ruleset, r.label)), calls_per_item=options.rule_runs, unit="runs",
-              model=options.model, model_roles=_roles(options, "rules")),
+        Stage(
+            "intent",
+            "ecom_tasks/rair_build_intent",
+            {**common, "voters": options.voters, "temperature": options.temperature},
+            items=len(unique_queries(records)),
+            calls_per_item=options.voters,
+            unit="voters",
+            model=options.model,
+            model_roles=_roles(options, "intent"),
+        ),
+        Stage(
+            "visual",
+            "ecom_tasks/rair_build_visual",
+            {**common, **images, "vlms": options.vlms, "temperature": options.temperature},
+            items=sum(1 for r in records if r.image),
+            calls_per_item=options.vlms,
+            unit="VLMs",
+            model=options.model,
+            model_roles=_roles(options, "visual"),
+        ),
+        Stage(
+            "rules",
+            "ecom_tasks/rair_build_rules",
+            {**common, **rules_args},
+            items=sum(1 for r in records if rules_for_label(ruleset, r.label)),
+            calls_per_item=options.rule_runs,
+            unit="runs",
+            model=options.model,
+            model_roles=_roles(options, "rules"),
+        ),
     ]
 
 
 # --- the data set --------------------------------------------------------------------------------
+
 
 def write_data(assembly: Assembly, folder: Path, *, images: str = "link") -> Path:
     """``rair.jsonl`` (images placed in ``images/``) in ``folder``."""
@@ -144,7 +172,9 @@ def build(options: BuildOptions) -> BuildResult:
     records = load_records(options.candidates, check_images=True, image_access=options.image_access)
     ruleset = load_rules(options.rules) if options.rules != BUILTIN else builtin_rules()
     if ruleset is None or ruleset.verbatim is not None:
-        raise ConfigurationError(f"--rules must be a structured rules file (JSON with ids and levels, like rules_v1.json): {options.rules}")
+        raise ConfigurationError(
+            f"--rules must be a structured rules file (JSON with ids and levels, like rules_v1.json): {options.rules}"
+        )
     stage_options = StageOptions(log_root=out / "logs", **options.stage_options)
     result = BuildResult()
     planned = stages(options, records, ruleset, file_sha256(options.candidates))
@@ -152,20 +182,30 @@ def build(options: BuildOptions) -> BuildResult:
         result.logs[stage.name] = run_stage(stage, stage_options, index=index, of=len(planned))
 
     result.assembly = assembly = assemble(
-        records, _votes(result.logs["intent"], "intent"), _votes(result.logs["visual"], "visual"),
-        {k: [tuple(run) if run is not None else None for run in v] for k, v in _votes(result.logs["rules"], "rules").items()},
-        options.thresholds, ruleset,
+        records,
+        _votes(result.logs["intent"], "intent"),
+        _votes(result.logs["visual"], "visual"),
+        {
+            k: [tuple(run) if run is not None else None for run in v]
+            for k, v in _votes(result.logs["rules"], "rules").items()
+        },
+        options.thresholds,
+        ruleset,
     )
     write_jsonl(out / "work" / "decisions.jsonl", assembly.decisions)
     counts = assembly.counts()
     t = options.thresholds
-    _say(f"  {counts['candidates']} candidates: {counts['hard']} hard (>= {t.intent} voters on one hard intent), "
-         f"{counts['visual']} visually salient (>= {t.visual} VLMs), {counts['left_out']} in neither; rules named by >= {t.rules} runs")
+    _say(
+        f"  {counts['candidates']} candidates: {counts['hard']} hard (>= {t.intent} voters on one hard intent), "
+        f"{counts['visual']} visually salient (>= {t.visual} VLMs), {counts['left_out']} in neither; rules named by >= {t.rules} runs"
+    )
     if not assembly.rows:
         (out / "data" / "rair.jsonl").unlink(missing_ok=True)  # an earlier build's records must not pass for this one's
         _say(f"  no candidate reached a threshold: nothing to write (see {out / 'work' / 'decisions.jsonl'})")
         return result
     result.data = write_data(assembly, out / "data", images=options.images)
-    _say(f"RAIR records in {result.data}\n  check: ecom-tasks validate rair {result.data}\n"
-         f"  run:   inspect eval ecom_tasks/rair_hard -T data={result.data} --model ...")
+    _say(
+        f"RAIR records in {result.data}\n  check: ecom-tasks validate rair {result.data}\n"
+        f"  run:   inspect eval ecom_tasks/rair_hard -T data={result.data} --model ..."
+    )
     return result

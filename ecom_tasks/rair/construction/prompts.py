@@ -100,8 +100,6 @@ def rules_user(record: RairRecord) -> str:
     return f"{item_text(record)}\nAnnotator's level: {record.label}"
 
 
-
-
 #: What a voter whose reply could not be read is told (one more ask; see scorers.judge.run_judge),
 #: and what one cut off by its length limit is told, in a fresh conversation.
 INTENT_REMINDER = "Your reply could not be read as one class. Reply again with only the class code inside <answer></answer>, for example <answer>SS</answer>."

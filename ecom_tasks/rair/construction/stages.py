@@ -53,11 +53,20 @@ BENCHMARK = "rair_build"
 
 def _metadata(stage: str, prompt_version: str, data: str, **extra) -> dict:
     """The run's provenance (the candidate file's location and sha256) and the stage's own facts."""
-    return task_metadata(BENCHMARK, task_version=STAGE_VERSION, prompt_version=prompt_version, data=data,
-                         fixtures=fixtures_location(BENCHMARK), construction_stage=stage, **extra)
+    return task_metadata(
+        BENCHMARK,
+        task_version=STAGE_VERSION,
+        prompt_version=prompt_version,
+        data=data,
+        fixtures=fixtures_location(BENCHMARK),
+        construction_stage=stage,
+        **extra,
+    )
 
 
-def candidates(data: str, data_sha256: str = "", *, check_images: bool = False, image_access: ImageAccess = DEFAULT_ACCESS) -> list[RairRecord]:
+def candidates(
+    data: str, data_sha256: str = "", *, check_images: bool = False, image_access: ImageAccess = DEFAULT_ACCESS
+) -> list[RairRecord]:
     check_sha256(data, data_sha256 or None, "the candidate pairs file")
     return load_records(data, check_images=check_images, image_access=image_access)
 
@@ -91,10 +100,26 @@ def _vote_metadata(parsed: list[parsing.Vote], replies: dict[str, dict]) -> dict
     }
 
 
-def _panel(role_prefix: str, judges: int, temperature: float | None, max_tokens: int, parse, reminder: str, limit_reminder: str, seed: int | None = None):
+def _panel(
+    role_prefix: str,
+    judges: int,
+    temperature: float | None,
+    max_tokens: int,
+    parse,
+    reminder: str,
+    limit_reminder: str,
+    seed: int | None = None,
+):
     return panel_generate(
-        judges=judges, role_prefix=role_prefix, temperature=temperature, max_tokens=max_tokens, parse=parse,
-        retries=1, reminder=reminder, limit_reminder=limit_reminder, seed=seed,
+        judges=judges,
+        role_prefix=role_prefix,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        parse=parse,
+        retries=1,
+        reminder=reminder,
+        limit_reminder=limit_reminder,
+        seed=seed,
     )
 
 
@@ -131,14 +156,25 @@ def rair_build_intent(
     samples = [
         Sample(
             id=qid,
-            input=[ChatMessageSystem(content=prompts.INTENT_SYSTEM), ChatMessageUser(content=prompts.intent_user(query))],
+            input=[
+                ChatMessageSystem(content=prompts.INTENT_SYSTEM),
+                ChatMessageUser(content=prompts.intent_user(query)),
+            ],
             metadata={"query": query},
         )
         for qid, query in queries.items()
     ]
     return Task(
         dataset=MemoryDataset(samples, name="rair_build_intent", location=data),
-        solver=_panel(INTENT_ROLE, voters, temperature, max_tokens, parsing.parse_intent, prompts.INTENT_REMINDER, prompts.INTENT_LIMIT_REMINDER),
+        solver=_panel(
+            INTENT_ROLE,
+            voters,
+            temperature,
+            max_tokens,
+            parsing.parse_intent,
+            prompts.INTENT_REMINDER,
+            prompts.INTENT_LIMIT_REMINDER,
+        ),
         scorer=rair_intent_votes(),
         version=STAGE_VERSION,
         metadata=_metadata("intent", prompts.INTENT_VERSION, data),
@@ -191,7 +227,15 @@ def rair_build_visual(
     ]
     return Task(
         dataset=MemoryDataset(samples, name="rair_build_visual", location=data),
-        solver=_panel(VISUAL_ROLE, vlms, temperature, max_tokens, parsing.parse_visual, prompts.VISUAL_REMINDER, prompts.VISUAL_LIMIT_REMINDER),
+        solver=_panel(
+            VISUAL_ROLE,
+            vlms,
+            temperature,
+            max_tokens,
+            parsing.parse_visual,
+            prompts.VISUAL_REMINDER,
+            prompts.VISUAL_LIMIT_REMINDER,
+        ),
         scorer=rair_visual_votes(),
         version=STAGE_VERSION,
         metadata=_metadata("visual", prompts.VISUAL_VERSION, data),
@@ -243,7 +287,9 @@ def rair_build_rules(
     is given) name the rules of each pair, shown only the rules that can accompany its label."""
     ruleset = structured_rules(rules)
     if rules_sha256 and ruleset.sha256 != rules_sha256:
-        raise ConfigurationError(f"the rules file {rules} has changed since this stage was started: re-run the build command")
+        raise ConfigurationError(
+            f"the rules file {rules} has changed since this stage was started: re-run the build command"
+        )
     samples = []
     for r in candidates(data, data_sha256):
         allowed = rules_for_label(ruleset, r.label)
@@ -262,8 +308,19 @@ def rair_build_rules(
         )
     return Task(
         dataset=MemoryDataset(samples, name="rair_build_rules", location=data),
-        solver=_panel(RULES_ROLE, runs, temperature, max_tokens, _any_rule_line, prompts.RULES_REMINDER, prompts.RULES_LIMIT_REMINDER, seed),
+        solver=_panel(
+            RULES_ROLE,
+            runs,
+            temperature,
+            max_tokens,
+            _any_rule_line,
+            prompts.RULES_REMINDER,
+            prompts.RULES_LIMIT_REMINDER,
+            seed,
+        ),
         scorer=rair_rule_votes(rules=rules),
         version=STAGE_VERSION,
-        metadata=_metadata("rules", prompts.RULES_VERSION, data, rules_version=ruleset.version, rules_sha256=ruleset.sha256),
+        metadata=_metadata(
+            "rules", prompts.RULES_VERSION, data, rules_version=ruleset.version, rules_sha256=ruleset.sha256
+        ),
     )

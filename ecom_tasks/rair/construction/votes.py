@@ -61,7 +61,9 @@ def visual_decision(votes: Sequence[int | None], min_votes: int = MIN_VOTES) -> 
     return essential >= min_votes, essential
 
 
-def rule_vote(runs: Sequence[Collection[str] | None], min_votes: int = MIN_VOTES, order: Sequence[str] = ()) -> tuple[str, ...]:
+def rule_vote(
+    runs: Sequence[Collection[str] | None], min_votes: int = MIN_VOTES, order: Sequence[str] = ()
+) -> tuple[str, ...]:
     """Eq. 4: the rule ids named by at least ``min_votes`` of the runs (an abstaining run names none),
     in ``order`` (the rule set's order), then by first mention."""
     counts = Counter(rule_id for run in runs if run is not None for rule_id in dict.fromkeys(run))

@@ -30,7 +30,12 @@ def _json_object(text: str) -> dict:
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    from ecom_tasks.rmir.construction.assembly import DEFAULT_CONFIDENCE, DEFAULT_K_IMAGE, DEFAULT_K_TEXT, DEFAULT_TSR_THRESHOLD
+    from ecom_tasks.rmir.construction.assembly import (
+        DEFAULT_CONFIDENCE,
+        DEFAULT_K_IMAGE,
+        DEFAULT_K_TEXT,
+        DEFAULT_TSR_THRESHOLD,
+    )
 
     parser.description = (
         "Build an RMIR data set from seed images (the paper's Sec. 3.1): query generation, filtration, candidate "
@@ -38,28 +43,77 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "change --confidence / --tsr-threshold afterwards without any model call."
     )
     parser.add_argument("--out", required=True, help="the build folder: logs/, work/ and the data set in data/")
-    parser.add_argument("--seeds", default=None, help="seed table (file, or folder with seeds.jsonl): id, image, optional description and input (default: the bundled synthetic seeds)")
+    parser.add_argument(
+        "--seeds",
+        default=None,
+        help="seed table (file, or folder with seeds.jsonl): id, image, optional description and input (default: the bundled synthetic seeds)",
+    )
     add_panel_arguments(
         parser,
         model_help="Inspect model for generation, filtration and every judge role not bound (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a judge of the panel: judge_1 .. judge_N (repeat; unbound judges are --model)",
     )
     parser.add_argument("--judges", type=int, default=5, help="panel size N (default 5)")
-    parser.add_argument("--judge-temperature", type=float, default=0.85, help="the panel's sampling temperature (default 0.85)")
+    parser.add_argument(
+        "--judge-temperature", type=float, default=0.85, help="the panel's sampling temperature (default 0.85)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="sampling seed; judge i gets seed + i")
-    parser.add_argument("--inputs", type=int, default=None, help="draw this many input images (default: every seed flagged input, else every seed)")
+    parser.add_argument(
+        "--inputs",
+        type=int,
+        default=None,
+        help="draw this many input images (default: every seed flagged input, else every seed)",
+    )
     parser.add_argument("--sample-seed", type=int, default=0, help="random seed of --inputs (default 0)")
-    parser.add_argument("--captions", action="store_true", help="show each image's caption beside it in every prompt (ours; off in the paper)")
-    parser.add_argument("--retriever", default="lexical", help="embedder of the image index (a registered retriever; default lexical)")
+    parser.add_argument(
+        "--captions",
+        action="store_true",
+        help="show each image's caption beside it in every prompt (ours; off in the paper)",
+    )
+    parser.add_argument(
+        "--retriever", default="lexical", help="embedder of the image index (a registered retriever; default lexical)"
+    )
     parser.add_argument("--retriever-args", type=_json_object, default={}, help="JSON object for the retriever")
-    parser.add_argument("--k", type=int, default=DEFAULT_K_IMAGE, help=f"candidates per query from the image index (K_img, default {DEFAULT_K_IMAGE}; TSR's K)")
+    parser.add_argument(
+        "--k",
+        type=int,
+        default=DEFAULT_K_IMAGE,
+        help=f"candidates per query from the image index (K_img, default {DEFAULT_K_IMAGE}; TSR's K)",
+    )
     parser.add_argument("--text-retriever", default=None, help="embedder of a caption index (none by default)")
-    parser.add_argument("--text-retriever-args", type=_json_object, default={}, help="JSON object for the text retriever")
-    parser.add_argument("--text-k", type=int, default=DEFAULT_K_TEXT, help=f"candidates per query from the caption index (K_desc, default {DEFAULT_K_TEXT})")
-    parser.add_argument("--cache", default="true", choices=("true", "read", "false"), help="the embedding cache of the seed index (as rmir's -T cache=)")
-    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help=f"keep triplets whose panel agrees at least this much (default {DEFAULT_CONFIDENCE:g})")
-    parser.add_argument("--tsr-threshold", type=float, default=DEFAULT_TSR_THRESHOLD, help=f"queries with TSR above it form the test split (default {DEFAULT_TSR_THRESHOLD:g})")
-    parser.add_argument("--until", default="judge", choices=("generate", "filter", "retrieve", "judge"), help="stop after this stage (default: all, then write the data)")
+    parser.add_argument(
+        "--text-retriever-args", type=_json_object, default={}, help="JSON object for the text retriever"
+    )
+    parser.add_argument(
+        "--text-k",
+        type=int,
+        default=DEFAULT_K_TEXT,
+        help=f"candidates per query from the caption index (K_desc, default {DEFAULT_K_TEXT})",
+    )
+    parser.add_argument(
+        "--cache",
+        default="true",
+        choices=("true", "read", "false"),
+        help="the embedding cache of the seed index (as rmir's -T cache=)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=DEFAULT_CONFIDENCE,
+        help=f"keep triplets whose panel agrees at least this much (default {DEFAULT_CONFIDENCE:g})",
+    )
+    parser.add_argument(
+        "--tsr-threshold",
+        type=float,
+        default=DEFAULT_TSR_THRESHOLD,
+        help=f"queries with TSR above it form the test split (default {DEFAULT_TSR_THRESHOLD:g})",
+    )
+    parser.add_argument(
+        "--until",
+        default="judge",
+        choices=("generate", "filter", "retrieve", "judge"),
+        help="stop after this stage (default: all, then write the data)",
+    )
     add_image_arguments(parser, images_default="copy", source="seed table")
     add_stage_arguments(parser)
 
@@ -71,12 +125,28 @@ def run_build(args: argparse.Namespace) -> int:
     from ecom_tasks.rmir.construction.pipeline import BuildOptions, build, default_seeds
 
     options = BuildOptions(
-        out=Path(args.out), model=args.model, seeds=Path(args.seeds) if args.seeds else default_seeds(),
-        model_roles=dict(args.model_role), judges=args.judges, judge_temperature=args.judge_temperature, seed=args.seed,
-        inputs=args.inputs, sample_seed=args.sample_seed, captions=args.captions, retriever=args.retriever,
-        retriever_args=args.retriever_args, k=args.k, text_retriever=args.text_retriever, text_retriever_args=args.text_retriever_args,
-        text_k=args.text_k, cache=args.cache, confidence=args.confidence, tsr_threshold=args.tsr_threshold, until=args.until,
-        images=args.images, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
+        out=Path(args.out),
+        model=args.model,
+        seeds=Path(args.seeds) if args.seeds else default_seeds(),
+        model_roles=dict(args.model_role),
+        judges=args.judges,
+        judge_temperature=args.judge_temperature,
+        seed=args.seed,
+        inputs=args.inputs,
+        sample_seed=args.sample_seed,
+        captions=args.captions,
+        retriever=args.retriever,
+        retriever_args=args.retriever_args,
+        k=args.k,
+        text_retriever=args.text_retriever,
+        text_retriever_args=args.text_retriever_args,
+        text_k=args.text_k,
+        cache=args.cache,
+        confidence=args.confidence,
+        tsr_threshold=args.tsr_threshold,
+        until=args.until,
+        images=args.images,
+        image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
         stage_options=stage_options(args),
     )
     build(options)

@@ -147,7 +147,11 @@ def assemble(
         positives = tuple(cid for cid in confirmed if cid not in removed)
         if not positives:
             dropped[query] = (
-                "no candidate" if not own else "no positive" if not confirmed else "every positive was removed as uncertain elsewhere"
+                "no candidate"
+                if not own
+                else "no positive"
+                if not confirmed
+                else "every positive was removed as uncertain elsewhere"
             )
             continue
         score = query_tsr(own, mine, k)

@@ -21,7 +21,11 @@ _CATEGORY_NAMES = {
     "temporal": ("temporal", "temp", "example_temp_1"),
     "causal": ("causal", "caus", "example_caus_1"),
 }
-_FIELD_NAMES = {"query": ("query",), "target": ("target", "target_desc", "target_description"), "reasoning": ("reasoning", "why")}
+_FIELD_NAMES = {
+    "query": ("query",),
+    "target": ("target", "target_desc", "target_description"),
+    "reasoning": ("reasoning", "why"),
+}
 
 
 def _blocks(text: str, names: tuple[str, ...]) -> list[str]:
@@ -86,7 +90,11 @@ def parse_generation(reply: str | None) -> GenerationParse:
         query = _last(block, _FIELD_NAMES["query"])
         target = _last(block, _FIELD_NAMES["target"])
         reasoning = _last(block, _FIELD_NAMES["reasoning"]) or ""
-        if _is_abstain(block if query is None and target is None else None) or _is_abstain(query) or _is_abstain(target):
+        if (
+            _is_abstain(block if query is None and target is None else None)
+            or _is_abstain(query)
+            or _is_abstain(target)
+        ):
             abstained.append(category)
         elif query and target:
             pairs[category] = GeneratedPair(query, target, reasoning)
@@ -104,8 +112,19 @@ def parse_generation(reply: str | None) -> GenerationParse:
 # --- filter and judge: one verdict ---------------------------------------------------------------
 
 _FILTER_WORDS = {"yes": True, "valid": True, "是": True, "no": False, "invalid": False, "否": False}
-_JUDGE_WORDS = {"true": "True", "yes": "True", "accept": "True", "false": "False", "no": "False", "reject": "False", "abstain": ABSTAIN}
-_VERDICT_LINE = re.compile(r"^[ \t>*_#-]*(?:final\s+)?(?:verdict|is_valid|consistent)[*_]*\s*[:：][*_]*[ \t]*(.+)$", re.IGNORECASE | re.MULTILINE)
+_JUDGE_WORDS = {
+    "true": "True",
+    "yes": "True",
+    "accept": "True",
+    "false": "False",
+    "no": "False",
+    "reject": "False",
+    "abstain": ABSTAIN,
+}
+_VERDICT_LINE = re.compile(
+    r"^[ \t>*_#-]*(?:final\s+)?(?:verdict|is_valid|consistent)[*_]*\s*[:：][*_]*[ \t]*(.+)$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _verdict_text(region: str, tags: tuple[str, ...]) -> str | None:

@@ -148,8 +148,16 @@ def generated_rows(log: Any, order: list[str]) -> tuple[list[dict[str, Any]], di
         for category in CATEGORY_TAGS:
             pair = (meta.get("pairs") or {}).get(category)
             if pair:
-                rows.append({"id": f"{seed}-{category}", "seed": seed, "category": category, "query_text": pair["query"],
-                             "target_desc": pair["target"], "reasoning": pair.get("reasoning", "")})
+                rows.append(
+                    {
+                        "id": f"{seed}-{category}",
+                        "seed": seed,
+                        "category": category,
+                        "query_text": pair["query"],
+                        "target_desc": pair["target"],
+                        "reasoning": pair.get("reasoning", ""),
+                    }
+                )
     counts["pairs"] = len(rows)
     return rows, counts
 
@@ -173,8 +181,17 @@ def triplet_rows(log: Any, queries: list[dict[str, Any]]) -> tuple[list[dict[str
         found = (scores[query["id"]].metadata or {}).get("candidates", []) if query["id"] in scores else []
         candidates[query["id"]] = [Candidate(c["id"], c.get("image_rank"), c.get("text_rank")) for c in found]
         for c in found:
-            rows.append({"id": f"{query['id']}|{c['id']}", "query_id": query["id"], "seed": query["seed"], "query_text": query["query_text"],
-                         "candidate": c["id"], "image_rank": c.get("image_rank"), "text_rank": c.get("text_rank")})
+            rows.append(
+                {
+                    "id": f"{query['id']}|{c['id']}",
+                    "query_id": query["id"],
+                    "seed": query["seed"],
+                    "query_text": query["query_text"],
+                    "candidate": c["id"],
+                    "image_rank": c.get("image_rank"),
+                    "text_rank": c.get("text_rank"),
+                }
+            )
     return rows, candidates
 
 
@@ -198,7 +215,9 @@ def vote_rows(log: Any, triplets: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _JUDGE_ROLE = re.compile(r"judge_[1-9][0-9]*")
 
 
-def write_dataset(assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], folder: Path, *, images: str = "link") -> dict[str, Path]:
+def write_dataset(
+    assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], folder: Path, *, images: str = "link"
+) -> dict[str, Path]:
     """``queries.jsonl`` (with ``split`` and ``tsr``), ``pool.jsonl`` and ``images/`` in ``folder``."""
     by_query = {q["id"]: q for q in queries}
     image_dir = folder / "images"
@@ -217,11 +236,19 @@ def write_dataset(assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]
     query_rows = []
     for kept in assembly.queries:
         query = by_query[kept.id]
-        query_rows.append({
-            "id": kept.id, "split": kept.split, "category": query["category"], "query_text": query["query_text"],
-            "query_image": place(query["seed"]), "positives": list(kept.positives), "tsr": round(kept.tsr, 6),
-            "target_desc": query["target_desc"], "seed": query["seed"],
-        })
+        query_rows.append(
+            {
+                "id": kept.id,
+                "split": kept.split,
+                "category": query["category"],
+                "query_text": query["query_text"],
+                "query_image": place(query["seed"]),
+                "positives": list(kept.positives),
+                "tsr": round(kept.tsr, 6),
+                "target_desc": query["target_desc"],
+                "seed": query["seed"],
+            }
+        )
     pool_rows = [{"id": pid, "image": place(pid), "description": seeds[pid].description} for pid in assembly.pool]
     files = {"queries": folder / "queries.jsonl", "pool": folder / "pool.jsonl"}
     write_jsonl(files["queries"], query_rows)
@@ -239,11 +266,12 @@ def build(options: BuildOptions) -> BuildResult:
     out = Path(options.out).resolve()
     work, data = out / "work", out / "data"
     work.mkdir(parents=True, exist_ok=True)
-    unknown = [r for r in options.model_roles if not _JUDGE_ROLE.fullmatch(r) or not 1 <= _judge_number(r) <= options.judges]
+    unknown = [
+        r for r in options.model_roles if not _JUDGE_ROLE.fullmatch(r) or not 1 <= _judge_number(r) <= options.judges
+    ]
     if unknown:
         raise ConfigurationError(
-            f"unknown model role(s) {', '.join(sorted(unknown))}: the build binds judge_1 .. judge_{options.judges} "
-            "(generation and filtration use --model)"
+            f"unknown model role(s) {', '.join(sorted(unknown))}: the build binds judge_1 .. judge_{options.judges} (generation and filtration use --model)"
         )
     seeds = load_seeds(options.seeds, image_access=options.image_access)
     seeds_sha256 = file_sha256(seeds.file)
@@ -254,22 +282,36 @@ def build(options: BuildOptions) -> BuildResult:
     result = BuildResult()
 
     order = select_inputs(seeds, options.inputs, options.sample_seed)
-    stage = Stage("generate", "ecom_tasks/rmir_build_generate", {**common, **_input(work / "inputs.jsonl", [{"seed": s} for s in order]), **shown},
-                  items=len(order), model=options.model)
+    stage = Stage(
+        "generate",
+        "ecom_tasks/rmir_build_generate",
+        {**common, **_input(work / "inputs.jsonl", [{"seed": s} for s in order]), **shown},
+        items=len(order),
+        model=options.model,
+    )
     result.logs["generate"] = log = run_stage(stage, stage_options, index=1, of=4)
     generated, counts = generated_rows(log, order)
-    _say(f"  generated {counts['pairs']} queries from {len(order)} images; {counts['abstained']} abstentions, "
-         f"{counts['missing']} categories missing from a reply, {counts['failed_replies']} unreadable replies")
+    _say(
+        f"  generated {counts['pairs']} queries from {len(order)} images; {counts['abstained']} abstentions, "
+        f"{counts['missing']} categories missing from a reply, {counts['failed_replies']} unreadable replies"
+    )
     if last == 1:
         result.files["generated"] = work / "generated.jsonl"
         write_jsonl(result.files["generated"], generated)
         return result
 
-    stage = Stage("filter", "ecom_tasks/rmir_build_filter", {**common, **_input(work / "generated.jsonl", generated), **shown},
-                  items=len(generated), model=options.model)
+    stage = Stage(
+        "filter",
+        "ecom_tasks/rmir_build_filter",
+        {**common, **_input(work / "generated.jsonl", generated), **shown},
+        items=len(generated),
+        model=options.model,
+    )
     result.logs["filter"] = log = run_stage(stage, stage_options, index=2, of=4)
     filtered, counts = filtered_rows(log, generated)
-    _say(f"  kept {counts['approved']} of {len(generated)} queries; {counts['rejected']} rejected, {counts['no_verdict']} without a verdict")
+    _say(
+        f"  kept {counts['approved']} of {len(generated)} queries; {counts['rejected']} rejected, {counts['no_verdict']} without a verdict"
+    )
     if last == 2:
         result.files["filtered"] = work / "filtered.jsonl"
         write_jsonl(result.files["filtered"], filtered)
@@ -282,8 +324,14 @@ def build(options: BuildOptions) -> BuildResult:
         retrieve_args.update(text_retriever=options.text_retriever, text_k=options.text_k)
         if options.text_retriever_args:
             retrieve_args["text_retriever_args"] = options.text_retriever_args
-    stage = Stage("retrieve", "ecom_tasks/rmir_build_retrieve", {**common, **_input(work / "filtered.jsonl", filtered), **retrieve_args},
-                  items=len(filtered), calls_per_item=0, model="none")
+    stage = Stage(
+        "retrieve",
+        "ecom_tasks/rmir_build_retrieve",
+        {**common, **_input(work / "filtered.jsonl", filtered), **retrieve_args},
+        items=len(filtered),
+        calls_per_item=0,
+        model="none",
+    )
     result.logs["retrieve"] = log = run_stage(stage, stage_options, index=3, of=4)
     triplets, candidates = triplet_rows(log, filtered)
     _say(f"  {len(triplets)} triplets (query, candidate) for {len(filtered)} queries")
@@ -296,29 +344,49 @@ def build(options: BuildOptions) -> BuildResult:
     if options.seed is not None:
         judge_args["seed"] = options.seed
     roles = dict(options.model_roles)
-    stage = Stage("judge", "ecom_tasks/rmir_build_judge", {**common, **_input(work / "triplets.jsonl", triplets), **judge_args},
-                  items=len(triplets), calls_per_item=options.judges, unit="judges", model=options.model, model_roles=roles)
+    stage = Stage(
+        "judge",
+        "ecom_tasks/rmir_build_judge",
+        {**common, **_input(work / "triplets.jsonl", triplets), **judge_args},
+        items=len(triplets),
+        calls_per_item=options.judges,
+        unit="judges",
+        model=options.model,
+        model_roles=roles,
+    )
     result.logs["judge"] = log = run_stage(stage, stage_options, index=4, of=4)
     votes = vote_rows(log, triplets)
     result.files["votes"] = work / "votes.jsonl"
     write_jsonl(result.files["votes"], votes)
 
     result.assembly = assemble(
-        [q["id"] for q in filtered], candidates,
-        {(v["query_id"], v["candidate"]): [v["votes"][r] for r in sorted(v["votes"], key=_judge_number)] for v in votes},
-        confidence=options.confidence, tsr_threshold=options.tsr_threshold, k=options.k,
+        [q["id"] for q in filtered],
+        candidates,
+        {
+            (v["query_id"], v["candidate"]): [v["votes"][r] for r in sorted(v["votes"], key=_judge_number)]
+            for v in votes
+        },
+        confidence=options.confidence,
+        tsr_threshold=options.tsr_threshold,
+        k=options.k,
     )
     counts = result.assembly.counts()
-    _say(f"  triplets: {counts['positive']} positive, {counts['negative']} negative, {counts['uncertain']} uncertain "
-         f"(confidence below {options.confidence:g}: their {counts['removed_images']} images removed from the seed set)")
+    _say(
+        f"  triplets: {counts['positive']} positive, {counts['negative']} negative, {counts['uncertain']} uncertain "
+        f"(confidence below {options.confidence:g}: their {counts['removed_images']} images removed from the seed set)"
+    )
     if not result.assembly.queries:
         raise ConfigurationError("no query kept a confirmed positive: nothing to write (see the judge log)")
     result.files.update(write_dataset(result.assembly, seeds, filtered, data, images=options.images))
     result.data = data
-    _say(f"RMIR data in {data}: {counts['queries']} queries ({counts['test']} test with TSR > {options.tsr_threshold:g}, "
-         f"{counts['train']} train), pool of {counts['pool']} images; {counts['dropped_queries']} queries dropped without a positive")
+    _say(
+        f"RMIR data in {data}: {counts['queries']} queries ({counts['test']} test with TSR > {options.tsr_threshold:g}, "
+        f"{counts['train']} train), pool of {counts['pool']} images; {counts['dropped_queries']} queries dropped without a positive"
+    )
     if not counts["test"]:
-        _say("  no query reached the TSR threshold: the test split is empty (lower --tsr-threshold, or run with -T split=train)")
+        _say(
+            "  no query reached the TSR threshold: the test split is empty (lower --tsr-threshold, or run with -T split=train)"
+        )
     _say(f"  check: ecom-tasks validate rmir {data}\n  run:   inspect eval ecom_tasks/rmir -T data={data} --model none")
     return result
 

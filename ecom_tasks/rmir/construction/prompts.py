@@ -62,7 +62,8 @@ CAUSAL: what a cause shown in the image leads to, or what caused what it shows.
   Why: without water the plant dries out and wilts.
 """
 
-GENERATION_INSTRUCTIONS = """\
+GENERATION_INSTRUCTIONS = (
+    """\
 You are writing test questions for image search engines that must reason. Each question pairs the \
 photograph attached below (the input image) with a short text query; the answer is a different \
 photograph, which you describe (the target description). A search engine will later have to find \
@@ -88,13 +89,17 @@ Never describe the same object or place at another time: collections do not hold
 Keep the query under 25 words, in plain everyday English, and the target description to 50 words \
 or fewer.
 
-""" + _CATEGORIES + """
+"""
+    + _CATEGORIES
+    + """
 When the image does not suit one kind of reasoning, or you cannot meet all three rules for it, write \
 ABSTAIN for that kind instead of a weak pair. Write ABSTAIN for all three when the image is a \
 screenshot, a poster or other graphic rather than a photograph. If the image shows politically \
 sensitive content (protests, riots, police action, armed conflict, political figures) or sexually \
 explicit content, reply with exactly this and nothing else:
-""" + SENSITIVE_ABSTAIN + """
+"""
+    + SENSITIVE_ABSTAIN
+    + """
 
 Reply in this format, the three kinds in this order:
 <image>one sentence describing the input image</image>
@@ -111,10 +116,12 @@ Reply in this format, the three kinds in this order:
 </causal>
 
 Input image:"""
+)
 
 GENERATION_CLOSING = "Now write the three pairs for this input image."
 
-FILTER_INSTRUCTIONS = """\
+FILTER_INSTRUCTIONS = (
+    """\
 You are checking a test question for image search engines that must reason. The question pairs the \
 photograph below (the input image) with a text query; its answer is a photograph matching the \
 target description. Decide whether the question meets every rule:
@@ -130,7 +137,9 @@ photo collections could hold photographs matching the description (never the sam
 at another time).
 4. The query reads naturally to a native English speaker.
 
-""" + _CATEGORIES + """
+"""
+    + _CATEGORIES
+    + """
 First describe the input image in your own words, from the image alone: the query may have been \
 written for another image, so do not let it colour what you see. Then check each rule. Approve \
 the question when it reasonably meets all four rules; reject it when it clearly breaks at least one.
@@ -141,6 +150,7 @@ Reply in this format:
 <verdict>yes or no</verdict>
 
 Input image:"""
+)
 
 JUDGE_INSTRUCTIONS = """\
 You are checking one answer to a test question for image search engines that must reason. The \

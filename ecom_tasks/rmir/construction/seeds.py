@@ -48,7 +48,9 @@ def seed_file(seeds: str | os.PathLike[str]) -> Path:
         found = [path / f"seeds{s}" for s in SUFFIXES if (path / f"seeds{s}").is_file()]
         if len(found) == 1:
             return found[0]
-        what = "several seed tables: " + ", ".join(p.name for p in found) if found else "no seeds.jsonl (or .csv/.parquet)"
+        what = (
+            "several seed tables: " + ", ".join(p.name for p in found) if found else "no seeds.jsonl (or .csv/.parquet)"
+        )
         raise DataValidationError([Problem(str(path), 0, "-", f"the seed folder holds {what}")])
     raise DataValidationError([Problem(str(path), 0, "-", "no such seed file or folder")])
 

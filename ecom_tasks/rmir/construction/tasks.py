@@ -69,7 +69,9 @@ def rmir_build_means() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         values = [s.score.value for s in scores if isinstance(s.score.value, dict)]
         keys = list(dict.fromkeys(k for v in values for k in v))
-        out: dict[str, float] = {k: sum(float(v.get(k, 0.0)) for v in values) / len(values) for k in keys} if values else {}
+        out: dict[str, float] = (
+            {k: sum(float(v.get(k, 0.0)) for v in values) / len(values) for k in keys} if values else {}
+        )
         out["n"] = float(len(values))
         return out
 
@@ -103,8 +105,13 @@ def _access(allow_outside_images: Any, allow_url_images: Any) -> ImageAccess:
 def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
     # benchmark "rmir_build": a stage log is not an RMIR run (ecom-tasks report leaves it out of RMIR's tables).
     return task_metadata(
-        BENCHMARK, task_version=VERSION, prompt_version=prompts.PROMPT_VERSION, data=seeds.file, fixtures=fixtures_location("rmir"),
-        construction_stage=stage, **extra,
+        BENCHMARK,
+        task_version=VERSION,
+        prompt_version=prompts.PROMPT_VERSION,
+        data=seeds.file,
+        fixtures=fixtures_location("rmir"),
+        construction_stage=stage,
+        **extra,
     )
 
 
@@ -119,11 +126,21 @@ def rmir_generation_scorer() -> Scorer:
         parsed = parse_generation(state.output.completion)
         pairs = {c: {"query": p.query, "target": p.target, "reasoning": p.reasoning} for c, p in parsed.pairs.items()}
         return Score(
-            value={"pairs": len(pairs), "abstained": len(parsed.abstained), "missing": len(parsed.missing), "failed": int(parsed.failed)},
+            value={
+                "pairs": len(pairs),
+                "abstained": len(parsed.abstained),
+                "missing": len(parsed.missing),
+                "failed": int(parsed.failed),
+            },
             answer=f"{len(pairs)} pair(s)",
             explanation=parsed.status,
-            metadata={"status": parsed.status, "pairs": pairs, "abstained": list(parsed.abstained), "missing": list(parsed.missing),
-                      "image_description": parsed.image_description},
+            metadata={
+                "status": parsed.status,
+                "pairs": pairs,
+                "abstained": list(parsed.abstained),
+                "missing": list(parsed.missing),
+                "image_description": parsed.image_description,
+            },
         )
 
     return score
@@ -147,7 +164,11 @@ def rmir_build_generate(
     access = _access(allow_outside_images, allow_url_images)
     table = _seeds(seeds, seeds_sha256, access)
     show = parse_flag(captions, "captions")
-    ids = [str(r["seed"]) for r in _input_rows(input, input_sha256, "input seeds")] if input else list(table.inputs or table.by_id)
+    ids = (
+        [str(r["seed"]) for r in _input_rows(input, input_sha256, "input seeds")]
+        if input
+        else list(table.inputs or table.by_id)
+    )
     unknown = [i for i in ids if i not in table.by_id]
     if unknown:
         raise ConfigurationError(f"input seeds not in the seed table: {', '.join(unknown[:5])}")
@@ -155,7 +176,13 @@ def rmir_build_generate(
     samples = [
         Sample(
             id=seed,
-            input=[ChatMessageUser(content=_content(prompts.generation_prompt(table[seed].image, table[seed].description, captions=show)))],
+            input=[
+                ChatMessageUser(
+                    content=_content(
+                        prompts.generation_prompt(table[seed].image, table[seed].description, captions=show)
+                    )
+                )
+            ],
             metadata={"seed": seed},
         )
         for seed in ids
@@ -180,7 +207,11 @@ def rmir_filter_scorer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         parsed = parse_filter(state.output.completion)
         return Score(
-            value={"valid": int(parsed.valid is True), "rejected": int(parsed.valid is False), "failed": int(parsed.failed)},
+            value={
+                "valid": int(parsed.valid is True),
+                "rejected": int(parsed.valid is False),
+                "failed": int(parsed.failed),
+            },
             answer={True: "yes", False: "no", None: "-"}[parsed.valid],
             explanation=parsed.status,
             metadata={"valid": parsed.valid, "status": parsed.status},
@@ -210,8 +241,19 @@ def rmir_build_filter(
     samples = [
         Sample(
             id=row["id"],
-            input=[ChatMessageUser(content=_content(prompts.filter_prompt(
-                table[row["seed"]].image, row["query_text"], row["target_desc"], table[row["seed"]].description, captions=show)))],
+            input=[
+                ChatMessageUser(
+                    content=_content(
+                        prompts.filter_prompt(
+                            table[row["seed"]].image,
+                            row["query_text"],
+                            row["target_desc"],
+                            table[row["seed"]].description,
+                            captions=show,
+                        )
+                    )
+                )
+            ],
             metadata={"query_id": row["id"], "seed": row["seed"], "category": row["category"]},
         )
         for row in rows
@@ -234,7 +276,15 @@ class SeedRetrieval:
     text-only embedder reads captions) and, optionally, by ``text_retriever`` over the captions.
     Built on first use (the pool cache of ``rmir.index`` applies), once per instance."""
 
-    def __init__(self, table: Seeds, retriever: str, retriever_args: dict, text_retriever: str | None, text_retriever_args: dict, cache: Any):
+    def __init__(
+        self,
+        table: Seeds,
+        retriever: str,
+        retriever_args: dict,
+        text_retriever: str | None,
+        text_retriever_args: dict,
+        cache: Any,
+    ):
         self.table, self.cache = table, cache
         self.sides = {"image": (retriever, retriever_args)}
         if text_retriever:
@@ -255,11 +305,15 @@ class SeedRetrieval:
                     kind = pool_input_kind(name, False)
                     # An image embedder gets each image alone (the paper's SigLIP index); a text-only one the captions.
                     inputs = [
-                        EmbedInput(text=r.description) if kind == POOL_CAPTION and r.description else EmbedInput(image=r.image)
+                        EmbedInput(text=r.description)
+                        if kind == POOL_CAPTION and r.description
+                        else EmbedInput(image=r.image)
                         for r in records
                     ]
                 if not records:
-                    raise ConfigurationError(f"the {side} index is empty: no seed has {'a description' if side == 'text' else 'an image'}")
+                    raise ConfigurationError(
+                        f"the {side} index is empty: no seed has {'a description' if side == 'text' else 'an image'}"
+                    )
                 self._indexes[side] = PoolIndex.build(embedder, [r.id for r in records], inputs, cache=self.cache)
             return self._indexes[side]
 
@@ -272,7 +326,9 @@ class SeedRetrieval:
             return []
         rows, scores = index.search(vectors, min(k + 1, len(index.ids)))
         sparse = is_sparse(index.vectors.matrix)
-        found = [index.ids[i] for i, s in zip(rows[0], scores[0]) if index.ids[i] != exclude and not (sparse and s <= 0)]
+        found = [
+            index.ids[i] for i, s in zip(rows[0], scores[0]) if index.ids[i] != exclude and not (sparse and s <= 0)
+        ]
         return found[:k]
 
 
@@ -294,7 +350,12 @@ def rmir_retrieval_scorer(
     with its rank in each index that found it (metadata ``candidates``)."""
     table = _seeds(seeds, seeds_sha256, _access(allow_outside_images, allow_url_images))
     retrieval = SeedRetrieval(
-        table, retriever, parse_retriever_args(retriever_args), text_retriever or None, parse_retriever_args(text_retriever_args), cache
+        table,
+        retriever,
+        parse_retriever_args(retriever_args),
+        text_retriever or None,
+        parse_retriever_args(text_retriever_args),
+        cache,
     )
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -312,7 +373,11 @@ def rmir_retrieval_scorer(
         candidates = await anyio.to_thread.run_sync(run)
         image = sum(c["image_rank"] is not None for c in candidates)
         return Score(
-            value={"candidates": len(candidates), "image_candidates": image, "text_only_candidates": len(candidates) - image},
+            value={
+                "candidates": len(candidates),
+                "image_candidates": image,
+                "text_only_candidates": len(candidates) - image,
+            },
             answer=f"{len(candidates)} candidates",
             metadata={"candidates": candidates},
         )
@@ -346,20 +411,39 @@ def rmir_build_retrieve(
     if int(k) < 1 or int(text_k) < 0:
         raise ConfigurationError(f"k must be at least 1 and text_k at least 0, got k={k}, text_k={text_k}")
     samples = [
-        Sample(id=row["id"], input=row["target_desc"], metadata={"query_id": row["id"], "seed": row["seed"], "target_desc": row["target_desc"]})
+        Sample(
+            id=row["id"],
+            input=row["target_desc"],
+            metadata={"query_id": row["id"], "seed": row["seed"], "target_desc": row["target_desc"]},
+        )
         for row in rows
     ]
     return Task(
         dataset=MemoryDataset(samples, name="rmir_build_retrieve", location=str(input)),
         solver=[],
         scorer=rmir_retrieval_scorer(
-            seeds=seeds, seeds_sha256=seeds_sha256, retriever=retriever, retriever_args=args, k=int(k), text_retriever=text_retriever or None,
-            text_retriever_args=text_args, text_k=int(text_k), cache=cache, allow_outside_images=access.outside, allow_url_images=access.urls,
+            seeds=seeds,
+            seeds_sha256=seeds_sha256,
+            retriever=retriever,
+            retriever_args=args,
+            k=int(k),
+            text_retriever=text_retriever or None,
+            text_retriever_args=text_args,
+            text_k=int(text_k),
+            cache=cache,
+            allow_outside_images=access.outside,
+            allow_url_images=access.urls,
         ),
         version=VERSION,
         metadata=_metadata(
-            "retrieve", table, retriever=retriever, retriever_args=args, k=int(k),
-            text_retriever=text_retriever or None, text_retriever_args=text_args, text_k=int(text_k),
+            "retrieve",
+            table,
+            retriever=retriever,
+            retriever_args=args,
+            k=int(k),
+            text_retriever=text_retriever or None,
+            text_retriever_args=text_args,
+            text_k=int(text_k),
             pool_input=pool_input_kind(retriever, False),
         ),
     )
@@ -374,8 +458,11 @@ def panel_votes(state: TaskState) -> dict[str, dict[str, Any]]:
     for role, record in panel_replies(state).items():
         parsed = parse_judgement(record.get("reply"))
         failed = bool(record.get("failed")) or parsed.failed
-        out[role] = {"vote": None if failed else parsed.verdict, "status": "grader_limit" if record.get("failed") and not parsed.failed else parsed.status,
-                     "model": record.get("model")}
+        out[role] = {
+            "vote": None if failed else parsed.verdict,
+            "status": "grader_limit" if record.get("failed") and not parsed.failed else parsed.status,
+            "model": record.get("model"),
+        }
     return out
 
 
@@ -390,15 +477,22 @@ def rmir_panel_scorer(confidence: float = DEFAULT_CONFIDENCE) -> Scorer:
         decision = decide(votes, float(confidence))
         return Score(
             value={
-                "true": votes.count("True"), "false": votes.count("False"), "abstain": votes.count(prompts.ABSTAIN),
-                "failed": votes.count(None), "confidence": decision.vote.confidence,
-                "positive": int(decision.outcome == "positive"), "negative": int(decision.outcome == "negative"),
+                "true": votes.count("True"),
+                "false": votes.count("False"),
+                "abstain": votes.count(prompts.ABSTAIN),
+                "failed": votes.count(None),
+                "confidence": decision.vote.confidence,
+                "positive": int(decision.outcome == "positive"),
+                "negative": int(decision.outcome == "negative"),
                 "uncertain": int(decision.outcome == "uncertain"),
             },
             answer=str(decision.vote.label),
             explanation=f"{decision.outcome}: {dict(decision.vote.counts)} of {decision.vote.judges} judges",
-            metadata={"votes": {role: r["vote"] for role, r in read.items()}, "statuses": {role: r["status"] for role, r in read.items()},
-                      "models": {role: r["model"] for role, r in read.items()}},
+            metadata={
+                "votes": {role: r["vote"] for role, r in read.items()},
+                "statuses": {role: r["status"] for role, r in read.items()},
+                "models": {role: r["model"] for role, r in read.items()},
+            },
         )
 
     return score
@@ -431,17 +525,34 @@ def rmir_build_judge(
     for row in rows:
         source, candidate = table[row["seed"]], table[row["candidate"]]
         parts = prompts.judge_prompt(
-            source.image, row["query_text"], candidate.image, input_caption=source.description, candidate_caption=candidate.description,
+            source.image,
+            row["query_text"],
+            candidate.image,
+            input_caption=source.description,
+            candidate_caption=candidate.description,
             captions=show,
         )
-        samples.append(Sample(id=row["id"], input=[ChatMessageUser(content=_content(parts))],
-                              metadata={"query_id": row["query_id"], "candidate": row["candidate"], "seed": row["seed"]}))
+        samples.append(
+            Sample(
+                id=row["id"],
+                input=[ChatMessageUser(content=_content(parts))],
+                metadata={"query_id": row["query_id"], "candidate": row["candidate"], "seed": row["seed"]},
+            )
+        )
     return Task(
         dataset=MemoryDataset(samples, name="rmir_build_judge", location=str(input)),
-        solver=[panel_generate(
-            judges=int(judges), role_prefix="judge", temperature=float(temperature), max_tokens=int(max_tokens), parse=parse_judgement,
-            reminder=prompts.JUDGE_REMINDER, limit_reminder=prompts.JUDGE_LIMIT_REMINDER, seed=seed,
-        )],
+        solver=[
+            panel_generate(
+                judges=int(judges),
+                role_prefix="judge",
+                temperature=float(temperature),
+                max_tokens=int(max_tokens),
+                parse=parse_judgement,
+                reminder=prompts.JUDGE_REMINDER,
+                limit_reminder=prompts.JUDGE_LIMIT_REMINDER,
+                seed=seed,
+            )
+        ],
         scorer=rmir_panel_scorer(),
         version=VERSION,
         metadata=_metadata("judge", table, judges=int(judges), temperature=float(temperature), captions=show),
@@ -456,6 +567,13 @@ STAGES = {
     "judge": (rmir_build_judge, SCORER_JUDGE),
 }
 __all__ = [
-    "rmir_build_filter", "rmir_build_generate", "rmir_build_judge", "rmir_build_retrieve", "rmir_filter_scorer",
-    "rmir_generation_scorer", "rmir_panel_scorer", "rmir_retrieval_scorer", "rmir_build_means",
+    "rmir_build_filter",
+    "rmir_build_generate",
+    "rmir_build_judge",
+    "rmir_build_retrieve",
+    "rmir_filter_scorer",
+    "rmir_generation_scorer",
+    "rmir_panel_scorer",
+    "rmir_retrieval_scorer",
+    "rmir_build_means",
 ]

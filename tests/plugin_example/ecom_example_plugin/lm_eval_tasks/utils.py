@@ -11,7 +11,12 @@ DOCS = [
     {
         "id": "echo-1",
         "question": "Which product is a stainless steel water bottle?",
-        "choices": ["Stainless steel water bottle 750 ml", "Cotton beach towel", "Wireless computer mouse", "Ceramic coffee mug"],
+        "choices": [
+            "Stainless steel water bottle 750 ml",
+            "Cotton beach towel",
+            "Wireless computer mouse",
+            "Ceramic coffee mug",
+        ],
         "answer": "A",
     },
     {

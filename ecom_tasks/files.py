@@ -1,0 +1,584 @@
+"""Every file this package reads or writes goes through here.
+
+Teams run these commands on folders colleagues share, so every path is hostile
+until checked. The rules, in one place:
+
+Reading
+  - Only regular files are read: a FIFO, socket or device is refused by name
+    (opened non-blocking, then checked with ``fstat``, so a FIFO never hangs us).
+  - A file reached through a symlink that leaves the folder the user named
+    (``inside=``) is refused; a folder walk never descends a symlinked folder.
+  - JSON is decoded strictly: too deep, a huge integer, ``NaN``/``Infinity``
+    where a number must be finite, or bytes that are not UTF-8 are a
+    ``file:row:field`` problem, never a traceback.
+  - Arrays (``.npz``) are checked from their headers (shape, dtype) before any
+    data is read, so a small compressed file cannot declare a huge array.
+
+Writing (:class:`OutputFolder`)
+  - Every file lands inside the output folder the user named: a relative name,
+    no ``..``, and no symlink anywhere below the folder (a planted link at a
+    name or a sub-folder is refused or replaced, never written through).
+  - A file is written to a temporary file created exclusively (random name,
+    same folder), fsynced, then renamed over the destination: a kill leaves
+    the old file or the new one.
+  - A folder is removed only when it is a real folder below the output folder.
+  - An output that is, or lies inside, an input of the command is refused
+    before any work; :meth:`OutputFolder.check_writable` says so before the
+    first model call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import io
+import json
+import math
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ecom_tasks.errors import DataValidationError, EcomTasksError, Problem
+
+#: JSON nested deeper than this is refused (real records nest a few levels; Python's own parser
+#: overflows the stack somewhere near 1,000).
+MAX_JSON_DEPTH = 64
+#: Integers longer than this are refused (no id, count or token number of ours is near it).
+MAX_INT_DIGITS = 40
+
+PathLike = str | os.PathLike[str]
+
+
+class FileRefused(EcomTasksError, OSError):
+    """A path the command will not read or write; the message names it and says why."""
+
+
+# --- checks ---------------------------------------------------------------------------------------
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISREG(mode):
+        return "a file"
+    return "not a regular file"
+
+
+def is_inside(path: PathLike, root: PathLike) -> bool:
+    """Whether ``path``, with every symlink resolved, is ``root`` or lies below it."""
+    return Path(path).resolve().is_relative_to(Path(root).resolve())
+
+
+def check_inside(path: PathLike, root: PathLike | None, what: str = "file") -> None:
+    if root is not None and not is_inside(path, root):
+        raise FileRefused(
+            f"{os.fspath(path)}: a symbolic link to {Path(path).resolve()}, outside {os.fspath(root)}: not read"
+        )
+
+
+def regular_file(path: PathLike, *, inside: PathLike | None = None) -> Path:
+    """``path`` checked to be an existing regular file (a symlink to one is followed only within
+    ``inside``); for handing a path to a library that opens it itself (datasets, Pillow, Inspect)."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileRefused(f"{path}: no such file") from None
+    except OSError as exc:
+        raise FileRefused(f"{path}: cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise FileRefused(f"{path}: {_kind(mode)}, not a regular file: not read")
+    check_inside(path, inside)
+    return path
+
+
+@contextlib.contextmanager
+def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[IO[bytes]]:
+    """A binary reader of ``path``, refused unless it is a regular file (within ``inside``)."""
+    path = Path(path)
+    check_inside(path, inside)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise FileRefused(f"{path}: no such file") from None
+    except OSError as exc:  # a socket (ENXIO), no permission, a folder on some systems
+        raise FileRefused(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileRefused(f"{path}: {_kind(mode)}, not a regular file: not read")
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        yield handle
+
+
+def read_bytes(path: PathLike, *, inside: PathLike | None = None, max_bytes: int | None = None) -> bytes:
+    with open_regular(path, inside=inside) as handle:
+        data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise FileRefused(f"{os.fspath(path)}: larger than {max_bytes} bytes: not read")
+    return data
+
+
+def decode_utf8(raw: bytes, source: str, row: int = 0, offset: int = 0) -> str:
+    """``raw`` as UTF-8 text (a leading BOM dropped), else a ``file:row:-`` problem with the byte offset."""
+    try:
+        return raw.decode("utf-8-sig" if offset == 0 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(
+            [
+                Problem(
+                    source, row, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {offset + exc.start}"
+                )
+            ]
+        ) from None
+
+
+def read_text(path: PathLike, *, inside: PathLike | None = None, max_bytes: int | None = None) -> str:
+    return decode_utf8(read_bytes(path, inside=inside, max_bytes=max_bytes), os.fspath(path))
+
+
+def sha256(path: PathLike, *, inside: PathLike | None = None) -> str:
+    digest = hashlib.sha256()
+    with open_regular(path, inside=inside) as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# --- JSON -----------------------------------------------------------------------------------------
+
+
+class _JsonRefused(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _JsonRefused(f"{name} where a number must be finite")
+
+
+def _checked_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _JsonRefused(f"an integer of {len(text.lstrip('-'))} digits (more than {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def json_problem(text: str | bytes, *, allow_nan: bool = False) -> tuple[Any, str | None]:
+    """``(value, None)`` for valid JSON, else ``(None, what is wrong)``; the checks of :func:`parse_json`."""
+    try:
+        value = json.loads(
+            text,
+            parse_int=_checked_int,
+            parse_constant=float if allow_nan else _reject_constant,
+        )
+    except _JsonRefused as exc:
+        return None, str(exc)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"not valid JSON: {exc}"
+    if _too_deep(value):
+        return None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
+    return value, None
+
+
+def parse_json(text: str | bytes, source: str, row: int = 0, field: str = "-", *, allow_nan: bool = False) -> Any:
+    """The JSON value of ``text``, or a ``source:row:field`` :class:`DataValidationError`."""
+    value, problem = json_problem(text, allow_nan=allow_nan)
+    if problem is not None:
+        raise DataValidationError([Problem(source, row, field, problem)])
+    return value
+
+
+def read_json(path: PathLike, *, inside: PathLike | None = None, allow_nan: bool = False) -> Any:
+    return parse_json(read_text(path, inside=inside), os.fspath(path), allow_nan=allow_nan)
+
+
+def json_lines(
+    path: PathLike, *, inside: PathLike | None = None, allow_nan: bool = False
+) -> tuple[list[tuple[int, Any]], list[Problem]]:
+    """``(line number, value)`` of every non-blank line, and a problem for each line that is not
+    UTF-8 or not valid JSON (every one is listed, none stops the reading)."""
+    source = os.fspath(path)
+    values: list[tuple[int, Any]] = []
+    problems: list[Problem] = []
+    offset = 0
+    with open_regular(path, inside=inside) as handle:
+        for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            try:
+                line = decode_utf8(raw, source, number, start)
+            except DataValidationError as exc:
+                problems.extend(exc.problems)
+                continue
+            if not line.strip():
+                continue
+            value, problem = json_problem(line, allow_nan=allow_nan)
+            if problem is not None:
+                problems.append(Problem(source, number, "-", problem))
+            else:
+                values.append((number, value))
+    return values, problems
+
+
+def dumps_strict(value: Any, **options: Any) -> str:
+    """``json.dumps`` that never writes a bare ``NaN``/``Infinity`` (not JSON): they become ``null``."""
+    return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+# --- folders --------------------------------------------------------------------------------------
+
+
+def _walk_files(folder: Path, recursive: bool) -> Iterator[Path]:
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        path = Path(entry.path)
+        if entry.is_symlink():
+            # A link is read only when it stays in the folder and names a regular file; a linked
+            # folder is never walked (images -> /usr would list the whole system).
+            if entry.is_file() and is_inside(path, folder):
+                yield path
+            continue
+        if entry.is_file(follow_symlinks=False):
+            yield path
+        elif recursive and entry.is_dir(follow_symlinks=False):
+            yield from _walk_files(path, recursive)
+
+
+def folder_files(
+    folder: PathLike, *, recursive: bool = False, match: Callable[[Path], bool] | None = None
+) -> list[Path]:
+    """The regular files of ``folder`` (of its real sub-folders too when ``recursive``), sorted; a
+    symlink is listed only when it stays inside ``folder`` and names a regular file."""
+    root = Path(folder)
+    try:
+        found = list(_walk_files(root, recursive))
+    except NotADirectoryError:
+        raise FileRefused(f"{root}: not a folder") from None
+    except OSError as exc:
+        raise FileRefused(f"{root}: cannot be listed ({exc.strerror})") from None
+    return [p for p in found if match is None or match(p)]
+
+
+def sub_folders(folder: PathLike) -> list[Path]:
+    """The real (not symlinked) sub-folders of ``folder``, sorted."""
+    return sorted(Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
+
+
+# --- arrays ---------------------------------------------------------------------------------------
+
+
+def load_npz(
+    path: PathLike, expected: dict[str, tuple[str, int]], *, max_items: int, inside: PathLike | None = None
+) -> dict[str, Any]:
+    """The arrays of an ``.npz`` file, each checked from its header before its data is read.
+
+    ``expected`` maps each array name to (dtype kind, number of dimensions), e.g. ``{"vectors": ("f", 2)}``;
+    an array of another kind, rank, or more than ``max_items`` elements is refused, as is any other member.
+    """
+    import numpy as np
+    from numpy.lib import format as npy_format
+
+    source = os.fspath(path)
+
+    def refuse(message: str) -> FileRefused:
+        return FileRefused(f"{source}: {message}")
+
+    data = read_bytes(path, inside=inside)
+    arrays: dict[str, Any] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
+            if set(names) != set(expected):
+                raise refuse(f"holds {sorted(names)}, expected {sorted(expected)}")
+            for name, (kind, ndim) in expected.items():
+                with archive.open(names[name]) as member:
+                    version = npy_format.read_magic(member)
+                    if version == (1, 0):
+                        shape, fortran, dtype = npy_format.read_array_header_1_0(member)
+                    elif version == (2, 0):
+                        shape, fortran, dtype = npy_format.read_array_header_2_0(member)
+                    else:
+                        raise refuse(f"array {name!r}: unsupported .npy version {version}")
+                    if dtype.kind != kind or len(shape) != ndim or dtype.hasobject:
+                        raise refuse(
+                            f"array {name!r} is {dtype} of shape {shape}, expected kind {kind!r} with {ndim} dimension(s)"
+                        )
+                    count = math.prod(shape)
+                    if count > max_items:
+                        raise refuse(f"array {name!r} declares shape {shape} ({count} elements, more than {max_items})")
+                    raw = member.read(count * dtype.itemsize + 1)
+                    if len(raw) != count * dtype.itemsize:
+                        raise refuse(f"array {name!r}: {len(raw)} bytes of data for shape {shape}")
+                    array = np.frombuffer(raw, dtype=dtype)
+                    arrays[name] = array.reshape(shape, order="F" if fortran else "C").copy()
+    except FileRefused:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        raise refuse(f"not a readable .npz file ({exc})") from None
+    return arrays
+
+
+def npz_bytes(**arrays: Any) -> bytes:
+    """``np.savez`` into bytes (for :meth:`OutputFolder.write_bytes`)."""
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
+class OutputFolder:
+    """The folder a command writes into: every write lands below it, never through a symlink.
+
+    ``inputs`` are the files and folders the command reads: the folder, or any file written, that is
+    or lies inside one of them is refused (a data file is never truncated by its own output).
+    """
+
+    def __init__(self, root: PathLike, *, inputs: Iterable[PathLike] = (), what: str = "output folder") -> None:
+        self.root = Path(root).expanduser()
+        self.what = what
+        self.inputs = [Path(p).expanduser() for p in inputs]
+        try:
+            mode = self.root.lstat().st_mode
+        except FileNotFoundError:
+            mode = None
+        if mode is not None and stat.S_ISLNK(mode):
+            raise FileRefused(
+                f"{self.root}: the {what} is a symbolic link (to {self.root.resolve()}); name the folder itself"
+            )
+        if mode is not None and not stat.S_ISDIR(mode):
+            raise FileRefused(f"{self.root}: the {what} exists and is {_kind(mode)}, not a folder")
+        self._refuse_input(self.root)
+
+    def _refuse_input(self, target: Path) -> None:
+        resolved = target.resolve()
+        for source in self.inputs:
+            real = source.resolve()
+            if resolved == real:
+                raise FileRefused(f"{target}: is the input {source}; choose another output")
+            if real.is_dir() and resolved.is_relative_to(real):
+                raise FileRefused(f"{target}: lies inside the input {source}; choose another output")
+
+    def path(self, name: PathLike) -> Path:
+        """Where ``name`` (relative, without ``..``) is below the folder."""
+        relative = Path(name)
+        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+            raise FileRefused(f"{name}: not a plain name below the {self.what} {self.root}")
+        return self.root / relative
+
+    def _real_folder(self, folder: Path, *, create: bool) -> Path:
+        """``folder`` (the root or below it) as a real folder, each part created or checked: a symlink
+        or a file where a folder should be is refused."""
+        parts = folder.relative_to(self.root).parts
+        current = self.root
+        for part in ("",) + parts:
+            current = current / part if part else current
+            try:
+                mode = current.lstat().st_mode
+            except FileNotFoundError:
+                if not create:
+                    raise FileRefused(f"{current}: no such folder") from None
+                try:
+                    current.mkdir()
+                except FileExistsError:
+                    pass
+                except OSError as exc:
+                    raise FileRefused(f"{current}: cannot create the {self.what} ({exc.strerror})") from None
+                mode = current.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                raise FileRefused(f"{current}: a symbolic link inside the {self.what}; not written through")
+            if not stat.S_ISDIR(mode):
+                raise FileRefused(f"{current}: {_kind(mode)} where a folder is needed in the {self.what}")
+        return folder
+
+    def _temporary(self, target: Path) -> tuple[int, Path]:
+        parent = self._real_folder(target.parent, create=True)
+        try:
+            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+        except OSError as exc:
+            raise FileRefused(f"{target}: cannot write in {parent} ({exc.strerror})") from None
+        os.fchmod(fd, _FILE_MODE)
+        return fd, Path(temp)
+
+    def _commit(self, temp: Path, target: Path) -> None:
+        try:
+            mode = target.lstat().st_mode
+        except FileNotFoundError:
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
+            temp.unlink(missing_ok=True)
+            raise FileRefused(f"{target}: is a folder; not replaced")
+        # rename replaces a planted symlink itself, never the file it points to
+        os.replace(temp, target)
+
+    @contextlib.contextmanager
+    def open_write(self, name: PathLike) -> Iterator[IO[bytes]]:
+        """A binary writer whose file replaces ``name`` atomically when the block ends without error."""
+        target = self.path(name)
+        self._refuse_input(target)
+        fd, temp = self._temporary(target)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            self._commit(temp, target)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+
+    def write_bytes(self, name: PathLike, data: bytes) -> Path:
+        with self.open_write(name) as handle:
+            handle.write(data)
+        return self.path(name)
+
+    def write_text(self, name: PathLike, text: str) -> Path:
+        return self.write_bytes(name, text.encode("utf-8"))
+
+    def write_lines(self, name: PathLike, lines: Iterable[str]) -> str:
+        """Write ``lines`` (each ending in a newline) as UTF-8; returns the file's sha256."""
+        digest = hashlib.sha256()
+        with self.open_write(name) as handle:
+            for line in lines:
+                data = line.encode("utf-8")
+                digest.update(data)
+                handle.write(data)
+        return digest.hexdigest()
+
+    def append_text(self, name: PathLike, text: str) -> None:
+        """Append ``text`` in one write and fsync it (a kill leaves at most one partial last line)."""
+        target = self.path(name)
+        self._refuse_input(target)
+        self._real_folder(target.parent, create=True)
+        try:
+            fd = os.open(
+                target,
+                os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                _FILE_MODE,
+            )
+        except OSError as exc:
+            raise FileRefused(
+                f"{target}: cannot be appended to ({exc.strerror}; a symbolic link is never followed)"
+            ) from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise FileRefused(f"{target}: {_kind(mode)}, not a regular file: not written")
+            os.write(fd, text.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def copy_in(self, source: PathLike, name: PathLike, *, inside: PathLike | None = None, link: bool = False) -> Path:
+        """Put the regular file ``source`` at ``name``: a hard link when ``link`` and the file system
+        allows it, else a copy; either way created under a fresh name and renamed into place."""
+        source = regular_file(source, inside=inside)
+        target = self.path(name)
+        self._refuse_input(target)
+        if link:
+            parent = self._real_folder(target.parent, create=True)
+            temp = parent / f".{target.name}.{os.urandom(8).hex()}.tmp"
+            try:
+                os.link(source, temp, follow_symlinks=True)
+            except OSError:
+                pass  # another file system, or links not allowed: copy
+            else:
+                try:
+                    self._commit(temp, target)
+                except BaseException:
+                    temp.unlink(missing_ok=True)
+                    raise
+                return target
+        with open_regular(source, inside=inside) as reader, self.open_write(name) as writer:
+            shutil.copyfileobj(reader, writer)
+        return target
+
+    def exists(self, name: PathLike) -> bool:
+        """Whether ``name`` is a regular file below the folder (a symlink there is not)."""
+        try:
+            return stat.S_ISREG(self.path(name).lstat().st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    def remove(self, name: PathLike) -> None:
+        """Remove the file or real folder ``name``; a symlink is removed itself, never what it names."""
+        target = self.path(name)
+        try:
+            self._real_folder(target.parent, create=False)
+        except FileRefused:
+            if target.parent.exists() or target.parent.is_symlink():
+                raise
+            return  # nothing there to remove
+        try:
+            mode = target.lstat().st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(target)  # fd-based on Linux: never follows a symlink inside
+        else:
+            target.unlink()
+
+    def check_writable(self) -> None:
+        """Create the folder and a probe file in it, then remove the probe: a folder that cannot be
+        written is found before any work is paid for."""
+        self._real_folder(self.root, create=True)
+        try:
+            fd, temp = tempfile.mkstemp(prefix=".ecom-tasks-probe.", dir=self.root)
+        except OSError as exc:
+            raise FileRefused(f"{self.root}: the {self.what} cannot be written ({exc.strerror})") from None
+        os.close(fd)
+        os.unlink(temp)
