@@ -420,6 +420,20 @@ class OutputFolder:
             raise FileRefused(f"{name}: not a plain name below the {self.what} {self.root}")
         return self.root / relative
 
+    def check_target(self, name: PathLike) -> Path:
+        """Where ``name`` will be written, refused now when it is, or lies inside, an input (a command
+        checks its planned outputs before any work)."""
+        target = self.path(name)
+        self._refuse_input(target)
+        return target
+
+    def folder(self, name: PathLike, *, create: bool = True) -> Path:
+        """The real folder ``name`` below the output folder (created when ``create``), each part checked:
+        a symlink or a file where a folder should be is refused (for a folder another library writes
+        into, such as Inspect's log folders)."""
+        target = self.check_target(name)
+        return self._real_folder(target, create=create)
+
     def _real_folder(self, folder: Path, *, create: bool) -> Path:
         """``folder`` (the root or below it) as a real folder, each part created or checked: a symlink
         or a file where a folder should be is refused."""
