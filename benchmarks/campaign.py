@@ -442,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", help="write the rows and totals here")
     args = parser.parse_args(argv)
-    harness = json.loads(Path(args.harness).read_text()) if Path(args.harness).exists() else None
+    harness = json.loads(Path(args.harness).read_text(encoding="utf-8")) if Path(args.harness).exists() else None
     cps = args.harness_cps or (harness or {}).get("calls_per_s", {}).get("inspect")
     settings = Settings(
         models=args.models,
@@ -470,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
                     "plans": [{"task": p.task, "kinds": [k.__dict__ for k in p.kinds]} for p in plans],
                 },
                 indent=2,
-            )
+            ),
+            encoding="utf-8",
         )
     return 0
 

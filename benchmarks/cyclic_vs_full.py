@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"total time {time.perf_counter() - started:.0f}s")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
     return 0
 
 

@@ -213,7 +213,8 @@ def main() -> int:
                     },
                 },
                 indent=2,
-            )
+            ),
+            encoding="utf-8",
         )
     return 0
 

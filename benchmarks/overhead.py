@@ -590,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
             "inspect": extra.get("inspect", {}),
             "lm_eval": extra.get("lm_eval", {}),
         }
-        Path(args.json).write_text(json.dumps(payload, indent=2, default=str))
+        Path(args.json).write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
     return 0
 
 

@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_task:
         numbers.update(part_task(args.pool_images, args.queries))
     if args.json:
-        Path(args.json).write_text(json.dumps(numbers, indent=2))
+        Path(args.json).write_text(json.dumps(numbers, indent=2), encoding="utf-8")
     return 0
 
 

@@ -145,7 +145,7 @@ def lm_eval_monbench(path: Path, shots: int | None) -> Path:
         "date": 1767261600.0,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results))
+    path.write_text(json.dumps(results), encoding="utf-8")
     return path
 
 
