@@ -226,6 +226,21 @@ def read_json(path: PathLike, *, inside: PathLike | None = None, allow_nan: bool
     return parse_json(read_text(path, inside=inside), os.fspath(path), allow_nan=allow_nan)
 
 
+def parse_json_document(text: str, source: str, *, allow_nan: bool = False) -> Any:
+    """:func:`parse_json` for a document of many lines: a syntax error's problem gives its line as the row."""
+    value, problem = json_problem(text, allow_nan=allow_nan)
+    if problem is None:
+        return value
+    line = 0
+    try:  # decoded again only to find the line; ints and constants kept as text so nothing else fails
+        json.loads(text, parse_int=str, parse_constant=str)
+    except json.JSONDecodeError as exc:
+        line = exc.lineno
+    except (RecursionError, ValueError):
+        pass
+    raise DataValidationError([Problem(source, line, "-", problem)])
+
+
 def json_lines(
     path: PathLike, *, inside: PathLike | None = None, allow_nan: bool = False
 ) -> tuple[list[tuple[int, Any]], list[Problem]]:
@@ -304,6 +319,30 @@ def folder_files(
 def sub_folders(folder: PathLike) -> list[Path]:
     """The real (not symlinked) sub-folders of ``folder``, sorted."""
     return sorted(Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
+
+
+def refused_entries(folder: PathLike, *, match: Callable[[Path], bool] | None = None) -> list[FileRefused]:
+    """What reading each entry of ``folder`` (not of its sub-folders) that :func:`folder_files` leaves out
+    would raise: a FIFO, socket or device, or a symlink that leaves the folder, dangles or names no regular
+    file. Only entries ``match`` takes; real sub-folders are not entries here. For naming what is not read."""
+    root = Path(folder)
+    refused: list[FileRefused] = []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        raise FileRefused(f"{root}: cannot be listed ({exc.strerror})") from None
+    for entry in entries:
+        path = Path(entry.path)
+        if match is not None and not match(path):
+            continue
+        if entry.is_symlink():
+            try:
+                regular_file(path, inside=root)
+            except FileRefused as exc:
+                refused.append(exc)
+        elif not entry.is_file(follow_symlinks=False) and not entry.is_dir(follow_symlinks=False):
+            refused.append(FileRefused(f"{path}: {_kind(path.lstat().st_mode)}, not a regular file: not read"))
+    return refused
 
 
 # --- arrays ---------------------------------------------------------------------------------------
