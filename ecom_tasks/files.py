@@ -420,6 +420,16 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()
 
 
+def create_parents(path: PathLike) -> None:
+    """The missing folders above ``path`` (an output the user named, e.g. ``--out runs/new/build``), made
+    as ``mkdir -p`` makes them; the output folder itself is made by :class:`OutputFolder`."""
+    parent = Path(path).expanduser().absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileRefused(f"{parent}: cannot create the folder ({exc.strerror or exc})") from None
+
+
 class OutputFolder:
     """The folder a command writes into: every write lands below it, never through a symlink.
 
