@@ -344,7 +344,7 @@ REPLIES = [
         "L3",
         None,
         OK,
-        RULE_STATED,
+        RULE_START,  # the copied definitions are not read: the model's own first sentence opens the answer
         id="echo-level-definitions",
     ),
     pytest.param("On the L1-L4 scale this item is L3.", "L3", None, OK, RULE_START, id="echo-scale"),

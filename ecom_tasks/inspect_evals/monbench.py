@@ -83,6 +83,8 @@ def monbench_scorer(strict: bool = False, parsing: str = GRADER) -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         replies = fan_out_replies(state)
+        spec = state.metadata[FAN_OUT]
+        sent = {run["key"]: (spec["systems"][run["system"]], run["user"]) for run in spec["runs"]}
         question = {key: state.metadata[key] for key in ("record_id", "task", "question_index", "category")}
         outcomes: dict[str, dict[str, int]] = {}
         answers: dict[str, str] = {}
@@ -91,7 +93,7 @@ def monbench_scorer(strict: bool = False, parsing: str = GRADER) -> Scorer:
             fields = {**question, **run, "ordering": Run.from_key(key).ordering, "format": Run.from_key(key).format}
             truncated = reply["stop_reason"] in TRUNCATED_STOP_REASONS
             parsed, outcomes[key] = score_reply(
-                fields, reply["completion"], strict=strict, parsing=parsing, truncated=truncated
+                fields, reply["completion"], strict=strict, parsing=parsing, truncated=truncated, prompt=sent[key]
             )
             answers[key] = LETTERS[parsed.position] if parsed.position is not None else parsed.status
         right = sum(o["correct"] for o in outcomes.values())

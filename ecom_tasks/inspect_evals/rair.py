@@ -94,7 +94,8 @@ def rair_scorer() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
-        parsed, outcome = score_reply(state.metadata, state.output.completion, truncated=truncated)
+        sent = [state.input] if isinstance(state.input, str) else [message.text for message in state.input]
+        parsed, outcome = score_reply(state.metadata, state.output.completion, truncated=truncated, prompt=sent)
         return Score(
             value=outcome,
             answer=parsed.display,

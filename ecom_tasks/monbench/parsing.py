@@ -30,13 +30,20 @@ identifies exactly one option, and nothing that names two options or none:
   relation tasks also a label followed by an explanation that names no other
   label except to reject it (``Complement, because ...``; ``Complement, not
   Substitute``);
-- tags that only echo the prompt's output-format line (``<Label>A/B/C/D</Label>``,
-  ``<Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>``, and the
-  ``**Valid Examples**`` right after such an echo) are not answers.
+- tags that echo the prompt are not answers: whatever the reply copies from
+  the prompt it was sent, however its spacing, markdown or case is garbled
+  (``ecom_tasks.scorers.replies.find_echoes``: ``** Valid Examples**`` then
+  ``<Label>A</Label>``, a copied few-shot example); the output-format line's
+  placeholders (``<Label>A/B/C/D</Label>``,
+  ``<Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>``) and a tag
+  beside one on its line (the format line copied with one half filled in:
+  ``<Label>B</Label> <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>``);
+  a tag right after a ``Valid Examples`` header (the format's example).
 
 ``strict`` is the reading of task version 2.0: a bare letter in ``<Label>``
 (``B``, ``(B)``, ``B.``) and an option's normalised text, optionally after its
-own letter, in ``<Answer>``; nothing else.
+own letter, in ``<Answer>``; nothing else. It reads every tag as it stands (an
+echoed format line makes conflicting tags).
 
 Label+Content replies are graded by the ``<Label>`` tag (the format's primary
 answer, cf. the paper's Table 15); when both tags parse and name different
@@ -51,12 +58,22 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ecom_tasks.data import ConfigurationError
-from ecom_tasks.monbench.prompts import ANSWER_TAG, LABEL_TAG, OPEN_CONTENT_PLACEHOLDER, VALID_EXAMPLES_HEADER
-from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.monbench.prompts import (
+    ANSWER_TAG,
+    FEWSHOT_HEADER,
+    LABEL_TAG,
+    OPEN_CONTENT_PLACEHOLDER,
+    PREAMBLE,
+    TASK_INSTRUCTIONS,
+    VALID_EXAMPLES_HEADER,
+    output_format_block,
+)
+from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, TASKS
+from ecom_tasks.scorers.replies import Echoes, answer_region, find_echoes
 
 
 def _tag_pattern(tag: str) -> re.Pattern[str]:
@@ -65,6 +82,10 @@ def _tag_pattern(tag: str) -> re.Pattern[str]:
 
 _LABEL = _tag_pattern(LABEL_TAG)
 _ANSWER = _tag_pattern(ANSWER_TAG)
+#: What the echo rule keeps whole and does not count as copied text: the answer tags.
+_TAGS = re.compile(rf"<\s*({LABEL_TAG}|{ANSWER_TAG})\s*>.*?<\s*/\s*\1\s*>", re.IGNORECASE | re.DOTALL)
+#: Copied text (outside tags) that makes a stretch an echo: the length of ``Valid Examples``, a little less.
+ECHO_MIN_CHARS = 12
 
 OK = "ok"
 MISMATCH = "mismatch"
@@ -134,7 +155,7 @@ def _one_value(pattern: re.Pattern[str], text: str, normalize) -> tuple[str | No
     return values.pop(), OK
 
 
-def _strict_label(text: str, displayed: tuple[str, ...]) -> tuple[int | None, str, str, str]:
+def _strict_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
     value, status = _one_value(_LABEL, text, lambda v: v.strip().strip("().").strip().upper())
     if value is None:
         return None, status, f"{status} <Label>", ""
@@ -434,31 +455,45 @@ def _read_content(value: str, displayed: tuple[str, ...]) -> tuple[int | None, s
     return None, UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option", ""
 
 
-def _answer_tags(text: str) -> tuple[list[str], list[str]]:
-    """The values of the ``<Label>`` and ``<Answer>`` tags that are not an echo of the output format:
-    placeholder values (``A/B/C/D``), and the valid examples when a ``**Valid Examples**`` header
-    follows such an echo."""
+def _placeholder(kind: str, value: str) -> bool:
+    return _key(value) == _LABEL_PLACEHOLDER if kind == "label" else _key(value) in _ANSWER_PLACEHOLDERS
+
+
+def _same_line_blank(text: str) -> bool:
+    return not text.strip(" \t" + _MARKDOWN)
+
+
+def _answer_tags(text: str, echoes: Echoes | None = None) -> tuple[list[str], list[str]]:
+    """The values of the ``<Label>`` and ``<Answer>`` tags that are not an echo of the prompt: tags
+    inside ``echoes``, placeholder values (``A/B/C/D``) and a tag beside one on its line, and the
+    valid example after a ``Valid Examples`` header (with the tags beside it on its line)."""
     labels: list[str] = []
     answers: list[str] = []
-    echo_end: int | None = None  # where the last echoed tag ended
-    in_examples = False
     # Each kind found on its own (as in the strict reading), then read in reply order.
     tags = sorted(
         [*(("label", m) for m in _LABEL.finditer(text)), *(("answer", m) for m in _ANSWER.finditer(text))],
         key=lambda tag: tag[1].start(),
     )
-    for kind, m in tags:
-        value = m.group(1)
-        between = text[echo_end : m.start()] if echo_end is not None else None
-        placeholder = _key(value) == _LABEL_PLACEHOLDER if kind == "label" else _key(value) in _ANSWER_PLACEHOLDERS
-        if placeholder:
-            echo_end, in_examples = m.end(), False
-            continue
-        if between is not None and (_EXAMPLES_HEADER.match(between) or (in_examples and not between.strip())):
-            echo_end, in_examples = m.end(), True  # the valid example the echoed format line goes on to show
-            continue
-        echo_end, in_examples = None, False
-        (labels if kind == "label" else answers).append(value)
+    placeholders = [_placeholder(kind, m.group(1)) for kind, m in tags]
+    previous_end, previous_echo = 0, False
+    for index, (kind, m) in enumerate(tags):
+        before = text[previous_end : m.start()]
+        last_line = before.rstrip()[before.rstrip().rfind("\n") + 1 :]
+        beside_placeholder = any(
+            placeholders[j] and _same_line_blank(text[tags[min(index, j)][1].end() : tags[max(index, j)][1].start()])
+            for j in (index - 1, index + 1)
+            if 0 <= j < len(tags)
+        )
+        echo = (
+            placeholders[index]
+            or beside_placeholder
+            or (echoes is not None and echoes.covers(m.start(), m.end()))
+            or bool(_EXAMPLES_HEADER.match(last_line))  # the example a copied format block goes on to show
+            or (previous_echo and index > 0 and not placeholders[index - 1] and _same_line_blank(before))
+        )
+        previous_end, previous_echo = m.end(), echo
+        if not echo:
+            (labels if kind == "label" else answers).append(m.group(1))
     return labels, answers
 
 
@@ -474,16 +509,16 @@ def _combine(readings: list[tuple[int | None, str, str, str]], tag: str) -> tupl
     return None, CONFLICTING_TAGS, f"{CONFLICTING_TAGS} <{tag}>", ""
 
 
-def _grader_label(text: str, displayed: tuple[str, ...]) -> tuple[int | None, str, str, str]:
-    return _combine([_read_label(v, displayed) for v in _answer_tags(text)[0]], LABEL_TAG)
+def _grader_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
+    return _combine([_read_label(v, displayed) for v in _answer_tags(text, echoes)[0]], LABEL_TAG)
 
 
-def _grader_content(text: str, displayed: tuple[str, ...]) -> tuple[int | None, str, str, str]:
-    values = {_key(v): v for v in _answer_tags(text)[1]}  # repeats of one answer count once
+def _grader_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
+    values = {_key(v): v for v in _answer_tags(text, echoes)[1]}  # repeats of one answer count once
     return _combine([_read_content(v, displayed) for v in values.values()], ANSWER_TAG)
 
 
-def _strict_content(text: str, displayed: tuple[str, ...]) -> tuple[int | None, str, str, str]:
+def _strict_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
     values = {_key(v): v for v in _ANSWER.findall(text)}  # repeats of one answer count once
     if not values:
         return None, NO_TAG, f"{NO_TAG} <Answer>", ""
@@ -511,6 +546,18 @@ def check_parsing(parsing: str) -> str:
     return parsing
 
 
+@functools.lru_cache(maxsize=8)
+def fixed_prompt_parts(fmt: str) -> tuple[str, ...]:
+    """The fixed text of every MonBench prompt in format ``fmt`` (preamble and instruction, output format
+    block and few-shot header of every task): what a reply is compared with when the caller does not
+    pass the prompt it sent."""
+    return (
+        *(f"{PREAMBLE} {TASK_INSTRUCTIONS[task]}" for task in TASKS),
+        *(output_format_block(task, fmt) for task in TASKS),
+        FEWSHOT_HEADER,
+    )
+
+
 def parse_reply(
     completion: str | None,
     fmt: str,
@@ -518,11 +565,16 @@ def parse_reply(
     *,
     strict: bool = False,
     parsing: str = GRADER,
+    prompt: Iterable[str | None] | str | None = None,
+    truncated: bool | None = None,
 ) -> ParsedAnswer:
     """Classify a model reply for one item shown with options ``displayed``.
 
     ``parsing``: what a tag may hold (``grader`` or ``strict``, see the module docstring).
     ``strict`` only affects Label+Content: both tags must parse and agree.
+    ``prompt``: the texts the model was sent (system and user message; default: the fixed parts of
+    every prompt in ``fmt``); the ``grader`` reading reads no tag the reply copies from them.
+    ``truncated``: the reply was stopped by the output limit (None: unknown).
     """
     if fmt not in ("label", "content", "label_content"):
         raise ValueError(f"unknown format {fmt!r}")
@@ -530,15 +582,19 @@ def parse_reply(
     text = answer_region(completion)
     if text is None:
         return ParsedAnswer(None, UNCLOSED_THINK, "<think> is never closed (reply cut off while reasoning)")
+    echoes = None
+    if parsing == GRADER:
+        sent = fixed_prompt_parts(fmt) if prompt is None else prompt
+        echoes = find_echoes(text, sent, answers=_TAGS, min_chars=ECHO_MIN_CHARS, truncated=truncated)
     displayed = tuple(displayed)
     if fmt == "label":
-        return _parsed(*read_label(text, displayed))
+        return _parsed(*read_label(text, displayed, echoes))
     if fmt == "content":
-        return _parsed(*read_content(text, displayed))
-    by_label = read_label(text, displayed)
+        return _parsed(*read_content(text, displayed, echoes))
+    by_label = read_label(text, displayed, echoes)
     if by_label[1] != OK:
         return _parsed(*by_label)
-    by_content = read_content(text, displayed)
+    by_content = read_content(text, displayed, echoes)
     label_pos, content_pos = by_label[0], by_content[0]
     disagree = by_content[1] == OK and label_pos != content_pos
     detail = f"label names {LETTERS[label_pos]}, content names {LETTERS[content_pos]}" if disagree else ""  # type: ignore[index]
@@ -553,3 +609,10 @@ def parse_reply(
 
 def _parsed(position: int | None, status: str, detail: str, rule: str) -> ParsedAnswer:
     return ParsedAnswer(position, status, detail, rule=rule if status == OK else "")
+
+
+def parse_strict(
+    completion: str | None, fmt: str, displayed: tuple[str, ...] | list[str], *, strict: bool = False
+) -> ParsedAnswer:
+    """The strict reading (task version 2.0's: exactly the requested tags, see the module docstring)."""
+    return parse_reply(completion, fmt, displayed, strict=strict, parsing=STRICT)

@@ -19,6 +19,7 @@ def score_reply(
     strict: bool = False,
     parsing: str = GRADER,
     truncated: bool | None = None,
+    prompt: Sequence[str] | None = None,
 ) -> tuple[ParsedAnswer, dict[str, int]]:
     """Parse ``completion`` for the item described by ``fields``; return the parse and the outcome.
 
@@ -27,8 +28,20 @@ def score_reply(
     ``parsing``: what a tag may hold, ``grader`` (default) or ``strict`` (task version 2.0's reading).
     ``truncated``: the reply stopped on the token limit, when the framework knows; otherwise a
     reply cut off inside ``<think>`` counts as truncated.
+    ``prompt``: the system and user message sent (default: ``fields``' ``system_prompt`` and
+    ``user_prompt`` when it has them); what the reply copies from them is not read.
     """
-    parsed = parse_reply(completion, fields["format"], fields["displayed"], strict=strict, parsing=parsing)
+    if prompt is None and fields.get("system_prompt"):
+        prompt = (fields["system_prompt"], fields.get("user_prompt") or "")
+    parsed = parse_reply(
+        completion,
+        fields["format"],
+        fields["displayed"],
+        strict=strict,
+        parsing=parsing,
+        prompt=prompt,
+        truncated=truncated,
+    )
     if truncated is None:
         truncated = parsed.status == UNCLOSED_THINK
     category = fields.get("category") or ""

@@ -79,12 +79,14 @@ Status ``ok`` is a level L1-L4. Everything else is an invalid prediction
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, DIMENSIONS
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, DIMENSIONS, LANGUAGES
+from ecom_tasks.scorers.replies import answer_region, find_echoes
 
 OK = "ok"
 EMPTY = "empty"
@@ -103,6 +105,8 @@ RULE_FORM = "mismatch form"
 RULE_LONE_LINE = "level alone on a line"
 RULE_START = "start of the answer"
 RULE_STATED = "level stated in the text"
+#: The strict reading's one rule: the reply is exactly the requested output.
+RULE_STRICT = "the requested form"
 #: ... and why a reply is ``ambiguous``.
 RULE_CONFLICT = "conflicting levels"
 RULE_HEDGE = "hedge"
@@ -171,6 +175,13 @@ _NAMED_MISMATCH = re.compile(
     r"([^\n\[\]【】()\-–—:,.;!?。]{1,30}?)\s*" + _MISMATCH_WORD + r"(?![A-Za-z])", re.IGNORECASE
 )
 _MISMATCH_SUFFIX = re.compile(r"\s*(mismatch(?:ed)?|conflict|不匹配|不符合?|不一致|冲突)\s*$", re.IGNORECASE)
+
+# What the echo rule keeps whole and does not count as copied text: levels, level names, bracketed forms.
+_ANSWERS = re.compile(
+    r"[\[【][ \t]*(?:L[0-9]{1,2}|level[ \t_-]*[0-9]{1,2})(?![0-9])[^\[\]【】\n]{0,60}[\]】]"
+    f"|{_CODE.pattern}|{_WORD.pattern}|{_NAME.pattern}|{_ZH_GRADE.pattern}",
+    re.IGNORECASE,
+)
 
 # --- markers ------------------------------------------------------------------------------
 
@@ -268,6 +279,12 @@ _CONDITION_TURN = re.compile(
 _CORRECTION = re.compile(
     r"\b(?:actually|wait|on (?:second|further) thought|on reflection|correction|scratch that|let me reconsider"
     r"|i mean|or rather|revised|changing my answer)\b|其实|不对|更正|再想想|等等|修正|改为|重新考虑",
+    re.IGNORECASE,
+)
+# A condition naming a level at the opening of a sentence: "For L2 cases, ...", "If L2, ...", "对于L2，".
+_LEVEL_CONDITION = re.compile(
+    r"(?:for|in|if|when|对于|如果是?|若是?|若为)\s*(?:the\s+|an?\s+)?(?:L|level\s*)([0-9]{1,2})(?![0-9])"
+    r"(?:\s*(?:cases?|items?|answers?|replies|情况|的情况))?\s*[,:，：]",
     re.IGNORECASE,
 )
 _EXAMPLE = re.compile(
@@ -643,6 +660,14 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             mention.reject("conceded")
         elif _conditional(region, sentence_start, sentence_end, mention.start):
             mention.reject("hypothetical")
+    # A sentence opened by a condition naming a level is an instruction for that level, not an answer:
+    # "For L2 cases, output [L2-Mismatch]".
+    for mention in mentions:
+        if mention.role == ASSERTED:
+            start, end = bounds.sentence(mention.at)
+            opening = _LEVEL_CONDITION.match(region[start:end].lstrip(_DECOR_CHARS))
+            if opening and int(opening.group(1)) == mention.number:
+                mention.reject("an instruction for that level")
     # A negation carries over a list: "not L4 or L3", "neither L1 nor L2".
     for chain in _chains(region, mentions, _CARRY_GAP):
         for previous, mention in zip(chain, chain[1:]):
@@ -740,14 +765,67 @@ def _result(region: str, decided: _Mention, rule: str, mentions: list[_Mention])
     return ParsedRelevance(label, OK, dimension, detail=rule, rule=rule)
 
 
-def parse_reply(completion: str | None) -> ParsedRelevance:
-    """Classify a model reply to a RAIR prompt (see the module docstring)."""
+@functools.lru_cache(maxsize=1)
+def fixed_prompt_parts() -> tuple[str, ...]:
+    """The instructions every RAIR prompt holds (each language, with and without the image), what a
+    reply is compared with when the caller does not pass the prompt it sent."""
+    from ecom_tasks.rair.prompts import build_system_prompt  # rules -> parsing: imported when first needed
+
+    return tuple(build_system_prompt(language, None, image) for language in LANGUAGES for image in (False, True))
+
+
+def parse_reply(
+    completion: str | None, *, prompt: Iterable[str | None] | str | None = None, truncated: bool | None = None
+) -> ParsedRelevance:
+    """Classify a model reply to a RAIR prompt (see the module docstring).
+
+    ``prompt``: the texts the model was sent (system and user message; default: the fixed
+    instructions of every RAIR prompt); whatever the reply copies from them is not read.
+    ``truncated``: the reply was stopped by the output limit (None: unknown).
+    """
     region = answer_region(completion)
     if region is None:
         return ParsedRelevance(None, UNCLOSED_THINK, detail="<think> is never closed")
     if not region.strip():
         return ParsedRelevance(None, EMPTY, detail="no answer after the reasoning")
     region = _normalize(region)
+    echoes = find_echoes(
+        region, fixed_prompt_parts() if prompt is None else prompt, answers=_ANSWERS, truncated=truncated
+    )
+    if echoes.spans:
+        region = echoes.stripped()
+        if not any(c.isalnum() for c in region):
+            return ParsedRelevance(None, NO_LABEL, detail="the reply only repeats the prompt")
+    parsed = _read(region)
+    if echoes.spans and parsed.status == NO_LABEL:
+        detail = f"{parsed.detail}; {echoes.chars} characters copied from the prompt were not read"
+        return ParsedRelevance(None, NO_LABEL, detail=detail)
+    return parsed
+
+
+_STRICT_LEVEL = re.compile(r"L([134])")
+_STRICT_L2 = re.compile(r"\[L2-\s*([^\[\]<>\n]*?\S)\s*Mismatch\]|【L2-([^【】<>\n]*?\S)不匹配】")
+
+
+def parse_strict(completion: str | None) -> ParsedRelevance:
+    """The strict reading: after the reasoning, exactly the output the prompt asks for (``L1``, ``L3``,
+    ``L4``, or ``[L2-<attribute> Mismatch]`` / ``【L2-<属性>不匹配】``), surrounding whitespace aside;
+    anything else is ``no_label`` (a bare ``L2``, a marker, markdown, an explanation)."""
+    region = answer_region(completion)
+    if region is None:
+        return ParsedRelevance(None, UNCLOSED_THINK, detail="<think> is never closed")
+    text = unicodedata.normalize("NFKC", region).strip()
+    if not text:
+        return ParsedRelevance(None, EMPTY, detail="no answer after the reasoning")
+    if level := _STRICT_LEVEL.fullmatch(text):
+        return ParsedRelevance(f"L{level.group(1)}", OK, detail=RULE_STRICT, rule=RULE_STRICT)
+    if form := _STRICT_L2.fullmatch(text):
+        dimension = canonical_dimension(form.group(1) or form.group(2)) or OTHER_DIMENSION
+        return ParsedRelevance("L2", OK, dimension, detail=RULE_STRICT, rule=RULE_STRICT)
+    return ParsedRelevance(None, NO_LABEL, detail=f"not exactly the requested output: {text[:80]!r}")
+
+
+def _read(region: str) -> ParsedRelevance:
     mentions = _find_mentions(region)
     _mark_forms(region, mentions)
     bounds = _Boundaries(region)

@@ -27,14 +27,22 @@ def _index(value: str, names: tuple[str, ...]) -> int:
 
 
 def score_reply(
-    fields: Mapping[str, Any], completion: str | None, *, truncated: bool | None = None
+    fields: Mapping[str, Any],
+    completion: str | None,
+    *,
+    truncated: bool | None = None,
+    prompt: Sequence[str] | None = None,
 ) -> tuple[ParsedRelevance, dict[str, int]]:
     """Parse ``completion`` for the sample described by ``fields``; return the parse and the outcome.
 
     ``truncated``: the reply stopped on the token limit, when the framework
     knows; otherwise a reply cut off inside ``<think>`` counts as truncated.
+    ``prompt``: the system and user message sent (default: ``fields``' ``system_prompt`` and
+    ``user_prompt`` when it has them); what the reply copies from them is not read.
     """
-    parsed = parse_reply(completion)
+    if prompt is None and fields.get("system_prompt"):
+        prompt = (fields["system_prompt"], fields.get("user_prompt") or "")
+    parsed = parse_reply(completion, prompt=prompt, truncated=truncated)
     if truncated is None:
         truncated = answer_region(completion) is None
     if parsed.dimension == OTHER_DIMENSION:

@@ -1,13 +1,45 @@
-"""Where a model's answer is in its reply: one reasoning-stripping rule for every benchmark.
+"""Where a model's answer is in its reply: one reasoning-stripping rule and one echo rule for every benchmark.
 
 Reasoning models write ``<think>…</think>`` before answering; some servers
 drop the opening tag (a chat template already put it in the prompt), others
 split the reasoning into a separate field and return only the answer.
+
+Small models and base checkpoints often repeat their prompt: its
+instructions, format lines, examples, level definitions, option lists. Text
+that reproduces the prompt is never an answer, however the copy is dressed
+(spacing, line breaks, markdown, case). :func:`find_echoes` finds it and
+:func:`strip_echoes` blanks it out, so a parser reads only what the model
+wrote itself:
+
+- Reply and prompt are compared as *keys*: NFKC, casefolded, without
+  whitespace and markdown characters (``*`` ``#`` `````` ``_`` ``~``), so
+  ``** Valid Examples**`` and ``**Valid Examples**`` are the same text.
+- A stretch of the reply that occurs in one of the prompt's parts is an echo
+  when it holds at least ``min_chars`` key characters that are not part of an
+  answer (``answers``: the parser's pattern for what it reads as an answer,
+  such as ``L3`` or ``<Label>B</Label>``). A bare answer that also occurs in
+  the prompt (``L3``, ``<Label>A</Label>``, ``Answer: relevant``) is therefore
+  never an echo on its own; it is one when it sits inside a longer copy
+  (``**Valid Examples**`` followed by ``<Label>A</Label>``).
+- An answer is kept whole: an echo never cuts one in two. Answers at the very
+  start of an echo are kept when the model wrote words of its own before them
+  on that line and the rest of the echo holds no answer (``Final answer: L4
+  (Perfectly Relevant): Completely satisfies the query intent.`` is L4, while
+  ``Final answer: L1, L3 or L4, or for L2 ...`` copies the prompt's list).
+- The reply's last line, when it is a fragment of the prompt that breaks off
+  in the middle of a word (``- L4 (Perfect``), or, when the reply was cut off
+  by a limit (``truncated``), any fragment of the prompt beyond a bare answer,
+  is an echo however short: a copy that stopped before it was long enough to
+  be recognised.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 _THINK_OPEN = re.compile(r"<\s*think\s*>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"<\s*/\s*think\s*>", re.IGNORECASE)
@@ -23,3 +55,298 @@ def answer_region(completion: str | None) -> str | None:
     if _THINK_OPEN.search(text):
         return None
     return text
+
+
+# --- echoes of the prompt ----------------------------------------------------------------------
+
+#: Key characters an echo must hold outside answers, by default (about three words).
+ECHO_MIN_CHARS = 16
+#: Key characters, outside answers, of a last line that breaks off inside a copy of the prompt.
+CUT_OFF_MIN_CHARS = 3
+# Dropped from keys: markdown emphasis and headings, zero-width characters.
+_MARKUP = frozenset("*#`_~\u200b\u200c\u200d\u2060\ufeff")
+# What may join answers kept at the start of an echo ("L4 (Perfectly Relevant)").
+_ANSWER_JOINS = frozenset("()[]【】（）-–—")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _keyed(text: str) -> tuple[str, list[int]]:
+    """``text`` as a key, and for each key character the index of the character it came from."""
+    chars: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char.isascii():
+            if char.isspace() or char in _MARKUP:
+                continue
+            chars.append(char.lower())
+            origin.append(index)
+            continue
+        for folded in unicodedata.normalize("NFKC", char).casefold():
+            if not folded.isspace() and folded not in _MARKUP:
+                chars.append(folded)
+                origin.append(index)
+    return "".join(chars), origin
+
+
+class _Automaton:
+    """The suffix automaton of one prompt part's key: every substring of it, recognised in linear time."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.key, self.origin = _keyed(text)
+        self.next: list[dict[str, int]] = [{}]
+        self.link = [-1]
+        self.length = [0]
+        self.end = [-1]  # where the state's first occurrence ends in the key
+        last = 0
+        for position, char in enumerate(self.key):
+            current = len(self.length)
+            self.next.append({})
+            self.link.append(0)
+            self.length.append(self.length[last] + 1)
+            self.end.append(position)
+            state = last
+            while state != -1 and char not in self.next[state]:
+                self.next[state][char] = current
+                state = self.link[state]
+            if state != -1:
+                target = self.next[state][char]
+                if self.length[state] + 1 == self.length[target]:
+                    self.link[current] = target
+                else:
+                    clone = len(self.length)
+                    self.next.append(dict(self.next[target]))
+                    self.link.append(self.link[target])
+                    self.length.append(self.length[state] + 1)
+                    self.end.append(self.end[target])
+                    while state != -1 and self.next[state].get(char) == target:
+                        self.next[state][char] = clone
+                        state = self.link[state]
+                    self.link[target] = self.link[current] = clone
+            last = current
+
+    def matching(self, key: str) -> list[int]:
+        """For each position of ``key``, the length of the longest stretch ending there that occurs here."""
+        lengths = []
+        state, length = 0, 0
+        for char in key:
+            while state and char not in self.next[state]:
+                state = self.link[state]
+                length = self.length[state]
+            if char in self.next[state]:
+                state = self.next[state][char]
+                length += 1
+            else:
+                state, length = 0, 0
+            lengths.append(length)
+        return lengths
+
+    def breaks_off(self, key: str) -> bool | None:
+        """None when ``key`` does not occur here; else whether its first occurrence stops inside a word
+        of the prompt (the letter or digit after it follows without a space)."""
+        state = 0
+        for char in key:
+            state = self.next[state].get(char, -1)
+            if state < 0:
+                return None
+        if not key:
+            return None
+        at = self.origin[self.end[state]] + 1
+        return at < len(self.text) and self.text[at].isalnum()
+
+
+@functools.lru_cache(maxsize=256)  # a run's fixed prompt parts recur in every reply
+def _automaton(text: str) -> _Automaton:
+    return _Automaton(text)
+
+
+@dataclass(frozen=True)
+class Echoes:
+    """The spans of a reply that copy its prompt (start, end), in order."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+
+    @property
+    def chars(self) -> int:
+        return sum(end - start for start, end in self.spans)
+
+    def covers(self, start: int, end: int) -> bool:
+        """Whether the reply's characters ``start..end`` (whitespace and markdown aside) are all echo."""
+        return all(
+            self.echoed(i) for i in range(start, end) if not self.text[i].isspace() and self.text[i] not in _MARKUP
+        )
+
+    def echoed(self, index: int) -> bool:
+        return any(start <= index < end for start, end in self.spans)
+
+    def stripped(self) -> str:
+        """The reply with every echo replaced by a line break (when it spanned lines) or a space."""
+        parts, at = [], 0
+        for start, end in self.spans:
+            parts += [self.text[at:start], "\n" if "\n" in self.text[start:end] else " "]
+            at = end
+        parts.append(self.text[at:])
+        return "".join(parts)
+
+
+def _prompt_parts(prompt: str | Iterable[str | None] | None) -> list[str]:
+    if prompt is None:
+        return []
+    parts = [prompt] if isinstance(prompt, str) else list(prompt)
+    return list(dict.fromkeys(p for p in parts if p and p.strip()))
+
+
+def find_echoes(
+    reply: str,
+    prompt: str | Iterable[str | None] | None,
+    *,
+    answers: re.Pattern[str] | None = None,
+    min_chars: int = ECHO_MIN_CHARS,
+    truncated: bool | None = None,
+) -> Echoes:
+    """The spans of ``reply`` that copy a part of ``prompt`` (see the module docstring).
+
+    ``prompt``: the prompt's texts (system message, user message, fixed parts); an echo lies within
+    one of them. ``answers``: what the parser reads as an answer (kept whole, and not counted towards
+    ``min_chars``). ``truncated``: the reply was stopped by a limit (None: unknown).
+    """
+    automata = [_automaton(part) for part in _prompt_parts(prompt)]
+    if not reply or not automata:
+        return Echoes(reply or "", ())
+    key, origin = _keyed(reply)
+    if not key:
+        return Echoes(reply, ())
+    size = len(key)
+    # Which key characters belong to an answer, and each answer's key span.
+    in_answer = [False] * size
+    answer_spans: list[tuple[int, int]] = []
+    if answers is not None:
+        for match in answers.finditer(reply):
+            first = _bisect_left(origin, match.start())
+            last = _bisect_left(origin, match.end())
+            if first < last:
+                answer_spans.append((first, last))
+                for k in range(first, last):
+                    in_answer[k] = True
+    outside = [0]  # prefix counts of key characters outside answers
+    for flag in in_answer:
+        outside.append(outside[-1] + (not flag))
+    longest = [max(lengths) for lengths in zip(*(a.matching(key) for a in automata))]
+    # Mark every long enough stretch (a difference array keeps long echoes linear).
+    change = [0] * (size + 1)
+    for end in range(1, size + 1):
+        start = end - longest[end - 1]
+        if start < end and outside[end] - outside[start] >= min_chars:
+            change[start] += 1
+            change[end] -= 1
+    echo, depth = [False] * size, 0
+    for k in range(size):
+        depth += change[k]
+        echo[k] = depth > 0
+    _keep_answers_whole(echo, answer_spans)
+    _keep_leading_answers(reply, origin, echo, in_answer, answer_spans)
+    _mark_cut_off_line(reply, key, origin, echo, outside, automata, truncated)
+    return Echoes(reply, _spans(reply, origin, echo))
+
+
+def strip_echoes(
+    reply: str,
+    prompt: str | Iterable[str | None] | None,
+    *,
+    answers: re.Pattern[str] | None = None,
+    min_chars: int = ECHO_MIN_CHARS,
+    truncated: bool | None = None,
+) -> str:
+    """``reply`` with every copy of ``prompt`` blanked out (see :func:`find_echoes`)."""
+    return find_echoes(reply, prompt, answers=answers, min_chars=min_chars, truncated=truncated).stripped()
+
+
+def _bisect_left(values: list[int], target: int) -> int:
+    low, high = 0, len(values)
+    while low < high:
+        middle = (low + high) // 2
+        if values[middle] < target:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def _keep_answers_whole(echo: list[bool], answer_spans: list[tuple[int, int]]) -> None:
+    """An answer only partly inside an echo is the model's own: the echo never cuts an answer."""
+    for first, last in answer_spans:
+        if not all(echo[first:last]):
+            for k in range(first, last):
+                echo[k] = False
+
+
+def _runs(flags: list[bool]) -> list[tuple[int, int]]:
+    runs, start = [], None
+    for k, flag in enumerate(flags):
+        if flag and start is None:
+            start = k
+        elif not flag and start is not None:
+            runs.append((start, k))
+            start = None
+    if start is not None:
+        runs.append((start, len(flags)))
+    return runs
+
+
+def _keep_leading_answers(
+    reply: str, origin: list[int], echo: list[bool], in_answer: list[bool], answer_spans: list[tuple[int, int]]
+) -> None:
+    """Answers opening an echo, after the model's own words on that line, when the rest holds none."""
+    starts = {first: last for first, last in answer_spans}
+    for start, end in _runs(echo):
+        if start not in starts:
+            continue
+        line_start = reply.rfind("\n", 0, origin[start]) + 1
+        if not _LETTER.search(reply[line_start : origin[start]]):
+            continue
+        kept = start
+        while kept < end and (kept in starts or reply[origin[kept]] in _ANSWER_JOINS):
+            kept = starts.get(kept, kept + 1)
+        if any(in_answer[kept:end]):
+            continue
+        for k in range(start, min(kept, end)):
+            echo[k] = False
+
+
+def _mark_cut_off_line(
+    reply: str,
+    key: str,
+    origin: list[int],
+    echo: list[bool],
+    outside: list[int],
+    automata: list[_Automaton],
+    truncated: bool | None,
+) -> None:
+    """The last line, when it is a copy of the prompt that broke off (see the module docstring)."""
+    last = len(key)
+    line_start = reply.rfind("\n", 0, origin[last - 1]) + 1
+    first = _bisect_left(origin, line_start)
+    if outside[last] - outside[first] < CUT_OFF_MIN_CHARS:
+        return
+    fragment = key[first:last]
+    cut = [a.breaks_off(fragment) for a in automata]
+    if any(c is not None for c in cut) and (truncated or (any(cut) and reply[origin[last - 1]].isalnum())):
+        for k in range(first, last):
+            echo[k] = True
+
+
+def _spans(reply: str, origin: list[int], echo: list[bool]) -> tuple[tuple[int, int], ...]:
+    """Echo runs as spans of the reply, widened over the markdown around them (``**Valid Examples**``)."""
+    spans: list[tuple[int, int]] = []
+    for start, end in _runs(echo):
+        begin, stop = origin[start], origin[end - 1] + 1
+        while begin > 0 and reply[begin - 1] in _MARKUP:
+            begin -= 1
+        while stop < len(reply) and reply[stop] in _MARKUP:
+            stop += 1
+        if spans and begin <= spans[-1][1]:
+            begin = spans[-1][0]
+            spans.pop()
+        spans.append((begin, stop))
+    return tuple(spans)
