@@ -104,7 +104,7 @@ def _print_data_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ecom_tasks.data import DataValidationError
+    from ecom_tasks.data import DataValidationError, EcomTasksError
     from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
     from ecom_tasks.names import nearest
     from ecom_tasks.plugins import datasets
@@ -134,6 +134,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
             print(f"INVALID: {len(exc.problems)} problem(s) in {data}", file=sys.stderr)
+            return 1
+        except EcomTasksError as exc:  # a file refused outside the row reader (e.g. a loader's own file)
+            _print_data_warnings(caught)
+            print(exc, file=sys.stderr)
+            print(f"INVALID: {data}", file=sys.stderr)
             return 1
     _print_data_warnings(caught)
     counts = collections.Counter(

@@ -3,12 +3,16 @@
 Every benchmark validates rows into its own canonical record; this module only
 gets the rows in and says *where* each came from, so that a bad value is
 reported as ``file:row:field``. CSV, Parquet and hub datasets are read with
-``datasets``; JSON Lines with the standard library (see ``_json_lines``).
+``datasets``; JSON Lines through :func:`ecom_tasks.files.json_lines` (see ``_json_lines``).
 
-A folder contributes its data files (suffixes in any case); data files in its
-sub-folders are not read, and every file skipped is named in a warning. A name
-that looks like a local path but does not exist is a "no such file" error, never
-a Hugging Face hub query (see :func:`looks_like_local_path`).
+Every local file is read as ``files.py`` reads: a FIFO, socket or device is a
+problem naming it (never a hang), and so is a file with no records. A folder
+contributes its data files (suffixes in any case); a data file there that is not
+a regular file, or a symlink leaving the folder, is a problem naming it. Data
+files in its real sub-folders are not read, and each is named in a warning; a
+symlinked sub-folder is never walked. A name that looks like a local path but
+does not exist is a "no such file" error, never a Hugging Face hub query (see
+:func:`looks_like_local_path`).
 """
 
 from __future__ import annotations
@@ -16,16 +20,17 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import json
 import math
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
+
+from ecom_tasks import files
 
 # The errors live below this module (files.py raises them too); importing them from here keeps working.
 from ecom_tasks.errors import ConfigurationError as ConfigurationError
@@ -78,9 +83,8 @@ def id_list(row: Row, field: str, problems: list[Problem], what: str = "ids") ->
     if is_blank(value):
         return None
     if isinstance(value, str):
-        try:
-            value = json.loads(value)  # CSV cells hold the list as JSON
-        except json.JSONDecodeError:
+        value, problem = files.json_problem(value)  # CSV cells hold the list as JSON
+        if problem is not None:
             problems.append(Problem(row.source, row.index, field, "not a list (nor a JSON list)"))
             return ()
     if hasattr(value, "tolist"):  # numpy arrays from Parquet
@@ -118,27 +122,58 @@ def _data_format(path: Path) -> str | None:
     return _FORMAT_BY_SUFFIX.get(path.suffix.lower())
 
 
-def _folder_files(folder: Path) -> tuple[list[Path], list[Problem]]:
-    """The data files of ``folder`` (any suffix case), and a problem naming each data file left unread
-    because it sits in a sub-folder (a benchmark's data is one level: its sub-folders hold images or
-    other data sets, e.g. EcomEval's ``judge_meta``)."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and _data_format(p))
-    skipped = [
-        Problem(str(p), 0, "-", f"not read: in a sub-folder of {folder} (give its own path to read it)")
-        for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-        for p in sorted(sub.rglob("*"))
-        if p.is_file() and _data_format(p)
-    ]
-    return files, skipped
+def refusal(path: Path | str, error: files.FileRefused) -> Problem:
+    """A file ``files.py`` refused (a FIFO, a symlink leaving the folder...) as a ``file:0:-`` problem."""
+    return Problem(str(path), 0, "-", str(error).removeprefix(f"{path}: "))
+
+
+def _is_data_file(path: Path) -> bool:
+    return _data_format(path) is not None
+
+
+def _folder_files(folder: Path) -> tuple[list[Path], list[Problem], list[Problem]]:
+    """The data files of ``folder`` (any suffix case, regular files or symlinks staying inside it); a
+    problem for each data file there that is refused (not a regular file, a symlink leading out); and a
+    problem naming each data file left unread because it sits in a real sub-folder (a benchmark's data
+    is one level: its sub-folders hold images or other data sets, e.g. EcomEval's ``judge_meta``).
+    Symlinked sub-folders are never walked: ``images -> /usr`` names nothing of ``/usr``."""
+    found = files.folder_files(folder, match=_is_data_file)
+    refused = [refusal(path, error) for path, error in files.refused_entries(folder, match=_is_data_file)]
+    skipped: list[Problem] = []
+    for sub in files.sub_folders(folder):
+        if sub.name.startswith("."):
+            continue
+        try:
+            nested = files.folder_files(sub, recursive=True, match=_is_data_file)
+        except files.FileRefused as error:
+            skipped.append(refusal(sub, error))
+            continue
+        note = f"not read: in a sub-folder of {folder} (give its own path to read it)"
+        skipped.extend(Problem(str(p), 0, "-", note) for p in nested)
+    return found, refused, skipped
+
+
+def _local_files(path: Path) -> tuple[list[Path], list[Problem]]:
+    """The files :func:`load_rows` reads from the local ``path`` (a refused or missing one, or a folder
+    without data files, is a problem naming it), and the skipped data files of a folder's sub-folders."""
+    if not path.is_dir():
+        try:
+            return [files.regular_file(path)], []
+        except files.FileRefused as error:
+            raise DataValidationError([refusal(path, error)]) from None
+    try:
+        found, refused, skipped = _folder_files(path)
+    except files.FileRefused as error:
+        raise DataValidationError([refusal(path, error)]) from None
+    if refused:
+        raise DataValidationError(refused)
+    if not found:
+        raise DataValidationError([Problem(str(path), 0, "-", "folder holds no .jsonl, .json, .csv or .parquet file")])
+    return found, skipped
 
 
 def _data_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    files, _ = _folder_files(path)
-    if not files:
-        raise DataValidationError([Problem(str(path), 0, "-", "folder holds no .jsonl, .json, .csv or .parquet file")])
-    return files
+    return _local_files(path)[0]
 
 
 def data_files(data: str | os.PathLike[str]) -> list[Path]:
@@ -146,53 +181,37 @@ def data_files(data: str | os.PathLike[str]) -> list[Path]:
     return _data_files(Path(os.fspath(data)).expanduser())
 
 
-def _not_utf8(path: Path, line: int, offset: int, raw: bytes, exc: UnicodeDecodeError) -> Problem:
-    return Problem(
-        str(path), line, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {offset + exc.start}"
-    )
-
-
-def _json_lines(path: Path) -> list[dict[str, Any]]:
+def _json_lines(path: Path, inside: Path | None) -> list[dict[str, Any]]:
     """The objects of a JSON Lines file; a broken line is a ``file:line`` problem (every one is listed).
 
-    Read with the standard library rather than ``datasets``: each line has to be
-    parsed anyway to say which one is broken, the values stay as written (a
-    column may mix a category id and a name, which an Arrow schema refuses), and
-    a small file does not pay for building an Arrow cache. Lines are decoded one
-    by one so that a byte that is not UTF-8 is reported with its line and offset.
+    Read with :func:`ecom_tasks.files.json_lines` rather than ``datasets``: each
+    line has to be parsed anyway to say which one is broken (not UTF-8, with its
+    byte offset; not JSON; nested too deep; a huge integer; ``NaN``), the values
+    stay as written (a column may mix a category id and a name, which an Arrow
+    schema refuses), and a small file does not pay for building an Arrow cache.
     """
+    values, problems = files.json_lines(path, inside=inside)
     records: list[dict[str, Any]] = []
-    problems: list[Problem] = []
-    offset = 0
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            start, offset = offset, offset + len(raw)
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                problems.append(_not_utf8(path, number, start, raw, exc))
-                continue
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(str(path), number, "-", f"not valid JSON: {exc.msg}"))
-                continue
-            if not isinstance(value, dict):
-                problems.append(Problem(str(path), number, "-", "a JSON line must be an object"))
-                continue
+    for number, value in values:
+        if isinstance(value, dict):
             records.append(value)
+        else:
+            problems.append(Problem(str(path), number, "-", "a JSON line must be an object"))
     if problems:
-        raise DataValidationError(problems)
+        raise DataValidationError(sorted(problems, key=lambda p: p.row))
     return records
 
 
-def _csv_problem(path: Path) -> Problem | None:
+def _no_rows(path: Path) -> Problem:
+    return Problem(str(path), 0, "-", "no records: the file holds no data rows")
+
+
+def _csv_problem(path: Path, inside: Path | None) -> Problem | None:
     """Where a CSV file ``datasets`` could not read goes wrong, found with the standard library: the first
-    byte that is not UTF-8, or the first record with more fields than the header. Rows are counted as
-    records after the header (as in ``file:row:field`` problems); the message gives the line too."""
-    raw = path.read_bytes()
+    byte that is not UTF-8, the first record with more fields than the header, or no record after the
+    header. Rows are counted as records after the header (as in ``file:row:field`` problems); the message
+    gives the line too."""
+    raw = files.read_bytes(path, inside=inside)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -204,11 +223,13 @@ def _csv_problem(path: Path) -> Problem | None:
             str(path), row, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} (line {line})"
         )
     reader = csv.reader(io.StringIO(text))
+    records = 0
     try:
         header = next(reader, None)
         if header is None:
-            return None
+            return _no_rows(path)
         for number, record in enumerate(reader, start=1):
+            records += bool(record)  # blank lines are no records
             if len(record) > len(header):
                 return Problem(
                     str(path),
@@ -218,29 +239,41 @@ def _csv_problem(path: Path) -> Problem | None:
                 )
     except csv.Error as exc:
         return Problem(str(path), max(1, reader.line_num - 1), "-", f"not valid CSV: {exc} (line {reader.line_num})")
-    return None
+    return None if records else _no_rows(path)
 
 
-def _load_file(path: Path) -> Iterator[Row]:
+def _load_file(path: Path, inside: Path | None = None) -> list[Row]:
+    """The rows of one data file (``inside``: the folder it was listed from, which it must not leave)."""
     fmt = _data_format(path)
     if fmt is None:
         raise DataValidationError([Problem(str(path), 0, "-", f"unsupported file type {path.suffix!r}")])
+    try:
+        # Checked before ``datasets`` opens it: a FIFO would hang it, a device feed it forever.
+        files.regular_file(path, inside=inside)
+        if not path.stat().st_size:
+            raise DataValidationError([Problem(str(path), 0, "-", "no records: the file is empty")])
+        rows = _read_rows(path, fmt, inside)
+    except files.FileRefused as error:
+        raise DataValidationError([refusal(path, error)]) from None
+    if not rows:
+        raise DataValidationError([_no_rows(path)])
+    return rows
+
+
+def _read_rows(path: Path, fmt: str, inside: Path | None) -> list[Row]:
     if fmt == "json":
-        for index, values in enumerate(_json_lines(path), start=1):
-            yield Row(str(path), index, values)
-        return
+        return [Row(str(path), index, values) for index, values in enumerate(_json_lines(path, inside), start=1)]
     import datasets
 
     try:
         dataset = datasets.load_dataset(fmt, data_files=str(path), split="train")
     except Exception as exc:  # datasets raises many types for unreadable input
-        found = _csv_problem(path) if fmt == "csv" else None
+        found = _csv_problem(path, inside) if fmt == "csv" else None
         cause = exc.__cause__ or exc
         raise DataValidationError(
             [found or Problem(str(path), 0, "-", f"could not be read as {fmt}: {type(cause).__name__}: {cause}")]
         ) from exc
-    for index, values in enumerate(dataset, start=1):
-        yield Row(str(path), index, dict(values))
+    return [Row(str(path), index, dict(values)) for index, values in enumerate(dataset, start=1)]
 
 
 #: A Hugging Face dataset id: ``name`` or ``owner/name``.
@@ -270,13 +303,18 @@ def load_rows(data: str | os.PathLike[str]) -> list[Row]:
     """
     path = Path(os.fspath(data)).expanduser()
     if path.exists():
-        if path.is_dir():
-            _, skipped = _folder_files(path)
-            for problem in skipped:
-                warnings.warn(SkippedFilesWarning(str(problem)), stacklevel=2)
+        found, skipped = _local_files(path)
+        for problem in skipped:
+            warnings.warn(SkippedFilesWarning(str(problem)), stacklevel=2)
         rows: list[Row] = []
-        for file in _data_files(path):
-            rows.extend(_load_file(file))
+        problems: list[Problem] = []
+        for file in found:
+            try:
+                rows.extend(_load_file(file, inside=path if path.is_dir() else None))
+            except DataValidationError as exc:  # every file's problems, listed together
+                problems.extend(exc.problems)
+        if problems:
+            raise DataValidationError(problems)
         return rows
     if looks_like_local_path(data):
         raise DataValidationError(

@@ -321,12 +321,12 @@ def sub_folders(folder: PathLike) -> list[Path]:
     return sorted(Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
 
 
-def refused_entries(folder: PathLike, *, match: Callable[[Path], bool] | None = None) -> list[FileRefused]:
-    """What reading each entry of ``folder`` (not of its sub-folders) that :func:`folder_files` leaves out
-    would raise: a FIFO, socket or device, or a symlink that leaves the folder, dangles or names no regular
-    file. Only entries ``match`` takes; real sub-folders are not entries here. For naming what is not read."""
+def refused_entries(folder: PathLike, *, match: Callable[[Path], bool] | None = None) -> list[tuple[Path, FileRefused]]:
+    """Each entry of ``folder`` (not of its sub-folders) that :func:`folder_files` leaves out, with what
+    reading it would raise: a FIFO, socket or device, or a symlink that leaves the folder, dangles or
+    names no regular file. Only entries ``match`` takes; real sub-folders are not entries here."""
     root = Path(folder)
-    refused: list[FileRefused] = []
+    refused: list[tuple[Path, FileRefused]] = []
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError as exc:
@@ -339,9 +339,10 @@ def refused_entries(folder: PathLike, *, match: Callable[[Path], bool] | None = 
             try:
                 regular_file(path, inside=root)
             except FileRefused as exc:
-                refused.append(exc)
+                refused.append((path, exc))
         elif not entry.is_file(follow_symlinks=False) and not entry.is_dir(follow_symlinks=False):
-            refused.append(FileRefused(f"{path}: {_kind(path.lstat().st_mode)}, not a regular file: not read"))
+            kind = _kind(path.lstat().st_mode)
+            refused.append((path, FileRefused(f"{path}: {kind}, not a regular file: not read")))
     return refused
 
 

@@ -14,7 +14,8 @@ is fetched here, at load time, with a size cap and a Content-Type check, and
 sent on as a ``data:`` URI, so a dead link is a load-time problem like a
 missing file, never a failure in the middle of a run. Every image opened with
 pillow is capped at :data:`MAX_IMAGE_PIXELS` (a decompression bomb is a problem,
-not a crash).
+not a crash). Image files are opened as ``files.py`` opens files: a FIFO, socket,
+device or folder at an image path is a problem naming it, never a hang.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import io
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from ecom_tasks import files
 from ecom_tasks.data import Problem, Row, parse_flag
 
 #: Pixel cap for every image we open: pillow's default limit (about 89.5 million pixels, e.g.
@@ -62,8 +64,16 @@ OUTSIDE_REFUSED = "leaves the dataset's folder: refused (allow paths outside it 
 URL_REFUSED = "http(s) image URLs are refused (allow them with allow_url_images=true: fetched at load time, at most {cap} MB each)"
 
 
-def image_problem(data: bytes | Path) -> str | None:
-    """None when pillow decodes the image fully within :data:`MAX_IMAGE_PIXELS`, else why it cannot."""
+def image_problem(data: bytes | Path | IO[bytes]) -> str | None:
+    """None when pillow decodes the image fully within :data:`MAX_IMAGE_PIXELS`, else why it cannot.
+
+    A path is opened with :func:`ecom_tasks.files.open_regular` (anything but a regular file: why not)."""
+    if isinstance(data, Path):
+        try:
+            with files.open_regular(data) as handle:
+                return image_problem(handle)
+        except files.FileRefused as exc:
+            return str(exc).removeprefix(f"{data}: ")
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -209,10 +219,10 @@ def resolve_image(
     if path is None:
         return None
     if check:
-        if not path.is_file():
+        if not path.exists():
             problem(f"image file not found: {path}")
             return None
-        reason = image_problem(path)
+        reason = image_problem(path)  # a FIFO or folder there: refused by name, never opened blocking
         if reason:
             problem(f"{path}: {reason}")
             return None

@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.data import data_files
 
 PACKAGE = "ecom_tasks"
@@ -50,16 +51,13 @@ def installed_path(location: str) -> Path:
 @functools.lru_cache(maxsize=64)
 def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
     # Keyed by mtime and size too: a file rewritten in place is hashed again.
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return files.sha256(path)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The file's sha256 (hashed once per path, modification time and size)."""
-    path = Path(path)
+    """The file's sha256 (hashed once per path, modification time and size); only a regular file is
+    hashed (a FIFO or device is refused by name, never read)."""
+    path = files.regular_file(path)
     stat = path.stat()
     return _file_sha256(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 

@@ -13,6 +13,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecom_tasks import files
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 FILE_NAME = "reference_results.csv"
 #: Divisor that turns a printed value into the unit our logs use, by (printed unit, log unit).
@@ -37,8 +39,8 @@ def _read(benchmark: str) -> tuple[tuple[str, ...], tuple[dict[str, str], ...]]:
     path = reference_path(benchmark)
     if not path.exists():
         return (), ()
-    with path.open(encoding="utf-8", newline="") as fh:
-        lines = [line for line in fh if not line.startswith("#")]
+    text = files.read_text(path)
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("#")]
     reader = csv.DictReader(lines)
     return tuple(reader.fieldnames or ()), tuple(reader)
 

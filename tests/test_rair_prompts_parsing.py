@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.model import ContentImage
 
+from ecom_tasks import files
 from ecom_tasks.inspect_evals.rair import rair_dataset
 from ecom_tasks.plugins import baseline_reply
 from ecom_tasks.rair.baseline import judge, read_prompt, respond_rair
@@ -111,14 +112,14 @@ def test_a_rules_file_is_read_once_per_version(tmp_path, monkeypatch):
     path = tmp_path / "my_rules.txt"
     path.write_text("Rule one: brand must match.\n", encoding="utf-8")
     reads = []
-    original = Path.read_bytes
+    original = files.read_bytes
 
-    def counting(self):
-        if self == path:
-            reads.append(self)
-        return original(self)
+    def counting(target, **options):
+        if Path(target) == path:
+            reads.append(target)
+        return original(target, **options)
 
-    monkeypatch.setattr(Path, "read_bytes", counting)
+    monkeypatch.setattr(files, "read_bytes", counting)
     first, second = load_rules(str(path)), load_rules(str(path))
     assert first is second and len(reads) == 1
     path.write_text("Rule one: brand must match.\nRule two: size must match.\n", encoding="utf-8")

@@ -24,7 +24,6 @@ validate`` prints it), never dropped without a word.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import warnings
@@ -32,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.data import (
     DataValidationError,
     Problem,
@@ -212,9 +212,8 @@ def _images(row: Row, problems: list[Problem], check: bool, access: ImageAccess 
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
-            try:
-                value = json.loads(text)  # CSV cells hold the list as JSON
-            except json.JSONDecodeError:
+            value, problem = files.json_problem(text)  # CSV cells hold the list as JSON
+            if problem is not None:
                 problems.append(Problem(row.source, row.index, "images", "starts with '[' but is not a JSON list"))
                 return ()
         else:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
+from ecom_tasks import files
 from ecom_tasks.data import (
     Problem,
     Row,
@@ -76,9 +76,8 @@ def _choices(row: Row, problems: list[Problem]) -> list[str]:
     if value is None and all(letter in row.values for letter in LETTERS):
         value = [row.values[letter] for letter in LETTERS]  # CSV-friendly A/B/C/D columns
     if isinstance(value, str):
-        try:
-            value = json.loads(value)  # CSV cells hold the list as JSON
-        except json.JSONDecodeError:
+        value, problem = files.json_problem(value)  # CSV cells hold the list as JSON
+        if problem is not None:
             problems.append(Problem(row.source, row.index, "choices", "not a list (nor a JSON list)"))
             return []
     if not isinstance(value, (list, tuple)):

@@ -18,13 +18,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks.data import DataValidationError, Problem
+from ecom_tasks import files
+from ecom_tasks.data import DataValidationError, Problem, refusal
 from ecom_tasks.rair.parsing import canonical_dimension
 from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, DIMENSIONS, LANGUAGES, LEVELS
 
@@ -210,14 +210,19 @@ def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> Rul
 
 @functools.cache
 def builtin_rules() -> RuleSet:
-    raw = (resources.files("ecom_tasks") / "rair" / BUILTIN_FILE).read_bytes()
-    ruleset = parse_rules_document(json.loads(raw.decode("utf-8")), BUILTIN)
+    path = Path(str(resources.files("ecom_tasks") / "rair" / BUILTIN_FILE))
+    raw = files.read_bytes(path)
+    ruleset = parse_rules_document(files.parse_json_document(files.decode_utf8(raw, str(path)), str(path)), BUILTIN)
     return dataclasses.replace(ruleset, sha256=hashlib.sha256(raw).hexdigest())
 
 
 def _load_file(path: Path) -> RuleSet:
-    if not path.is_file():
+    if not path.exists():
         raise DataValidationError([Problem(str(path), 0, "rules", "rules file not found")])
+    try:
+        files.regular_file(path)  # a FIFO or device is refused by name, never read
+    except files.FileRefused as exc:
+        raise DataValidationError([refusal(path, exc)]) from None
     stat = path.stat()
     return _parse_file(path, stat.st_mtime_ns, stat.st_size)
 
@@ -226,18 +231,16 @@ def _load_file(path: Path) -> RuleSet:
 # them) apart: one read per file version serves both. An edited file has a new mtime/size key.
 @functools.lru_cache(maxsize=8)
 def _parse_file(path: Path, mtime_ns: int, size: int) -> RuleSet:
-    raw = path.read_bytes()
+    try:
+        raw = files.read_bytes(path)
+    except files.FileRefused as exc:  # replaced by a FIFO since it was checked
+        raise DataValidationError([refusal(path, exc)]) from None
     full_digest = hashlib.sha256(raw).hexdigest()
     digest = full_digest[:12]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataValidationError([Problem(str(path), 0, "rules", f"not UTF-8 text: {exc}")]) from exc
+    text = files.decode_utf8(raw, str(path))
     if path.suffix.lower() == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataValidationError([Problem(str(path), exc.lineno, "-", f"not valid JSON: {exc.msg}")]) from exc
+        # Too deep, a huge integer or NaN is a file:line problem like a syntax error.
+        doc = files.parse_json_document(text, str(path))
         ruleset = parse_rules_document(doc, str(path), version_suffix=f" (sha256:{digest})")
         return dataclasses.replace(ruleset, sha256=full_digest)
     if not text.strip():
