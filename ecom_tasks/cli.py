@@ -202,7 +202,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(format_table(table), end="\n\n")
     from ecom_tasks.report import write_report
 
-    report = write_report([log_dir], Path(log_dir) / "report")
+    # The report folder lies beside the logs it reads, never inside an input: name the logs themselves.
+    report = write_report([*(log.location for log in logs), Path(log_dir) / "lm-eval"], Path(log_dir) / "report")
     print(f"Report (the papers' tables with their published rows beside ours): {report.html}")
     if report.notice:
         print(report.notice)
@@ -296,15 +297,18 @@ def _print_report(result) -> None:
     for path in result.files:
         if path.suffix in (".html", ".md"):
             print(f"  {path}")
+    for problem in result.problems:
+        print(f"report: {problem}", file=sys.stderr)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ecom_tasks.errors import EcomTasksError
     from ecom_tasks.report import parse_formats, write_report
 
     try:
         formats = parse_formats(args.format)
         result = write_report(args.paths, args.out, formats, progress=True)
-    except (ValueError, FileNotFoundError) as exc:
+    except (EcomTasksError, ValueError, FileNotFoundError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
     if result.runs == 0 and result.failed == 0:

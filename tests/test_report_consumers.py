@@ -17,7 +17,7 @@ from pathlib import Path
 from statistics import mean
 
 import pytest
-from test_report_merge import MONBENCH_ARGS, make_log, monbench_metrics, read_table, run_rows
+from test_report_merge import MONBENCH_ARGS, make_log, monbench_metrics, read_table, report_folder, run_rows
 
 from ecom_tasks.report import write_report
 from ecom_tasks.results import INSPECT, LM_EVAL, model_alias
@@ -75,7 +75,7 @@ def test_ecomeval_averages_compare_like_with_like(tmp_path: Path):
         grader="openai/gpt-4.1-mini",
         metadata=meta,
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     table2 = {r["setting"]: r for r in run_rows(out, "ecomeval_table2")}
     table4 = {r["setting"]: r for r in run_rows(out, "ecomeval_table4")}
@@ -110,7 +110,7 @@ def test_an_unreliable_judge_is_flagged_in_md_csv_and_html(tmp_path: Path):
     make_log(
         tmp_path / "good.eval", "ecomeval", ecomeval_metrics(), task_args=ECOMEVAL_ARGS, grader="x/solid", metadata=meta
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     for table in ("ecomeval_table2", "ecomeval_table4", "ecomeval_tasks"):
         rows = {r["setting"]: r["flags"] for r in run_rows(out, table)}
@@ -162,7 +162,7 @@ def test_monbench_rows_name_their_shots_in_both_frameworks(tmp_path: Path):
     make_log(tmp_path / "old.eval", "monbench_cyclic", monbench_metrics(0.25), task_args=args, model="openai/old")
     lm_eval_monbench(tmp_path / "lm" / "new" / "results_2026-01-01T10-00-00.000001.json", 5)
     lm_eval_monbench(tmp_path / "lm" / "old" / "results_2026-01-01T10-00-00.000002.json", None)
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     rows = sorted((r["model"], r["source"], r["setting"]) for r in run_rows(out, "monbench_table2"))
     assert rows == [
@@ -194,7 +194,7 @@ def test_parametric_monbench_labels_count_the_runs_it_made(tmp_path: Path):
     make_log(
         tmp_path / "c.eval", "monbench", monbench_metrics(0.7), task_args={**base, "design": "full", "formats": None}
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     # 24 orderings x 2 formats = 48 runs; 4 rotations x 1 format = 4; the full design 72.
     assert {r["setting"] for r in run_rows(out, "monbench_table2")} == {
@@ -218,7 +218,7 @@ def test_labels_and_settings_read_plainly(tmp_path: Path):
     limited = read_eval_log(str(log))
     limited.eval.config.limit = 10
     write_eval_log(limited, str(log))
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     settings = {r["setting"] for r in run_rows(out, "monbench_table2")}
     assert settings == {
@@ -271,7 +271,7 @@ def test_one_model_across_frameworks_is_one_name(tmp_path: Path):
         "model_args": "model=Qwen/Qwen3-8B,base_url=http://127.0.0.1:8000/v1",
     }
     (tmp_path / "lm" / "results_2026-01-01T10-00-00.000001.json").write_text(json.dumps(results))
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     rows = {(r["model"], r["source"]) for r in run_rows(out, "monbench_table2")}
     assert rows == {("Qwen/Qwen3-8B", "inspect"), ("Qwen/Qwen3-8B", "lm-eval")}
@@ -299,7 +299,7 @@ def test_each_row_states_its_data(tmp_path: Path):
         task_args={**MONBENCH_ARGS, "data": "org/monbench"},
         model="x/hub",
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     rows = {r["model"]: (r["data"], r["flags"]) for r in run_rows(out, "monbench_table2")}
     assert rows == {
@@ -385,7 +385,7 @@ def test_average_columns_are_in_view_at_1400_px(tmp_path: Path):
         task_args={"retriever": "lexical", "mode": "embed"},
         model=long_model,
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, formats="html", plots=False)
     with sync_api.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])

@@ -85,6 +85,11 @@ def monbench_metrics(acc: float) -> dict[str, float]:
     return {"acc": acc, "acc_ci": 0.01, **{f"{t}/acc": acc for t in tasks}}
 
 
+def report_folder(tmp_path: Path) -> Path:
+    """A report folder beside the test's folder of logs: one inside an input it reads is refused."""
+    return tmp_path.with_name(f"{tmp_path.name}-report")
+
+
 def read_table(out: Path, name: str) -> list[dict[str, str]]:
     with (out / "csv" / f"{name}.csv").open(encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
@@ -109,7 +114,7 @@ def test_identical_settings_merge_into_the_latest_run_with_a_count(tmp_path: Pat
         task_args=MONBENCH_ARGS,
         created="2026-01-02T10:00:00+00:00",
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     result = write_report([tmp_path], out, plots=False)
     assert (result.runs, result.failed) == (1, 0)
     [row] = run_rows(out, "monbench_table2")
@@ -130,7 +135,7 @@ def test_different_settings_are_separate_rows_named_by_the_difference(tmp_path: 
     make_log(tmp_path / "a.eval", "monbench_perm", monbench_metrics(0.5), task_args=MONBENCH_ARGS)
     make_log(tmp_path / "b.eval", "monbench_perm", monbench_metrics(0.6), task_args={**MONBENCH_ARGS, "shots": 5})
     make_log(tmp_path / "c.eval", "monbench_cyclic", monbench_metrics(0.7), task_args=MONBENCH_ARGS)
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     rows = {row["setting"]: float(row["acc"]) for row in run_rows(out, "monbench_table2")}
     # The shots are part of MonBench's row label (Table 2 does not state the paper's).
@@ -160,7 +165,7 @@ def test_unfinished_and_failed_runs_are_listed_and_never_enter_a_table(tmp_path:
     lm = tmp_path / "lm" / "some-model"
     lm.mkdir(parents=True)
     (lm / "samples_rair_hard_2026-01-05T10-00-00.123456.jsonl").write_text('{"doc_id": 0}\n')
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     result = write_report([tmp_path], out, plots=False)
     assert (result.runs, result.failed) == (1, 3)
     [row] = run_rows(out, "monbench_table2")
@@ -212,7 +217,7 @@ def test_ecomeval_tables_name_the_judge_and_show_judge_failures(tmp_path: Path):
         grader="anthropic/claude-x",
         metadata={"benchmark": "ecomeval", "scoring": "judge"},
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     table2 = {row["setting"]: row for row in run_rows(out, "ecomeval_table2")}
     assert set(table2) == {"judge openai/gpt-4.1", "judge anthropic/claude-x"}
@@ -255,7 +260,7 @@ def test_rmir_rows_name_mode_and_embedder(tmp_path: Path):
         model="openai/gpt-4o",
         task_args={**embed_args, "mode": "reason_then_embed"},
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     rows = {(r["model"], r["setting"]): r for r in run_rows(out, "rmir_table2")}
     assert set(rows) == {
@@ -280,7 +285,7 @@ def _rair_log(path: Path) -> Path:
 def test_plots_are_embedded_in_the_html_and_written_for_markdown(tmp_path: Path):
     pytest.importorskip("matplotlib")
     _rair_log(tmp_path / "a.eval")
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     result = write_report([tmp_path], out)
     assert result.notice == ""
     pngs = sorted(p.name for p in (out / "plots").glob("*.png"))
@@ -294,7 +299,7 @@ def test_plots_are_embedded_in_the_html_and_written_for_markdown(tmp_path: Path)
 def test_without_matplotlib_the_report_says_how_to_install_it_and_keeps_the_tables(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
     _rair_log(tmp_path / "a.eval")
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     result = write_report([tmp_path], out)
     assert 'pip install "ecom-tasks[plots]"' in result.notice
     assert 'pip install "ecom-tasks\\[plots\\]"' in (out / "report.md").read_text()  # brackets escaped for markdown
@@ -327,7 +332,7 @@ def test_a_preset_and_the_parametric_task_with_the_same_arguments_stay_apart(tmp
         monbench_metrics(0.6),
         task_args={**MONBENCH_ARGS, "task": "all", "design": "full"},
     )
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([tmp_path], out, plots=False)
     rows = {row["setting"]: float(row["acc"]) for row in run_rows(out, "monbench_table2")}
     assert rows == {"perm (72 runs), 0-shot; task=monbench_perm": 0.5, "perm (72 runs), 0-shot; task=monbench": 0.6}
@@ -361,7 +366,7 @@ def test_lm_eval_results_file_names_the_served_model(tmp_path: Path):
     path = tmp_path / "out" / "Qwen__Qwen3-8B" / "results_2026-01-01T10-00-00.000001.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(results))
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     write_report([path], out, plots=False)
     [row] = run_rows(out, "rair_table5")
     # The served model names the row (the alias rule); the run listing keeps lm-eval's own spelling too.
@@ -376,7 +381,7 @@ def test_an_unreadable_log_or_results_file_is_listed_not_skipped(tmp_path: Path)
     make_log(tmp_path / "ok.eval", "monbench_perm", monbench_metrics(0.5), task_args=MONBENCH_ARGS)
     (tmp_path / "broken.eval").write_bytes(b"not a zip file")
     (tmp_path / "results_2026-01-01T10-00-00.000001.json").write_text("{ truncated")
-    out = tmp_path / "report"
+    out = report_folder(tmp_path)
     result = write_report([tmp_path], out, plots=False)
     assert (result.runs, result.failed) == (1, 2)
     listed = {

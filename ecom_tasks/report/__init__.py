@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from ecom_tasks.files import OutputFolder
 from ecom_tasks.report.text import (
     PREFERRED_COLUMNS,
     by_benchmark,
@@ -22,6 +23,7 @@ from ecom_tasks.report.text import (
     inspect_rows,
     lm_eval_rows,
 )
+from ecom_tasks.results import UNREADABLE
 
 FORMATS = ("md", "csv", "html")
 
@@ -46,6 +48,8 @@ class ReportFiles:
     runs: int = 0
     failed: int = 0
     notice: str = ""
+    #: One line per input that could not be read (a FIFO, malformed JSON...), naming the file.
+    problems: list[str] = field(default_factory=list)
 
     @property
     def html(self) -> Path | None:
@@ -68,17 +72,28 @@ def write_report(
     progress: bool = False,
     plots: bool = True,
 ) -> ReportFiles:
-    """Read every run under ``paths``, build the tables and write them to ``out`` (a folder)."""
+    """Read every run under ``paths``, build the tables and write them to ``out`` (a folder).
+
+    Every file is written through :class:`ecom_tasks.files.OutputFolder`: inside ``out``, never through
+    a symlink planted there, and ``out`` is refused when it is a file, or is or lies inside an input.
+    """
     from ecom_tasks.report import plots as plotting
     from ecom_tasks.report import render
     from ecom_tasks.report.runs import merge_runs, read_runs
     from ecom_tasks.report.tables import build_tables
 
     chosen = parse_formats(formats)
-    out = Path(out)
-    merged, failed = merge_runs(read_runs(paths, progress=progress))
+    inputs = [Path(p) for p in paths]
+    folder = OutputFolder(out, inputs=inputs, what="report folder")
+    folder.check_writable()  # before reading every log
+    merged, failed = merge_runs(read_runs(inputs, progress=progress))
     tables = build_tables(merged)
-    result = ReportFiles(out, tables=len(tables), runs=len(merged), failed=len(failed))
+    result = ReportFiles(folder.root, tables=len(tables), runs=len(merged), failed=len(failed))
+    result.problems = [
+        run.error if run.source in run.error else f"{run.source}: {run.error}"
+        for run in failed
+        if run.status == UNREADABLE
+    ]
 
     images: dict[str, bytes] = {}
     if plots and any(t.plot for t in tables) and ("md" in chosen or "html" in chosen):
@@ -90,48 +105,41 @@ def write_report(
         else:
             result.notice = f"No figures: {plotting.INSTALL_HINT}. The tables are complete."
 
-    out.mkdir(parents=True, exist_ok=True)
-    place = _Placement(out)
+    place = _Placement()
+
+    def write(name: str, data: bytes) -> str:
+        relative = place(name)
+        result.files.append(folder.write_bytes(relative, data))
+        return relative
+
     plot_paths: dict[str, str] = {}
     if "md" in chosen:
         for slug, png in images.items():
-            path = place(f"plots/{slug}.png")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(png)
-            plot_paths[slug] = path.relative_to(out).as_posix()
-            result.files.append(path)
-        result.files.append(
-            render.write_text(place("report.md"), render.markdown(tables, merged, failed, plot_paths, result.notice))
-        )
+            plot_paths[slug] = write(f"plots/{slug}.png", png)
+        text = render.markdown(tables, merged, failed, plot_paths, result.notice)
+        write("report.md", text.encode("utf-8"))
     if "csv" in chosen:
         for table in tables:
-            result.files.append(render.write_text(place(f"csv/{table.slug}.csv"), render.table_csv(table)))
-        result.files.append(render.write_text(place("csv/runs.csv"), render.runs_csv(merged, failed)))
+            write(f"csv/{table.slug}.csv", render.table_csv(table).encode("utf-8"))
+        write("csv/runs.csv", render.runs_csv(merged, failed).encode("utf-8"))
     if "html" in chosen:
-        result.files.append(
-            render.write_text(place("report.html"), render.html_page(tables, merged, failed, images, result.notice))
-        )
+        write("report.html", render.html_page(tables, merged, failed, images, result.notice).encode("utf-8"))
     return result
 
 
 class _Placement:
-    """Where each written file goes: inside ``out`` (checked after resolving links and ``..``), and
-    never twice at one path (a name already taken gets ``-2``, ``-3``...). Table file names come
-    from benchmark names in the logs, made safe by ``ecom_tasks.tables.file_slug``; this is the last guard."""
+    """The name each written file gets below the report folder: never twice the same (a name already
+    taken gets ``-2``, ``-3``...). Table file names come from benchmark names in the logs, made safe by
+    ``ecom_tasks.tables.file_slug``; :class:`~ecom_tasks.files.OutputFolder` keeps every write inside."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = out
-        self.root = out.resolve()
-        self.taken: set[Path] = set()
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
 
-    def __call__(self, relative: str) -> Path:
-        path = self.out / relative
+    def __call__(self, relative: str) -> str:
+        path = PurePosixPath(relative)
         stem, suffix, number = path.stem, path.suffix, 1
-        while path.resolve() in self.taken:
+        while path.as_posix() in self.taken:
             number += 1
             path = path.with_name(f"{stem}-{number}{suffix}")
-        resolved = path.resolve()
-        if not resolved.is_relative_to(self.root):
-            raise ValueError(f"refusing to write {resolved}: outside the report folder {self.root}")
-        self.taken.add(resolved)
-        return path
+        self.taken.add(path.as_posix())
+        return path.as_posix()

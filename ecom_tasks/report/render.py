@@ -22,12 +22,12 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup
 
+from ecom_tasks.files import dumps_strict
 from ecom_tasks.report import templates
 from ecom_tasks.results import MergedRun, Run
 from ecom_tasks.tables import FIXTURE_FLAG, UNRELIABLE_FLAG, Column, Row, Table, file_slug, readable
@@ -224,7 +224,7 @@ def _settings_json(settings: Sequence[tuple[str, str]]) -> str:
                 decoded[key] = json.loads(value)
             except json.JSONDecodeError:
                 pass
-    return json.dumps(decoded, sort_keys=True, ensure_ascii=False)
+    return dumps_strict(decoded, sort_keys=True, ensure_ascii=False)
 
 
 def run_records(merged: Sequence[MergedRun], failed: Sequence[Run]) -> list[dict[str, object]]:
@@ -379,9 +379,3 @@ def html_page(
         sections=sections(tables, headline_first=True, images=uris),
         runs=runs_view(merged, failed, list(RUN_HEADERS)),
     )
-
-
-def write_text(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path

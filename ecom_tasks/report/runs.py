@@ -40,6 +40,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ecom_tasks import files
+from ecom_tasks.errors import EcomTasksError
 from ecom_tasks.results import (
     BENCHMARKS,
     FIXTURES,
@@ -165,21 +167,23 @@ def inspect_run(log: Any, source: str) -> Run:
     )
 
 
-def _inspect_logs(paths: Sequence[Path]) -> list[str]:
-    from inspect_ai.log import list_eval_logs
+#: Inspect's own rule for a log's file name: any ``.eval``; a ``.json`` named from its ISO timestamp.
+_INSPECT_JSON_LOG = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json$")
 
-    found: list[str] = []
-    for path in paths:
-        if path.is_dir():
-            found += [info.name for info in list_eval_logs(str(path), recursive=True)]
-        elif (
-            path.suffix in (".eval", ".json")
-            and not _RESULTS_FILE.match(path.name)
-            and not _JUDGED_FILE.match(path.name)
-        ):
-            # absolute(): a relative path has no file URI (``report logs/run.eval``).
-            found.append(path.absolute().as_uri())
-    return found
+
+def _is_inspect_log(path: Path, *, given: bool) -> bool:
+    """An Inspect log: a ``.eval`` file, or a ``.json`` one that is not an lm-eval or judge results file
+    (named by the user, or found in a folder under Inspect's timestamped name)."""
+    if path.suffix == ".eval":
+        return True
+    if path.suffix != ".json" or _RESULTS_FILE.match(path.name) or _JUDGED_FILE.match(path.name):
+        return False
+    return given or bool(_INSPECT_JSON_LOG.match(path.name))
+
+
+def _inspect_logs(files: Sequence[tuple[Path, bool]]) -> list[str]:
+    # A plain absolute path: a file URI would percent-encode the '+' of Inspect's own log names.
+    return [str(path.absolute()) for path, given in files if _is_inspect_log(path, given=given)]
 
 
 def read_inspect_logs(locations: Sequence[str], progress: Any = None) -> list[Run]:
@@ -202,7 +206,9 @@ def read_inspect_logs(locations: Sequence[str], progress: Any = None) -> list[Ru
 
 def _unreadable(location: str, framework: str, exc: BaseException) -> Run:
     name = Path(_display_path(location)).name
-    message = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+    # Our own refusals name the file and say why; anything else keeps its exception's name.
+    text = str(exc) if isinstance(exc, EcomTasksError) else f"{type(exc).__name__}: {exc}"
+    message = (text.strip().splitlines() or [type(exc).__name__])[0]
     return Run("", name, framework, "?", (), {}, UNREADABLE, _display_path(location), error=message)
 
 
@@ -308,16 +314,14 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
     return runs
 
 
-def _lm_eval_files(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+def _lm_eval_files(files: Sequence[tuple[Path, bool]]) -> tuple[list[Path], list[Path]]:
     results: list[Path] = []
     samples: list[Path] = []
-    for path in paths:
-        candidates = sorted(path.rglob("*.json*")) if path.is_dir() else [path]
-        for candidate in candidates:
-            if _RESULTS_FILE.match(candidate.name) or _JUDGED_FILE.match(candidate.name):
-                results.append(candidate)
-            elif _SAMPLES_FILE.match(candidate.name):
-                samples.append(candidate)
+    for path, _given in files:
+        if _RESULTS_FILE.match(path.name) or _JUDGED_FILE.match(path.name):
+            results.append(path)
+        elif _SAMPLES_FILE.match(path.name):
+            samples.append(path)
     return results, samples
 
 
@@ -365,8 +369,10 @@ def read_lm_eval(results_files: Sequence[Path], samples_files: Sequence[Path], p
         if found:
             finished.add((path.parent, found["stamp"]))
         try:
-            with path.open(encoding="utf-8") as fh:
-                data = json.load(fh)
+            # lm-eval writes a metric that does not apply as a bare NaN: read, never written back.
+            data = files.read_json(path, allow_nan=True)
+            if not isinstance(data, dict):
+                raise ValueError(f"{path}: a JSON {type(data).__name__}, not an lm-eval results object")
             runs += [judged_run(data, str(path))] if _JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             runs.append(_unreadable(str(path), LM_EVAL, exc))
@@ -398,22 +404,41 @@ def read_lm_eval(results_files: Sequence[Path], samples_files: Sequence[Path], p
 # --- both ------------------------------------------------------------------------
 
 
+def _input_files(items: Sequence[Path]) -> tuple[list[tuple[Path, bool]], list[Run]]:
+    """(file, named by the user) for every regular file given or found below a folder given, and an
+    unreadable run for each path given that is not a regular file or folder (a FIFO is never opened).
+    A folder walk never descends a symlinked folder and skips anything that is not a regular file."""
+    found: list[tuple[Path, bool]] = []
+    refused: list[Run] = []
+    for path in items:
+        if path.is_dir():
+            found += [(p, False) for p in files.folder_files(path, recursive=True)]
+            continue
+        try:
+            found.append((files.regular_file(path), True))
+        except files.FileRefused as exc:
+            framework = LM_EVAL if _RESULTS_FILE.match(path.name) or _JUDGED_FILE.match(path.name) else INSPECT
+            refused.append(_unreadable(str(path), framework, exc))
+    return found, refused
+
+
 def read_runs(paths: Iterable[str | Path], *, progress: bool = False) -> list[Run]:
     """Every run under ``paths`` (Inspect logs, lm-eval result folders or files, or folders of both)."""
     items = [Path(p) for p in paths]
-    missing = [str(p) for p in items if not p.exists()]
+    missing = [str(p) for p in items if not p.exists() and not p.is_symlink()]
     if missing:
-        raise FileNotFoundError(f"no such file or folder: {', '.join(missing)}")
-    inspect_locations = _inspect_logs(items)
-    results_files, samples_files = _lm_eval_files(items)
+        raise files.FileRefused(f"no such file or folder: {', '.join(missing)}")
+    found, refused = _input_files(items)
+    inspect_locations = _inspect_logs(found)
+    results_files, samples_files = _lm_eval_files(found)
     if not progress:
-        return read_inspect_logs(inspect_locations) + read_lm_eval(results_files, samples_files)
+        return refused + read_inspect_logs(inspect_locations) + read_lm_eval(results_files, samples_files)
     from rich.console import Console
     from rich.progress import Progress
 
     # On stderr: stdout keeps only where the files went.
     with Progress(console=Console(stderr=True), transient=True) as bar:
-        return read_inspect_logs(inspect_locations, bar) + read_lm_eval(results_files, samples_files, bar)
+        return refused + read_inspect_logs(inspect_locations, bar) + read_lm_eval(results_files, samples_files, bar)
 
 
 def _same(a: float, b: float) -> bool:
