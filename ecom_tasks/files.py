@@ -350,12 +350,18 @@ def refused_entries(folder: PathLike, *, match: Callable[[Path], bool] | None = 
 
 
 def load_npz(
-    path: PathLike, expected: dict[str, tuple[str, int]], *, max_items: int, inside: PathLike | None = None
+    path: PathLike,
+    expected: dict[str, tuple[str, int]],
+    *,
+    max_items: int,
+    inside: PathLike | None = None,
+    max_bytes: int | None = None,
 ) -> dict[str, Any]:
     """The arrays of an ``.npz`` file, each checked from its header before its data is read.
 
     ``expected`` maps each array name to (dtype kind, number of dimensions), e.g. ``{"vectors": ("f", 2)}``;
     an array of another kind, rank, or more than ``max_items`` elements is refused, as is any other member.
+    ``max_bytes`` bounds each array's data too (a string dtype declares its own item size: ``S100000000``).
     """
     import numpy as np
     from numpy.lib import format as npy_format
@@ -388,6 +394,8 @@ def load_npz(
                     count = math.prod(shape)
                     if count > max_items:
                         raise refuse(f"array {name!r} declares shape {shape} ({count} elements, more than {max_items})")
+                    if max_bytes is not None and count * dtype.itemsize > max_bytes:
+                        raise refuse(f"array {name!r} declares {count * dtype.itemsize} bytes, more than {max_bytes}")
                     raw = member.read(count * dtype.itemsize + 1)
                     if len(raw) != count * dtype.itemsize:
                         raise refuse(f"array {name!r}: {len(raw)} bytes of data for shape {shape}")

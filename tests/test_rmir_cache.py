@@ -135,8 +135,9 @@ def test_a_corrupt_embedder_json_is_named_and_rewritten(tmp_path, caplog, conten
     again = Embedder()
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         vectors = embed_pool(again, inputs, root=tmp_path)
-    # Every shard records its embedder: nothing needs embedding again.
-    assert (vectors.embedded, again.embedded) == (0, 0)
+    # Every shard records its embedder: no pool item needs embedding again; one item is embedded to learn
+    # the width from the embedder itself (never from a shard), and embedder.json is rewritten with it.
+    assert (vectors.embedded, vectors.cached, again.embedded) == (0, 60, 1)
     np.testing.assert_allclose(vectors.matrix, expected(again, inputs), rtol=1e-6)
     (warning,) = warnings_of(caplog)
     assert str(meta) in warning
@@ -253,7 +254,16 @@ def read_only(monkeypatch):
 
             return call
 
+        def guard_os_open(real):
+            def call(path, flags, *args, **kwargs):
+                if str(path).startswith(inside) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                    raise PermissionError(errno.EACCES, "Permission denied", str(path))
+                return real(path, flags, *args, **kwargs)
+
+            return call
+
         monkeypatch.setattr(os, "mkdir", guard(os.mkdir, False))
+        monkeypatch.setattr(os, "open", guard_os_open(os.open))  # tempfile.mkstemp creates files with it
         monkeypatch.setattr(io, "open", guard(io.open, True))
         monkeypatch.setattr(builtins, "open", guard(builtins.open, True))
 

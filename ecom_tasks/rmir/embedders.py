@@ -54,6 +54,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ecom_tasks import files
+
 logger = logging.getLogger(__name__)
 
 ROLES = ("query", "pool")
@@ -80,7 +82,7 @@ class EmbedInput:
             elif self.image.startswith(("http://", "https://")):
                 digest.update(b"url\0" + self.image.encode("utf-8"))
             else:
-                digest.update(Path(self.image).read_bytes())
+                digest.update(files.read_bytes(self.image))  # a regular file: a FIFO there never blocks
         return digest.hexdigest()
 
 
@@ -116,7 +118,7 @@ def image_bytes(image: str) -> tuple[bytes, str]:
         return (base64.b64decode(payload) if header.endswith(";base64") else payload.encode()), mime
     path = Path(image)
     mime = mimetypes.guess_type(path.name)[0] or "image/png"
-    return path.read_bytes(), mime
+    return files.read_bytes(path), mime
 
 
 def image_url(image: str) -> str:

@@ -10,12 +10,23 @@ concurrent runs can fill disjoint shards, or the same ones, independently
 (:func:`fill_pool_cache`). Files are never modified or deleted once renamed.
 
 Readers take only finished files (``<32 hex>.npz``; in-flight and leftover
-temporary files are never opened). Every shard file records the embedder id
-that wrote it. A file that cannot be read, has the wrong shape, or was
-written by another embedder is skipped: its items are embedded again, and one
-warning names every skipped file (``PoolVectors.skipped``). So is a corrupt
-``embedder.json`` (it is rewritten). A cache folder that cannot be written is
-a :class:`CacheError` naming it, unless the run reads only (``writable=False``).
+temporary files are never opened), as regular files (a symlink or a FIFO in
+their place is named and not read), each checked from its header before its
+data is read (at most as many rows as a batch or the pool holds, of the
+recorded width). Every shard file records the embedder id that wrote it. A
+file that cannot be read, has the wrong shape, or was written by another
+embedder is skipped: its items are embedded again, and one warning names
+every skipped file (``PoolVectors.skipped``).
+
+``embedder.json`` (the embedder's id and vector width) is written from the
+embedder's own vectors, never from a shard's contents. When it is missing or
+unreadable, the width is taken from the embedder again (its first batch, or
+one cached item embedded again) and a shard of another width is a
+:class:`CacheError` naming it. Every write goes through
+:class:`ecom_tasks.files.OutputFolder` rooted at the cache root (never
+through a symlink). A cache folder that cannot be written is a
+:class:`CacheError` naming it, found before the first embedding call, unless
+the run reads only (``writable=False``).
 
 Search: a blocked matrix product (a block of queries against a block of the
 pool at a time; never the full queries x pool score matrix at scale) with an
@@ -28,10 +39,10 @@ merged across pool blocks; equal scores are ranked in pool order. ``faiss``
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
+import stat
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from ecom_tasks.data import ConfigurationError
+from ecom_tasks import files
+from ecom_tasks.data import ConfigurationError, DataValidationError
 from ecom_tasks.rmir.embedders import EmbedInput, pool_cache_id
 from ecom_tasks.rmir.variants import parse_cache
 
@@ -115,6 +127,13 @@ def check_vectors(
 SHARD_FILE = re.compile(r"^[0-9a-f]{32}\.npz$")
 #: Skipped files named in full in the warning; the rest are counted.
 SHOWN_SKIPS = 5
+#: A shard file is written by one batch, so it holds at most a batch's rows: a file declaring more
+#: than this many rows, or than the pool has items, whichever is more, is refused from its header.
+MIN_SHARD_ROWS = 1 << 12
+#: The widest vectors read while ``embedder.json`` does not say the width.
+MAX_UNKNOWN_DIM = 1 << 14
+#: The arrays of a shard file: (dtype kind, dimensions).
+SHARD_ARRAYS = {"keys": ("S", 1), "vectors": ("f", 2), "embedder": ("U", 0)}
 
 
 class EmbeddingCache:
@@ -122,74 +141,98 @@ class EmbeddingCache:
 
     ``writable=False`` reads what is there and writes nothing. ``skipped``
     lists ``(path, reason)`` for every file that was not used.
+
+    ``embedder.json`` records the embedder's id and vector width; only the
+    embedder's own vectors write it (the first batch put in the cache), never a
+    shard's contents. While it is missing or unreadable, shards of any one width
+    are read and :meth:`check_widths` holds them against the embedder's vectors.
     """
 
     def __init__(self, embedder_id: str, root: Path | None = None, *, writable: bool = True) -> None:
         self.embedder_id = embedder_id
         self.writable = writable
-        self.dir = (
-            (root or cache_root()) / "rmir" / "embeddings" / hashlib.sha256(embedder_id.encode()).hexdigest()[:32]
-        )
+        self.root = Path(root or cache_root()).expanduser()
+        self.relative = Path("rmir", "embeddings", hashlib.sha256(embedder_id.encode()).hexdigest()[:32])
+        self.dir = self.root / self.relative
         self.meta_path = self.dir / "embedder.json"
         self.dim: int | None = None
-        self._meta_ok = False
         self.skipped: list[tuple[Path, str]] = []
+        #: Files whose vectors were used while the width was unknown, with their width.
+        self._widths: dict[Path, int] = {}
+        self._output: files.OutputFolder | None = None
         self._read_meta()
+
+    @property
+    def meta_ok(self) -> bool:
+        """Whether ``embedder.json`` named this embedder and its width."""
+        return self.dim is not None
 
     def _skip(self, path: Path, reason: str) -> None:
         self.skipped.append((path, reason))
 
+    @staticmethod
+    def _reason(path: Path, exc: Exception) -> str:
+        """An error's message without the path it starts with (the warning names the path)."""
+        text = str(exc)
+        return text.removeprefix(f"{path}: ")
+
     def _read_meta(self) -> None:
         try:
-            text = self.meta_path.read_text(encoding="utf-8")
+            mode = self.meta_path.lstat().st_mode
         except (FileNotFoundError, NotADirectoryError):
             return
-        except (OSError, UnicodeDecodeError) as exc:
-            self._skip(self.meta_path, f"unreadable ({exc}); it is rewritten")
+        except OSError as exc:
+            self._skip(self.meta_path, f"unreadable ({exc.strerror}); it is rewritten")
+            return
+        if stat.S_ISLNK(mode):
+            self._skip(self.meta_path, "a symbolic link: not read; it is replaced by a file")
             return
         try:
-            meta = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self._skip(self.meta_path, f"not valid JSON ({exc}); it is rewritten")
+            meta = files.read_json(self.meta_path, inside=self.root)
+        except (files.FileRefused, DataValidationError) as exc:
+            self._skip(self.meta_path, f"unreadable ({self._reason(self.meta_path, exc)}); it is rewritten")
             return
         dim = meta.get("dim") if isinstance(meta, dict) else None
         if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
-            self._skip(self.meta_path, f"not an embedder record ({text[:80]!r}); it is rewritten")
+            self._skip(self.meta_path, f"not an embedder record ({files.dumps_strict(meta)[:80]!r}); it is rewritten")
             return
         if meta.get("id") != self.embedder_id:
             self._skip(
                 self.meta_path, f"belongs to embedder {meta.get('id')!r}, not {self.embedder_id!r}; it is rewritten"
             )
             return
-        self.dim, self._meta_ok = dim, True
+        self.dim = dim
 
     @staticmethod
     def shard(content_hash: str) -> str:
         return content_hash[:SHARD_DIGITS]
 
-    def _read(self, path: Path) -> tuple[np.ndarray, np.ndarray] | None:
-        """A shard file's keys and vectors, or None (recorded in ``skipped``) when it cannot be used."""
+    def _read(self, path: Path, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """A shard file's keys and vectors, or None (recorded in ``skipped``) when it cannot be used.
+        Its header is checked before its data is read: at most ``max_rows`` rows of the known width."""
+        if path.is_symlink():
+            self._skip(path, "a symbolic link: not read (a shard is read only as a regular file)")
+            return None
+        width = self.dim or MAX_UNKNOWN_DIM
         try:
-            with np.load(path, allow_pickle=False) as data:
-                keys, vectors = data["keys"], data["vectors"]
-                owner = str(data["embedder"]) if "embedder" in data.files else None
-        except FileNotFoundError:
+            arrays = files.load_npz(
+                path,
+                SHARD_ARRAYS,
+                max_items=max_rows * width,
+                max_bytes=max_rows * width * 8,
+                inside=self.root,
+            )
+        except files.FileRefused as exc:
+            if not path.exists() and not path.is_symlink():
+                return None  # gone since the folder was listed
+            self._skip(path, f"unreadable ({self._reason(path, exc)})")
             return None
-        except (
-            Exception
-        ) as exc:  # a truncated or foreign file fails in many ways (BadZipFile, EOFError, KeyError, ValueError...)
-            self._skip(path, f"unreadable ({type(exc).__name__}: {exc})")
-            return None
-        if owner is None:
-            self._skip(path, "records no embedder id (written by an older version)")
-            return None
+        keys, vectors, owner = arrays["keys"], arrays["vectors"], str(arrays["embedder"])
         if owner != self.embedder_id:
             self._skip(path, f"written by embedder {owner!r}")
             return None
         if (
-            keys.ndim != 1
-            or vectors.ndim != 2
-            or vectors.shape[0] != keys.shape[0]
+            vectors.shape[0] != keys.shape[0]
             or vectors.shape[1] < 1
             or (self.dim is not None and vectors.shape[1] != self.dim)
         ):
@@ -201,15 +244,17 @@ class EmbeddingCache:
         if not np.isfinite(vectors).all():
             self._skip(path, "holds NaN or infinite values")
             return None
-        if self.dim is None:  # embedder.json lost: the first good shard of this embedder says the width
-            self.dim = int(vectors.shape[1])
         return keys, vectors
 
     def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         wanted = set(hashes)
+        max_rows = max(len(wanted), MIN_SHARD_ROWS)
         found: dict[str, np.ndarray] = {}
         for shard in sorted({self.shard(h) for h in wanted}):
             folder = self.dir / shard
+            if folder.is_symlink():
+                self._skip(folder, "a symbolic link: not listed (a shard folder is read only as a real folder)")
+                continue
             try:
                 names = sorted(os.listdir(folder))
             except (FileNotFoundError, NotADirectoryError):
@@ -220,18 +265,36 @@ class EmbeddingCache:
             for name in names:
                 if not SHARD_FILE.match(name):
                     continue
-                read = self._read(folder / name)
+                path = folder / name
+                read = self._read(path, max_rows)
                 if read is None:
                     continue
+                used = False
                 for key, vector in zip(read[0].tolist(), read[1]):
                     key = key.decode() if isinstance(key, bytes) else str(key)
                     if key in wanted:
-                        found[key] = vector
+                        found[key], used = vector, True
+                if used and self.dim is None:
+                    self._widths[path] = int(read[1].shape[1])
         return found
 
-    def _unwritable(self, exc: OSError) -> CacheError:
+    def check_widths(self, dim: int) -> None:
+        """With ``embedder.json`` missing, the files read held vectors of a width the embedder's own
+        ``dim``-wide vectors contradict: a CacheError naming them (nothing is recorded from them)."""
+        wrong = [(path, width) for path, width in self._widths.items() if width != dim]
+        if not wrong:
+            return
+        shown = "; ".join(f"{path} holds {width}-dimensional vectors" for path, width in wrong[:SHOWN_SKIPS])
+        more = f"; and {len(wrong) - SHOWN_SKIPS} more" if len(wrong) > SHOWN_SKIPS else ""
+        raise CacheError(
+            f"RMIR embedding cache {self.dir}: embedder {self.embedder_id!r} returns {dim}-dimensional vectors, but "
+            f"{shown}{more} (and embedder.json, which records the width, is missing): remove those files; if a setting "
+            "that changes the vectors is missing from the embedder's id, give it a cache_tag"
+        )
+
+    def _unwritable(self, reason: str) -> CacheError:
         return CacheError(
-            f"cannot write the RMIR embedding cache folder {self.dir} ({exc.strerror or exc}); make it writable, point "
+            f"cannot write the RMIR embedding cache folder {self.dir} ({reason}); make it writable, point "
             "ECOM_TASKS_CACHE at another folder, or run without writing to it: -T cache=read (use what is there) or -T cache=false"
         )
 
@@ -241,32 +304,40 @@ class EmbeddingCache:
             "ones: a setting that changes the vectors is missing from the embedder's id (give it a cache_tag), or delete that folder"
         )
 
+    def _folder(self) -> files.OutputFolder:
+        """The cache root as the output folder (every folder below it checked real), the cache's folder created."""
+        if self._output is None:
+            try:
+                files.create_parents(self.root)
+                output = files.OutputFolder(self.root, what="RMIR embedding cache")
+                output.folder(self.relative)
+            except files.FileRefused as exc:
+                raise self._unwritable(str(exc)) from None
+            self._output = output
+        return self._output
+
     def check_writable(self) -> None:
         """Create the folder and a probe file in it, before anything is embedded; a CacheError names the folder."""
         if not self.writable:
             return
-        probe = self.dir / f".probe-{uuid.uuid4().hex}.tmp"
+        self._folder()
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            probe.write_bytes(b"")
-            probe.unlink()
-        except OSError as exc:
-            raise self._unwritable(exc) from exc
+            files.OutputFolder(self.dir, what="RMIR embedding cache folder").check_writable()
+        except files.FileRefused as exc:
+            raise self._unwritable(str(exc)) from None
 
-    def _write_meta(self, dim: int) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.dir / f".embedder.{uuid.uuid4().hex}.tmp"
-        tmp.write_text(json.dumps({"id": self.embedder_id, "dim": dim}), encoding="utf-8")
-        os.replace(tmp, self.meta_path)
-        self.dim, self._meta_ok = dim, True
-
-    def repair(self) -> None:
-        """Rewrite a lost or corrupt ``embedder.json`` when the shards told the width (writable caches only)."""
-        if self.writable and not self._meta_ok and self.dim is not None:
-            try:
-                self._write_meta(self.dim)
-            except OSError as exc:
-                raise self._unwritable(exc) from exc
+    def record(self, dim: int) -> None:
+        """Write ``embedder.json`` with the width of the embedder's own vectors (writable caches only)."""
+        if not self.writable:
+            self.dim = dim
+            return
+        try:
+            self._folder().write_text(
+                self.relative / "embedder.json", files.dumps_strict({"id": self.embedder_id, "dim": dim})
+            )
+        except files.FileRefused as exc:
+            raise self._unwritable(str(exc)) from None
+        self.dim = dim
 
     def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
         if not len(hashes) or not self.writable:
@@ -274,28 +345,25 @@ class EmbeddingCache:
         dim = int(vectors.shape[1])
         if self.dim is not None and dim != self.dim:
             raise self.width_conflict(dim)
-        try:
-            if not self._meta_ok:
-                self._write_meta(dim)
-            by_shard: dict[str, list[int]] = {}
-            for i, h in enumerate(hashes):
-                by_shard.setdefault(self.shard(h), []).append(i)
-            owner = np.asarray(self.embedder_id)
-            for shard, rows in by_shard.items():
-                folder = self.dir / shard
-                folder.mkdir(parents=True, exist_ok=True)
-                name = uuid.uuid4().hex
-                tmp = folder / f".{name}.tmp"  # readers take only <hex>.npz: never a file being written
-                with open(tmp, "wb") as fh:  # a file object: np.savez would append ".npz" to a name
-                    np.savez(
-                        fh,
-                        keys=np.asarray([hashes[i] for i in rows], dtype="S64"),
-                        vectors=vectors[rows].astype(np.float32),
-                        embedder=owner,
-                    )
-                os.replace(tmp, folder / f"{name}.npz")
-        except OSError as exc:
-            raise self._unwritable(exc) from exc
+        if self.dim is None:  # the cache's first vectors, or embedder.json lost: the embedder says its width
+            self.check_widths(dim)
+            self.record(dim)
+        by_shard: dict[str, list[int]] = {}
+        for i, h in enumerate(hashes):
+            by_shard.setdefault(self.shard(h), []).append(i)
+        owner = np.asarray(self.embedder_id)
+        output = self._folder()
+        for shard, rows in by_shard.items():
+            # Written under a hidden temporary name and renamed: readers take only <hex>.npz, never a file being written.
+            data = files.npz_bytes(
+                keys=np.asarray([hashes[i] for i in rows], dtype="S64"),
+                vectors=vectors[rows].astype(np.float32),
+                embedder=owner,
+            )
+            try:
+                output.write_bytes(self.relative / shard / f"{uuid.uuid4().hex}.npz", data)
+            except files.FileRefused as exc:
+                raise self._unwritable(str(exc)) from None
 
     def report(self) -> None:
         """One warning naming the files that were skipped (their items were embedded again)."""
@@ -352,21 +420,34 @@ def embed_pool(
         raise ValueError("the pool is empty")
     mode = parse_cache(cache)
     hashes = [item.content_hash() for item in inputs]
-    store = EmbeddingCache(pool_cache_id(embedder), root, writable=mode == "true") if mode in ("true", "read") else None
-    found = store.get(hashes) if store is not None else {}
     first: dict[str, int] = {}
     for i, h in enumerate(hashes):
         first.setdefault(h, i)
+    store = EmbeddingCache(pool_cache_id(embedder), root, writable=mode == "true") if mode in ("true", "read") else None
+    found = store.get(list(first)) if store is not None else {}
     missing = [h for h in first if h not in found]
+    batches = [missing[start : start + batch_size] for start in range(0, len(missing), batch_size)]
+    first_rows: np.ndarray | None = None  # the first batch's rows when they were needed early
     if store is not None:
         store.report()
-        if missing:
-            store.check_writable()
-        store.repair()
+        if missing or not store.meta_ok:
+            store.check_writable()  # before the first embedding call
+        if not store.meta_ok and found:
+            # embedder.json is lost: the shards read do not say the width, the embedder's own vectors do (its
+            # first batch, or one cached item embedded again); files of another width are an error naming them.
+            if batches:
+                first_rows = _raw_rows(embedder, [inputs[first[h]] for h in batches[0]], "pool", None)
+                width = first_rows.shape[1]
+            else:
+                width = _raw_rows(embedder, [inputs[first[next(iter(found))]]], "pool", None).shape[1]
+            store.check_widths(width)
+            store.record(width)
     dim = store.dim if store is not None else None
-    for start in range(0, len(missing), batch_size):
-        chunk = missing[start : start + batch_size]
-        rows = _raw_rows(embedder, [inputs[first[h]] for h in chunk], "pool", None)
+    for number, chunk in enumerate(batches):
+        if number == 0 and first_rows is not None:
+            rows = first_rows
+        else:
+            rows = _raw_rows(embedder, [inputs[first[h]] for h in chunk], "pool", None)
         if dim is not None and rows.shape[1] != dim:
             if store is not None and store.dim is not None:
                 raise store.width_conflict(rows.shape[1])
@@ -383,7 +464,7 @@ def embed_pool(
             "%s: %d pool item(s) embedded as all-zero vectors; they score 0 for every query", who, int(zero.sum())
         )
     skipped = len(store.skipped) if store is not None else 0
-    return PoolVectors(matrix, zero, len(missing), len(set(hashes)) - len(missing), skipped)
+    return PoolVectors(matrix, zero, len(missing), len(first) - len(missing), skipped)
 
 
 def fill_pool_cache(

@@ -6,10 +6,10 @@ paper's rows in ``reference_results.csv``; ``ecom_tasks/report/`` renders them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.results import MergedRun
 from ecom_tasks.tables import Column, Table, assemble, finish, paper_rows, run_row
 
@@ -23,10 +23,8 @@ def _setting(run: MergedRun, name: str, default: Any = None) -> Any:
         return run.info[name]
     value = run.settings_dict.get(name, default)
     if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
+        parsed, problem = files.json_problem(value)
+        return value if problem is not None else parsed
     return value
 
 
@@ -34,10 +32,8 @@ def _embedder(run: MergedRun) -> str:
     retriever = _setting(run, "retriever", "lexical")
     args = _setting(run, "retriever_args", {})
     if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
-            args = {}
+        parsed, problem = files.json_problem(args)
+        args = {} if problem is not None else parsed
     model = args.get("model") if isinstance(args, dict) else None
     return f"{retriever}:{model}" if model else str(retriever)
 

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecom_tasks import files
 from ecom_tasks.data import (
     ConfigurationError,
     DataValidationError,
@@ -48,6 +49,7 @@ from ecom_tasks.data import (
     load_rows,
     looks_like_local_path,
     read_id,
+    refusal,
     require_text,
 )
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, resolve_image
@@ -226,15 +228,24 @@ def validate_queries(
 # --- loading ---------------------------------------------------------------------------------
 
 
+def _is_table(path: Path) -> bool:
+    # Names and suffixes in any case (Queries.JSONL), as the other benchmarks' loaders read them.
+    return path.stem.casefold() in TABLES and path.suffix.casefold() in SUFFIXES
+
+
 def _table_files(folder: Path) -> dict[str, Path]:
+    """The table files of ``folder``: regular files, or symlinks that stay inside it; a table file that
+    is anything else (a FIFO, a symlink leading out) is a problem naming it."""
+    try:
+        candidates = files.folder_files(folder, match=_is_table)
+        refused = [refusal(path, error) for path, error in files.refused_entries(folder, match=_is_table)]
+    except files.FileRefused as error:
+        raise DataValidationError([refusal(folder, error)]) from None
+    if refused:
+        raise DataValidationError(refused)
     found: dict[str, Path] = {}
     for table in TABLES:
-        # Names and suffixes in any case (Queries.JSONL), as the other benchmarks' loaders read them.
-        matches = sorted(
-            p
-            for p in folder.iterdir()
-            if p.is_file() and p.stem.casefold() == table and p.suffix.casefold() in SUFFIXES
-        )
+        matches = [p for p in candidates if p.stem.casefold() == table]
         if len(matches) > 1:
             raise DataValidationError(
                 [Problem(str(folder), 0, table, f"several files for one table: {', '.join(p.name for p in matches)}")]
@@ -346,8 +357,8 @@ def select_split(
 def _source_key(data: str) -> tuple:
     path = Path(data).expanduser()
     if path.is_dir():
-        files = sorted(_table_files(path).values())
-        return (str(path.resolve()), *((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files))
+        tables = sorted(_table_files(path).values())
+        return (str(path.resolve()), *((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in tables))
     return (data,)
 
 

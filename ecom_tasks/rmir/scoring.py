@@ -7,12 +7,12 @@ once (lazily, under a lock, through the on-disk cache) by the embedder that
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
@@ -78,10 +78,9 @@ def parse_retriever_args(value: str | Mapping[str, Any] | None) -> dict[str, Any
         return {}
     if isinstance(value, Mapping):
         return dict(value)
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(f"retriever_args must be a JSON object, got {value!r}: {exc}") from exc
+    parsed, problem = files.json_problem(value)
+    if problem is not None:
+        raise ConfigurationError(f"retriever_args must be a JSON object, got {value[:200]!r}: {problem}")
     if not isinstance(parsed, dict):
         raise ConfigurationError(f"retriever_args must be a JSON object, got {value!r}")
     return parsed

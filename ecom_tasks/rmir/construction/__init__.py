@@ -14,16 +14,16 @@ This module only declares the command's arguments: importing it stays light.
 from __future__ import annotations
 
 import argparse
-import json
 
 from ecom_tasks.construction import add_image_arguments, add_panel_arguments, add_stage_arguments, stage_options
 
 
 def _json_object(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}: {exc}") from exc
+    from ecom_tasks import files
+
+    value, problem = files.json_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text[:200]!r}: {problem}")
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
     return value

@@ -15,6 +15,13 @@ task argument of the stage that reads it. Re-running the same command reuses
 finished stages (no model call), resumes an interrupted one (only its
 unfinished items are asked) and re-assembles with the thresholds given, so
 ``--confidence`` and ``--tsr-threshold`` can be changed freely afterwards.
+
+Every file is written through :class:`ecom_tasks.files.OutputFolder` rooted
+at ``--out``: before any model call the folder is checked writable, and a
+symlink planted at ``logs/``, ``work/``, ``data/`` or ``data/images/`` is
+refused by name; re-assembling removes the earlier ``data/images/`` only when
+it is a real folder below ``--out``, so a re-run never deletes or empties a
+folder a link points to.
 """
 
 from __future__ import annotations
@@ -22,24 +29,26 @@ from __future__ import annotations
 import os
 import random
 import re
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.construction import (
     Stage,
     StageOptions,
     file_sha256,
     image_file_name,
     place_image,
+    prepare_output,
     read_jsonl,
     run_stage,
     scored_samples,
     write_jsonl,
 )
 from ecom_tasks.data import ConfigurationError, fixtures_dir
+from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rmir.construction.assembly import (
     DEFAULT_CONFIDENCE,
@@ -56,6 +65,12 @@ from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
 
 STAGE_NAMES = ("generate", "filter", "retrieve", "judge")
 FIXTURE_SEEDS = "seeds.jsonl"
+#: What the build writes below ``--out`` (besides the stages' Inspect logs in ``logs/``).
+INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES = (
+    f"work/{name}.jsonl" for name in ("inputs", "generated", "filtered", "triplets", "votes")
+)
+DATA = "data"
+QUERIES, POOL, IMAGES = f"{DATA}/queries.jsonl", f"{DATA}/pool.jsonl", f"{DATA}/images"
 
 
 def default_seeds() -> Path:
@@ -111,8 +126,10 @@ def _common_args(options: BuildOptions, seeds: Seeds, seeds_sha256: str) -> dict
     return args
 
 
-def _input(path: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"input": str(path.resolve()), "input_sha256": write_jsonl(path, rows)}
+def _input(output: OutputFolder, name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A stage's input file written below the build folder, as the stage's task arguments."""
+    digest = write_jsonl(name, rows, output=output)
+    return {"input": str(output.path(name).resolve()), "input_sha256": digest}
 
 
 def _by_id(log: Any, scorer: str) -> dict[str, Any]:
@@ -216,21 +233,29 @@ _JUDGE_ROLE = re.compile(r"judge_[1-9][0-9]*")
 
 
 def write_dataset(
-    assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], folder: Path, *, images: str = "link"
+    assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], output: OutputFolder, *, images: str = "link"
 ) -> dict[str, Path]:
-    """``queries.jsonl`` (with ``split`` and ``tsr``), ``pool.jsonl`` and ``images/`` in ``folder``."""
+    """``queries.jsonl`` (with ``split`` and ``tsr``), ``pool.jsonl`` and ``images/`` in ``data/`` of the
+    build folder, written through ``output``: never through a symlink. An earlier assembly's ``images/``
+    is removed first (the pool may have changed) when it is a real folder below the build folder; a
+    symlink there is removed itself, never what it names."""
+    image_dir = output.path(IMAGES).resolve()
+    for seed in seeds.records:
+        if seed.image and not seed.image.startswith(("data:", "http://", "https://")):
+            if Path(seed.image).resolve().is_relative_to(image_dir):
+                raise FileRefused(
+                    f"{output.path(IMAGES)}: holds the seed image {seed.image}, and a build replaces that folder; "
+                    "choose another --out"
+                )
+    output.remove(IMAGES)
     by_query = {q["id"]: q for q in queries}
-    image_dir = folder / "images"
-    if image_dir.is_dir():  # an earlier assembly's images: the pool may have changed
-        shutil.rmtree(image_dir)
-    image_dir.mkdir(parents=True, exist_ok=True)
     names: dict[str, str] = {}
 
     def place(seed_id: str) -> str:
         if seed_id not in names:
             source = seeds[seed_id].image
             names[seed_id] = image_file_name(seed_id, source)
-            place_image(source, image_dir / names[seed_id], images)
+            place_image(source, f"{IMAGES}/{names[seed_id]}", images, output=output)
         return f"images/{names[seed_id]}"
 
     query_rows = []
@@ -250,10 +275,9 @@ def write_dataset(
             }
         )
     pool_rows = [{"id": pid, "image": place(pid), "description": seeds[pid].description} for pid in assembly.pool]
-    files = {"queries": folder / "queries.jsonl", "pool": folder / "pool.jsonl"}
-    write_jsonl(files["queries"], query_rows)
-    write_jsonl(files["pool"], pool_rows)
-    return files
+    write_jsonl(QUERIES, query_rows, output=output)
+    write_jsonl(POOL, pool_rows, output=output)
+    return {"queries": output.path(QUERIES), "pool": output.path(POOL)}
 
 
 # --- the build -----------------------------------------------------------------------------------
@@ -263,9 +287,6 @@ def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the stages up to ``options.until`` and, after the judge stage, write the data set."""
     if options.until not in STAGE_NAMES:
         raise ConfigurationError(f"--until must be one of {', '.join(STAGE_NAMES)}, got {options.until!r}")
-    out = Path(options.out).resolve()
-    work, data = out / "work", out / "data"
-    work.mkdir(parents=True, exist_ok=True)
     unknown = [
         r for r in options.model_roles if not _JUDGE_ROLE.fullmatch(r) or not 1 <= _judge_number(r) <= options.judges
     ]
@@ -273,10 +294,19 @@ def build(options: BuildOptions) -> BuildResult:
         raise ConfigurationError(
             f"unknown model role(s) {', '.join(sorted(unknown))}: the build binds judge_1 .. judge_{options.judges} (generation and filtration use --model)"
         )
+    # Before anything is read or asked: the build folder can be written, no planted symlink at logs/, work/,
+    # data/ or data/images/, and no output onto the seed table.
+    files.create_parents(Path(options.out).absolute())
+    output = OutputFolder(Path(options.out).absolute(), inputs=[options.seeds], what="build folder")
+    logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
+    prepare_output(
+        output, files_out=(INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES, QUERIES, POOL), folders=(*logs, IMAGES)
+    )
+    out = output.root
     seeds = load_seeds(options.seeds, image_access=options.image_access)
     seeds_sha256 = file_sha256(seeds.file)
     common = _common_args(options, seeds, seeds_sha256)
-    stage_options = StageOptions(log_root=out / "logs", **options.stage_options)
+    stage_options = StageOptions(log_root=out / "logs", output=output, **options.stage_options)
     shown = {"captions": True} if options.captions else {}
     last = STAGE_NAMES.index(options.until) + 1
     result = BuildResult()
@@ -285,7 +315,7 @@ def build(options: BuildOptions) -> BuildResult:
     stage = Stage(
         "generate",
         "ecom_tasks/rmir_build_generate",
-        {**common, **_input(work / "inputs.jsonl", [{"seed": s} for s in order]), **shown},
+        {**common, **_input(output, INPUTS, [{"seed": s} for s in order]), **shown},
         items=len(order),
         model=options.model,
     )
@@ -296,14 +326,14 @@ def build(options: BuildOptions) -> BuildResult:
         f"{counts['missing']} categories missing from a reply, {counts['failed_replies']} unreadable replies"
     )
     if last == 1:
-        result.files["generated"] = work / "generated.jsonl"
-        write_jsonl(result.files["generated"], generated)
+        write_jsonl(GENERATED, generated, output=output)
+        result.files["generated"] = output.path(GENERATED)
         return result
 
     stage = Stage(
         "filter",
         "ecom_tasks/rmir_build_filter",
-        {**common, **_input(work / "generated.jsonl", generated), **shown},
+        {**common, **_input(output, GENERATED, generated), **shown},
         items=len(generated),
         model=options.model,
     )
@@ -313,8 +343,8 @@ def build(options: BuildOptions) -> BuildResult:
         f"  kept {counts['approved']} of {len(generated)} queries; {counts['rejected']} rejected, {counts['no_verdict']} without a verdict"
     )
     if last == 2:
-        result.files["filtered"] = work / "filtered.jsonl"
-        write_jsonl(result.files["filtered"], filtered)
+        write_jsonl(FILTERED, filtered, output=output)
+        result.files["filtered"] = output.path(FILTERED)
         return result
 
     retrieve_args = {"retriever": options.retriever, "k": options.k, "cache": options.cache}
@@ -327,7 +357,7 @@ def build(options: BuildOptions) -> BuildResult:
     stage = Stage(
         "retrieve",
         "ecom_tasks/rmir_build_retrieve",
-        {**common, **_input(work / "filtered.jsonl", filtered), **retrieve_args},
+        {**common, **_input(output, FILTERED, filtered), **retrieve_args},
         items=len(filtered),
         calls_per_item=0,
         model="none",
@@ -336,8 +366,8 @@ def build(options: BuildOptions) -> BuildResult:
     triplets, candidates = triplet_rows(log, filtered)
     _say(f"  {len(triplets)} triplets (query, candidate) for {len(filtered)} queries")
     if last == 3:
-        result.files["triplets"] = work / "triplets.jsonl"
-        write_jsonl(result.files["triplets"], triplets)
+        write_jsonl(TRIPLETS, triplets, output=output)
+        result.files["triplets"] = output.path(TRIPLETS)
         return result
 
     judge_args = {"judges": options.judges, "temperature": options.judge_temperature, **shown}
@@ -347,7 +377,7 @@ def build(options: BuildOptions) -> BuildResult:
     stage = Stage(
         "judge",
         "ecom_tasks/rmir_build_judge",
-        {**common, **_input(work / "triplets.jsonl", triplets), **judge_args},
+        {**common, **_input(output, TRIPLETS, triplets), **judge_args},
         items=len(triplets),
         calls_per_item=options.judges,
         unit="judges",
@@ -356,8 +386,8 @@ def build(options: BuildOptions) -> BuildResult:
     )
     result.logs["judge"] = log = run_stage(stage, stage_options, index=4, of=4)
     votes = vote_rows(log, triplets)
-    result.files["votes"] = work / "votes.jsonl"
-    write_jsonl(result.files["votes"], votes)
+    write_jsonl(VOTES, votes, output=output)
+    result.files["votes"] = output.path(VOTES)
 
     result.assembly = assemble(
         [q["id"] for q in filtered],
@@ -377,8 +407,8 @@ def build(options: BuildOptions) -> BuildResult:
     )
     if not result.assembly.queries:
         raise ConfigurationError("no query kept a confirmed positive: nothing to write (see the judge log)")
-    result.files.update(write_dataset(result.assembly, seeds, filtered, data, images=options.images))
-    result.data = data
+    result.files.update(write_dataset(result.assembly, seeds, filtered, output, images=options.images))
+    result.data = data = output.path(DATA)
     _say(
         f"RMIR data in {data}: {counts['queries']} queries ({counts['test']} test with TSR > {options.tsr_threshold:g}, "
         f"{counts['train']} train), pool of {counts['pool']} images; {counts['dropped_queries']} queries dropped without a positive"
@@ -398,4 +428,4 @@ def _judge_number(role: str) -> int:
 
 def load_votes(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The votes a build wrote (``work/votes.jsonl``)."""
-    return read_jsonl(Path(out) / "work" / "votes.jsonl")
+    return read_jsonl(Path(out) / VOTES)

@@ -17,7 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecom_tasks.data import DataValidationError, Problem, Row, is_blank, load_rows, parse_flag
+from ecom_tasks import files
+from ecom_tasks.data import DataValidationError, Problem, Row, is_blank, load_rows, parse_flag, refusal
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rmir.schema import PoolRecord, validate_pool
 
@@ -39,20 +40,34 @@ class Seeds:
         return self.by_id[seed_id]
 
 
+def _is_seed_table(path: Path) -> bool:
+    return path.stem == "seeds" and path.suffix in SUFFIXES
+
+
 def seed_file(seeds: str | os.PathLike[str]) -> Path:
-    """The table file of ``seeds`` (a file, or a folder with exactly one ``seeds.*``)."""
+    """The table file of ``seeds`` (a regular file, or a folder with exactly one ``seeds.*`` that is a
+    regular file or a symlink staying inside it); anything else is a problem naming it."""
     path = Path(os.fspath(seeds)).expanduser()
-    if path.is_file():
-        return path
     if path.is_dir():
-        found = [path / f"seeds{s}" for s in SUFFIXES if (path / f"seeds{s}").is_file()]
+        try:
+            found = files.folder_files(path, match=_is_seed_table)
+            refused = files.refused_entries(path, match=_is_seed_table)
+        except files.FileRefused as error:
+            raise DataValidationError([refusal(path, error)]) from None
+        if refused:
+            raise DataValidationError([refusal(entry, error) for entry, error in refused])
         if len(found) == 1:
             return found[0]
         what = (
             "several seed tables: " + ", ".join(p.name for p in found) if found else "no seeds.jsonl (or .csv/.parquet)"
         )
         raise DataValidationError([Problem(str(path), 0, "-", f"the seed folder holds {what}")])
-    raise DataValidationError([Problem(str(path), 0, "-", "no such seed file or folder")])
+    if not path.exists() and not path.is_symlink():
+        raise DataValidationError([Problem(str(path), 0, "-", "no such seed file or folder")])
+    try:
+        return files.regular_file(path)
+    except files.FileRefused as error:
+        raise DataValidationError([refusal(path, error)]) from None
 
 
 def _inputs(rows: list[Row], problems: list[Problem]) -> tuple[str, ...]:
