@@ -19,19 +19,27 @@ reply is a judge failure, never a grade:
 - ``conflicting``: the final line names two different grades, or hedges
   (``Final Score: 2 or 3``, ``2-3``).
 
-Reasoning before ``</think>`` is not read (see ``scorers.replies``).
+Reasoning before ``</think>`` is not read, nor anything the grader copies
+from its prompt (``scorers.replies.find_echoes``): a grader that repeats
+the prompt, whose response section ends with ``Final Score: 3``, gives no
+grade.
 """
 
 from __future__ import annotations
 
+import functools
+import html
 import json
 import re
+import string
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ecom_tasks.ecomeval.prompts import GRADER_TEMPLATE
 from ecom_tasks.scorers.core import RUBRIC_MAX
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.scorers.replies import answer_region, strip_echoes
 
 OK = "ok"
 NO_GRADE = "no_grade"
@@ -109,11 +117,32 @@ def final_line(region: str) -> str | None:
     return None
 
 
-def parse_grade(reply: str | None) -> ParsedGrade:
-    """The grade on the grader's final line, or a judge failure saying why (never raises)."""
+@functools.lru_cache(maxsize=1)
+def fixed_prompt_parts() -> tuple[str, ...]:
+    """The grader prompt's fixed text (between the inserted question, reference and response)."""
+    return tuple(literal for literal, _, _, _ in string.Formatter().parse(GRADER_TEMPLATE) if literal.strip())
+
+
+def _sent(prompt: Iterable[str | None] | str | None) -> list[str]:
+    if prompt is None:
+        return list(fixed_prompt_parts())
+    parts = [p for p in ([prompt] if isinstance(prompt, str) else prompt) if p]
+    # The inserted texts are escaped in the prompt; a grader may copy them unescaped.
+    return parts + [html.unescape(p) for p in parts if html.unescape(p) != p]
+
+
+def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None = None) -> ParsedGrade:
+    """The grade on the grader's final line, or a judge failure saying why (never raises).
+
+    ``prompt``: the grader prompt sent (default: its fixed text); what the reply copies from it is not read.
+    """
     region = answer_region(reply)
     if region is None:
         return ParsedGrade(None, NO_GRADE, "the grader's reasoning was never closed")
+    own = strip_echoes(region, _sent(prompt), answers=_GRADE)
+    if not any(c.isalnum() for c in own) and any(c.isalnum() for c in region):
+        return ParsedGrade(None, NO_GRADE, "the grader's reply only repeats its prompt")
+    region = own
     whole = _json_object(region)
     if whole is not None:
         return _from_json(whole)

@@ -3,16 +3,21 @@
 The answer is the last ``Answer:`` line after the reasoning (``</think>``
 stripped), else a reply that is only the word. Negations read as a careful
 human would: ``not relevant`` is irrelevant, ``not irrelevant`` relevant; a
-line naming both labels without a negation, or neither, abstains.
+line naming both labels without a negation, or neither, abstains. What the
+reply copies from the voting prompt (``prompt``; by default its instructions)
+is not read (:func:`ecom_tasks.scorers.replies.find_echoes`), nor are the two
+answer lines offered as alternatives (``Answer: relevant`` or ``Answer:
+irrelevant``, the format itself).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ecom_tasks.monbench.construction.prompts import IRRELEVANT, RELEVANT
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.monbench.construction.prompts import IRRELEVANT, RELEVANT, VOTE_SYSTEM
+from ecom_tasks.scorers.replies import answer_region, strip_echoes
 
 OK = "ok"
 EMPTY = "empty"
@@ -58,14 +63,26 @@ def _label_of(text: str) -> RelevanceVote:
     return RelevanceVote(None, NO_ANSWER)
 
 
-def parse_relevance(reply: str | None) -> RelevanceVote:
-    """``relevant``, ``irrelevant`` or an abstention, with the reading's status."""
+# The format's two answer lines offered as alternatives: "Answer: relevant\nor\nAnswer: irrelevant".
+_OR = re.compile(r"\s*(?:,?\s*or|/|或)\s*", re.IGNORECASE)
+
+
+def parse_relevance(reply: str | None, *, prompt: Iterable[str | None] | str | None = None) -> RelevanceVote:
+    """``relevant``, ``irrelevant`` or an abstention, with the reading's status. ``prompt``: the texts
+    sent (default: the voting instructions)."""
     region = answer_region(reply)
     if region is None:
         return RelevanceVote(None, UNCLOSED_THINK)
     if not region.strip():
         return RelevanceVote(None, EMPTY)
-    markers = _MARKER.findall(region)
+    region = strip_echoes(region, (VOTE_SYSTEM,) if prompt is None else prompt, answers=_MARKER)
+    if not any(c.isalnum() for c in region):
+        return RelevanceVote(None, NO_ANSWER)  # only a copy of the instructions
+    found = list(_MARKER.finditer(region))
+    if len(found) >= 2 and _OR.fullmatch(region, found[-2].end(), found[-1].start()):
+        if _label_of(found[-2].group(1)).label != _label_of(found[-1].group(1)).label:
+            return RelevanceVote(None, AMBIGUOUS)
+    markers = [m.group(1) for m in found]
     if markers:
         return _label_of(markers[-1])
     lines = [line for line in region.strip().splitlines() if line.strip()]

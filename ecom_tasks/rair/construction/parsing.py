@@ -3,7 +3,12 @@
 A reply that cannot be read is an **abstention** (``vote`` None with a
 status), never a guess: it counts for no class in the vote. Reasoning is
 stripped first (:func:`ecom_tasks.scorers.replies.answer_region`); a reply
-whose ``<think>`` is never closed is ``unclosed_think``.
+whose ``<think>`` is never closed is ``unclosed_think``. What a reply copies
+from its stage's instructions (``prompt``; by default the stage's system
+message) is not read (:func:`ecom_tasks.scorers.replies.find_echoes`): the
+instructions' own examples (``<answer>NC</answer> or <answer>Other</answer>``,
+``\\boxed{1} or \\boxed{0}``, ``Rule IDs: none``) are no vote, nor are two
+answers offered as alternatives (``… or …``).
 """
 
 from __future__ import annotations
@@ -12,8 +17,18 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ecom_tasks.rair.construction.prompts import INTENT_CLASSES, INTENT_NAMES, OTHER
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.rair.construction.prompts import (
+    INTENT_CLASSES,
+    INTENT_NAMES,
+    INTENT_SYSTEM,
+    OTHER,
+    RULES_SYSTEM_HEAD,
+    VISUAL_SYSTEM,
+)
+from ecom_tasks.scorers.replies import answer_region, strip_echoes
+
+#: What a stage's reply is compared with: the texts sent, or (None) the stage's system message.
+Prompt = Iterable[str | None] | str | None
 
 OK = "ok"
 EMPTY = "empty"
@@ -36,13 +51,25 @@ class Vote:
         return self.vote is None
 
 
-def _region(reply: str | None) -> tuple[str | None, str]:
+def _region(reply: str | None, prompt: Prompt, answers: re.Pattern[str]) -> tuple[str | None, str]:
     region = answer_region(reply)
     if region is None:
         return None, UNCLOSED_THINK
     if not region.strip():
         return None, EMPTY
-    return region.strip(), OK
+    own = strip_echoes(region, prompt, answers=answers)
+    if not any(c.isalnum() for c in own):
+        return None, NO_ANSWER  # only a copy of the instructions
+    return own.strip(), OK
+
+
+# Two answers offered as alternatives: "<answer>NC</answer> or <answer>Other</answer>".
+_OR = re.compile(r"\s*(?:,?\s*or|/|或)\s*", re.IGNORECASE)
+
+
+def _alternatives(region: str, matches: list[re.Match[str]]) -> bool:
+    """Whether the last answer is offered as an alternative to the one before it."""
+    return len(matches) >= 2 and bool(_OR.fullmatch(region, matches[-2].end(), matches[-1].start()))
 
 
 # --- hard-query intent (Fig. 11) --------------------------------------------------------
@@ -100,15 +127,26 @@ def _one_class(text: str) -> Vote:
     return Vote(None, AMBIGUOUS if named else NO_ANSWER)
 
 
-def parse_intent(reply: str | None) -> Vote:
+_INTENT_ANSWERS = re.compile(
+    _ANSWER_TAG.pattern
+    + "".join(f"|(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])" for name in INTENT_NAMES.values())
+    + "".join(f"|(?<![A-Za-z])(?-i:{code})(?![A-Za-z])" for code in INTENT_CLASSES),
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def parse_intent(reply: str | None, *, prompt: Prompt = None) -> Vote:
     """The class of the last ``<answer>`` tag, else of the last ``Answer:``-style line, else of a
-    reply that is one short line; a tag or line naming two classes is ``ambiguous``."""
-    region, status = _region(reply)
+    reply that is one short line; a tag or line naming two classes, or two tags offered as
+    alternatives, is ``ambiguous``. ``prompt``: the texts sent (default: the stage's instructions)."""
+    region, status = _region(reply, (INTENT_SYSTEM,) if prompt is None else prompt, _INTENT_ANSWERS)
     if region is None:
         return Vote(None, status)
-    tags = _ANSWER_TAG.findall(region)
+    tags = list(_ANSWER_TAG.finditer(region))
+    if _alternatives(region, tags):
+        return Vote(None, AMBIGUOUS)
     if tags:
-        return _one_class(tags[-1])
+        return _one_class(tags[-1].group(1))
     markers = _MARKER.findall(region)
     if markers:
         return _one_class(markers[-1])
@@ -124,13 +162,17 @@ _BOXED = re.compile(r"\\boxed\s*\{\s*\[?\s*([^{}\[\]]*?)\s*\]?\s*\}")
 _BINARY = {"1": 1, "0": 0, "yes": 1, "no": 0}
 
 
-def parse_visual(reply: str | None) -> Vote:
+def parse_visual(reply: str | None, *, prompt: Prompt = None) -> Vote:
     """1 or 0 from the last ``\\boxed{...}`` (``\\boxed{[1]}`` too), else from a reply that is only
-    the digit; anything else abstains."""
-    region, status = _region(reply)
+    the digit; anything else (two boxes offered as alternatives too) abstains. ``prompt``: the texts
+    sent (default: the stage's instructions)."""
+    region, status = _region(reply, (VISUAL_SYSTEM,) if prompt is None else prompt, _BOXED)
     if region is None:
         return Vote(None, status)
-    boxed = _BOXED.findall(region)
+    matches = list(_BOXED.finditer(region))
+    if _alternatives(region, matches):
+        return Vote(None, AMBIGUOUS)
+    boxed = [m.group(1) for m in matches]
     if boxed:
         value = _BINARY.get(boxed[-1].strip().casefold())
         return Vote(value) if value is not None else Vote(None, NO_ANSWER)
@@ -145,11 +187,12 @@ _NONE = {"none", "no", "n/a", "-", "无", "没有", "[]", "none."}
 _SPLIT = re.compile(r"[,，;；、\s]+")
 
 
-def parse_rule_ids(reply: str | None, allowed: Iterable[str]) -> Vote:
+def parse_rule_ids(reply: str | None, allowed: Iterable[str], *, prompt: Prompt = None) -> Vote:
     """The rule ids on the last ``Rule IDs:`` line, spelled as in ``allowed`` (case-insensitive); ids
     not in ``allowed`` are dropped and listed in ``unknown``. ``none`` is a vote for no rule (an empty
-    tuple); a reply without the line abstains."""
-    region, status = _region(reply)
+    tuple); a reply without the line abstains. ``prompt``: the texts sent (default: the stage's
+    instructions)."""
+    region, status = _region(reply, (RULES_SYSTEM_HEAD,) if prompt is None else prompt, _RULE_LINE)
     if region is None:
         return Vote(None, status)
     lines = _RULE_LINE.findall(region)
