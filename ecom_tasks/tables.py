@@ -33,11 +33,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecom_tasks.reference_results import reference_rows
-from ecom_tasks.results import FIXTURES, MergedRun
+from ecom_tasks.results import FIXTURES, LM_EVAL, MergedRun
 
 PAPER = "paper"
 FIXTURE_FLAG = "fixtures: not comparable with the paper"
 UNRELIABLE_FLAG = "judge unreliable: failure rate above the threshold"
+#: The start of the flag of a run made with ``--limit`` (Inspect ``eval.config.limit``, lm-eval ``config.limit``).
+LIMIT_FLAG = "--limit"
+TRUNCATION_UNKNOWN_FLAG = "truncated: unknown (lm-eval passes no stop reason)"
+#: Benchmarks whose runs count replies cut off by the token limit (``truncated_rate``).
+TRUNCATION_BENCHMARKS = frozenset({"rair", "monbench"})
+#: Failure shares a row is flagged with when above 0: (metric, label). EcomEval's judge failures have
+#: their own column and the unreliable flag.
+FAILURE_SHARES = (
+    ("invalid_rate", "invalid"),
+    ("truncated_rate", "truncated"),
+    ("context_exceeded_rate", "prompt over the server's context"),
+    ("failure_rate", "failed"),
+)
 #: How a setting a row does not record reads in its label.
 _UNSET = {"limit": "none", "shots": "?"}
 _SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9_]*")
@@ -217,7 +230,36 @@ def _short(value: str, limit: int = 60) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
+def _limit(run: MergedRun) -> str | None:
+    value = run.settings_dict.get("limit")
+    return None if value in (None, "", "null", "None") else readable(value)
+
+
+def _share_text(runs: list[MergedRun], metric: str) -> str:
+    """``62.5%``, or per task when the row's runs differ: ``62.5% (rair_hard), 10.0% (rair_general)``."""
+    values = [(run.task, run.metrics[metric]) for run in runs if run.metrics.get(metric)]
+    if len({value for _, value in values}) == 1 and len(values) == len(runs):
+        return f"{values[0][1]:.1%}"
+    return ", ".join(f"{value:.1%} ({task})" for task, value in values)
+
+
+def _pool_flags(run: MergedRun) -> list[str]:
+    pool = run.metrics.get("pool_size")
+    if not pool or pool != pool:
+        return []
+    found = []
+    for name in run.metrics:
+        head, at, k = name.rpartition("@")
+        if at and k.isdigit() and "/" not in head and int(k) >= pool:
+            found.append(f"{name} with K >= the pool ({pool:.0f} items): every item is in the top {k}")
+    return found
+
+
 def data_and_flags(runs: Iterable[MergedRun]) -> tuple[str, tuple[str, ...]]:
+    """What the runs of a row were run on, and the warnings a reader must see beside its numbers: the
+    bundled fixtures, an unreliable judge, a ``--limit`` run, every failure share above 0 (invalid,
+    truncated, over the server's context, failed queries), a truncation share the
+    framework cannot know (lm-eval passes no stop reason), and recall@K over a pool of K items or fewer."""
     runs = list(runs)
     data = " + ".join(dict.fromkeys(run.data for run in runs))
     flags = []
@@ -225,7 +267,25 @@ def data_and_flags(runs: Iterable[MergedRun]) -> tuple[str, tuple[str, ...]]:
         flags.append(FIXTURE_FLAG)
     if any((run.metrics.get("score_unreliable") or 0.0) > 0 for run in runs):
         flags.append(UNRELIABLE_FLAG)
+    limits = sorted({limit for run in runs if (limit := _limit(run)) is not None})
+    if limits:
+        flags.append(f"{LIMIT_FLAG} {', '.join(limits)}: a part of the data")
+    for metric, label in FAILURE_SHARES:
+        # lm-eval's truncation share is unknown (below), whatever an older results file holds.
+        known = [run for run in runs if not (metric == "truncated_rate" and truncation_unknown(run))]
+        if any((run.metrics.get(metric) or 0.0) > 0 for run in known):
+            flags.append(f"{label} {_share_text(known, metric)}")
+    if any(truncation_unknown(run) for run in runs):
+        flags.append(TRUNCATION_UNKNOWN_FLAG)
+    for run in runs:
+        flags += [flag for flag in _pool_flags(run) if flag not in flags]
     return data, tuple(flags)
+
+
+def truncation_unknown(run: MergedRun) -> bool:
+    """An lm-eval run of a benchmark whose Inspect runs count truncated replies: lm-eval hands a task no
+    stop reason, so its share of replies cut off by the token limit is unknown, never 0."""
+    return run.framework == LM_EVAL and run.benchmark in TRUNCATION_BENCHMARKS
 
 
 def run_row(slots: Slots, cells: Mapping[str, float | None], part: str = "", setting: str | None = None) -> Row:

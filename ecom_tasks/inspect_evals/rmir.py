@@ -48,11 +48,16 @@ def _parse(completion: str | None) -> tuple[str | None, str]:
 @metric
 def rmir_summary(k: Any = None, metrics: Any = None) -> Metric:
     """The selected ranking metrics (recall@K for each K, mrr, ndcg@10, plugins') overall, per
-    category and as the mean of the categories, with failure rate and query count."""
+    category and as the mean of the categories, with failure rate, query count and the pool's size."""
     names = tuple(spec.name for spec in ranking_specs(k, metrics))
 
     def compute(scores: list[SampleScore]) -> Value:
-        return summarize(outcome_values(scores), names)
+        summary = summarize(outcome_values(scores), names)
+        # The pool searched (from the scores' metadata): recall@K with K at or above it says nothing.
+        pools = [s.score.metadata["pool"] for s in scores if isinstance((s.score.metadata or {}).get("pool"), int)]
+        if pools:
+            summary["pool_size"] = float(max(pools))
+        return summary
 
     return compute
 

@@ -30,8 +30,19 @@ from markupsafe import Markup
 from ecom_tasks.files import dumps_strict
 from ecom_tasks.report import templates
 from ecom_tasks.results import MergedRun, Run
-from ecom_tasks.tables import FIXTURE_FLAG, UNRELIABLE_FLAG, Column, Row, Table, file_slug, readable
+from ecom_tasks.tables import (
+    FIXTURE_FLAG,
+    UNRELIABLE_FLAG,
+    Column,
+    Row,
+    Table,
+    file_slug,
+    readable,
+    truncation_unknown,
+)
 
+#: A cell whose value the run's framework cannot know (lm-eval's truncation share).
+UNKNOWN = "unknown"
 BENCHMARK_TITLES = {"rair": "RAIR", "ecomeval": "EcomEval (Shopee)", "rmir": "RMIR", "monbench": "MonBench"}
 #: The run listing's columns (CSV field -> header); the CSV also has ``created``.
 RUN_HEADERS = {
@@ -68,7 +79,11 @@ def format_value(value: float | None, display: str) -> str:
 
 
 def _cell(table: Table, column: Column, row: Row) -> str:
-    return format_value(row.cells.get(column.key), column.display or table.display)
+    value = row.cells.get(column.key)
+    if value is None and column.log_key.rpartition("/")[2] == "truncated_rate":
+        if any(truncation_unknown(run) for run in row.merged):
+            return UNKNOWN
+    return format_value(value, column.display or table.display)
 
 
 def _source(row: Row) -> str:
@@ -309,6 +324,7 @@ def markdown(
     _, env = _environments()
     return env.get_template("report.md").render(
         summary=_summary(merged, failed),
+        flags_text=templates.FLAGS_TEXT,
         fixture_rows=_has_fixture_rows(tables),
         fixture_flag=FIXTURE_FLAG,
         notice=notice,
@@ -373,6 +389,7 @@ def html_page(
         probe_sha256=probe_hash,
         style=Markup(templates.STYLE),
         summary=_summary(merged, failed),
+        flags_text=templates.FLAGS_TEXT,
         fixture_rows=_has_fixture_rows(tables),
         fixture_flag=FIXTURE_FLAG,
         notice=notice,

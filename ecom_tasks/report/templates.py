@@ -62,7 +62,8 @@ HTML = """{% macro grid(table) %}
 <div id="report-errors">[]</div>
 <h1>ecom-tasks report</h1>
 <p>{{ summary }} Rows marked <em>reference</em> are the papers' published numbers, not our runs.
-{% if fixture_rows %}Rows flagged <span class="flag">{{ fixture_flag }}</span> ran on the bundled fixtures, which exist to exercise the pipeline: their numbers say nothing about a model.{% endif %}</p>
+{% if fixture_rows %}Rows flagged <span class="flag">{{ fixture_flag }}</span> ran on the bundled fixtures, which exist to exercise the pipeline: their numbers say nothing about a model.{% endif %}
+{{ flags_text }}</p>
 {% if notice %}
 <p class="notice">{{ notice }}</p>
 {% endif %}
@@ -80,9 +81,17 @@ HTML = """{% macro grid(table) %}
 {% endfor %}
 <h2 id="runs">Runs</h2>
 {{ grid(runs) }}
-<p class="note">Runs with identical benchmark, task, framework, model and settings are one row: its numbers are the latest successful run's; 'runs merged' counts them and 'differing metrics' names any metric on which they disagree. Unfinished or failed runs are listed here and never enter a table. 'model in tables': the name the tables use (the same model under both frameworks' spellings is one name; the README states the rule).</p>
+<p class="note">Runs with identical benchmark, task, framework, model and settings are one row: its numbers are the latest successful run's; 'runs merged' counts them and 'differing metrics' names any metric on which they disagree. Unfinished or failed runs, and the stages of a data build (ecom-tasks build), are listed here and never enter a table. 'model in tables': the name the tables use (the same model under both frameworks' spellings is one name; the README states the rule).</p>
 </body></html>
 """
+
+#: What a row's flags say (both templates show it under the summary).
+FLAGS_TEXT = (
+    "A row's flags stand beside its numbers: a run made with --limit (part of the data), the share of replies "
+    "that were invalid, cut off by the token limit, over the server's context or otherwise failed whenever it is "
+    "above 0, a truncation share lm-eval cannot know (it passes no stop reason), and recall@K over a pool of K "
+    "items or fewer."
+)
 
 #: ``{{ }}`` values are escaped for markdown by the environment; ``cells`` joins a row's escaped cells.
 MARKDOWN = """# ecom-tasks report
@@ -92,6 +101,8 @@ Rows marked `paper` are the papers' published numbers (reference rows), not our 
 {% if fixture_rows %}
 Rows flagged "{{ fixture_flag }}" ran on the bundled fixtures, which exist to exercise the pipeline: their numbers say nothing about a model.
 {% endif %}
+{{ flags_text }}
+
 {% if notice %}
 
 > {{ notice }}
