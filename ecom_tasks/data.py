@@ -416,8 +416,8 @@ def _source_key(data: str | os.PathLike[str]) -> tuple[str, int, int]:
         stat = path.stat()
         return str(path.resolve()), stat.st_mtime_ns, stat.st_size
     if path.is_dir():
-        files = _data_files(path)
-        return str(path.resolve()), max(f.stat().st_mtime_ns for f in files), sum(f.stat().st_size for f in files)
+        found = _data_files(path)
+        return str(path.resolve()), max(f.stat().st_mtime_ns for f in found), sum(f.stat().st_size for f in found)
     return str(data), 0, 0
 
 

@@ -65,10 +65,10 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 def content_sha256(source: str | os.PathLike[str]) -> str:
     """SHA-256 of a local data file, or of the ``sha256sum`` listing of a folder's data files."""
     path = Path(os.fspath(source)).expanduser()
-    files = data_files(path)
+    found = data_files(path)
     if path.is_file():
         return file_sha256(path)
-    listing = "".join(f"{file_sha256(f)}  {f.name}\n" for f in sorted(files, key=lambda f: f.name))
+    listing = "".join(f"{file_sha256(f)}  {f.name}\n" for f in sorted(found, key=lambda f: f.name))
     return hashlib.sha256(listing.encode("utf-8")).hexdigest()
 
 
