@@ -38,7 +38,9 @@ identifies exactly one option, and nothing that names two options or none:
   ``<Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>``) and a tag
   beside one on its line (the format line copied with one half filled in:
   ``<Label>B</Label> <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>``);
-  a tag right after a ``Valid Examples`` header (the format's example).
+  an ``<Answer>`` copied from the prompt that names none of the options shown
+  (a few-shot example's answer) and a tag beside it; a tag right after a
+  ``Valid Examples`` header (the format's example).
 
 ``strict`` is the reading of task version 2.0: a bare letter in ``<Label>``
 (``B``, ``(B)``, ``B.``) and an option's normalised text, optionally after its
@@ -463,10 +465,11 @@ def _same_line_blank(text: str) -> bool:
     return not text.strip(" \t" + _MARKDOWN)
 
 
-def _answer_tags(text: str, echoes: Echoes | None = None) -> tuple[list[str], list[str]]:
+def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = None) -> tuple[list[str], list[str]]:
     """The values of the ``<Label>`` and ``<Answer>`` tags that are not an echo of the prompt: tags
-    inside ``echoes``, placeholder values (``A/B/C/D``) and a tag beside one on its line, and the
-    valid example after a ``Valid Examples`` header (with the tags beside it on its line)."""
+    inside ``echoes``, placeholder values (``A/B/C/D``), an ``<Answer>`` copied from the prompt that
+    names none of the options shown (another question's example), a tag beside either on its line,
+    and the valid example after a ``Valid Examples`` header (with the tags beside it on its line)."""
     labels: list[str] = []
     answers: list[str] = []
     # Each kind found on its own (as in the strict reading), then read in reply order.
@@ -474,22 +477,31 @@ def _answer_tags(text: str, echoes: Echoes | None = None) -> tuple[list[str], li
         [*(("label", m) for m in _LABEL.finditer(text)), *(("answer", m) for m in _ANSWER.finditer(text))],
         key=lambda tag: tag[1].start(),
     )
-    placeholders = [_placeholder(kind, m.group(1)) for kind, m in tags]
+    copied_format = [
+        _placeholder(kind, m.group(1))
+        or (
+            kind == "answer"
+            and echoes is not None
+            and echoes.in_prompt(m.group(0))
+            and _read_content(m.group(1), displayed)[1] != OK
+        )
+        for kind, m in tags
+    ]
     previous_end, previous_echo = 0, False
     for index, (kind, m) in enumerate(tags):
         before = text[previous_end : m.start()]
         last_line = before.rstrip()[before.rstrip().rfind("\n") + 1 :]
         beside_placeholder = any(
-            placeholders[j] and _same_line_blank(text[tags[min(index, j)][1].end() : tags[max(index, j)][1].start()])
+            copied_format[j] and _same_line_blank(text[tags[min(index, j)][1].end() : tags[max(index, j)][1].start()])
             for j in (index - 1, index + 1)
             if 0 <= j < len(tags)
         )
         echo = (
-            placeholders[index]
+            copied_format[index]
             or beside_placeholder
             or (echoes is not None and echoes.covers(m.start(), m.end()))
             or bool(_EXAMPLES_HEADER.match(last_line))  # the example a copied format block goes on to show
-            or (previous_echo and index > 0 and not placeholders[index - 1] and _same_line_blank(before))
+            or (previous_echo and index > 0 and not copied_format[index - 1] and _same_line_blank(before))
         )
         previous_end, previous_echo = m.end(), echo
         if not echo:
@@ -510,11 +522,11 @@ def _combine(readings: list[tuple[int | None, str, str, str]], tag: str) -> tupl
 
 
 def _grader_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
-    return _combine([_read_label(v, displayed) for v in _answer_tags(text, echoes)[0]], LABEL_TAG)
+    return _combine([_read_label(v, displayed) for v in _answer_tags(text, displayed, echoes)[0]], LABEL_TAG)
 
 
 def _grader_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
-    values = {_key(v): v for v in _answer_tags(text, echoes)[1]}  # repeats of one answer count once
+    values = {_key(v): v for v in _answer_tags(text, displayed, echoes)[1]}  # repeats of one answer count once
     return _combine([_read_content(v, displayed) for v in values.values()], ANSWER_TAG)
 
 

@@ -28,9 +28,17 @@ These mentions are not answers:
   assert L3); a clause opened by ``although`` /
   ``虽然``; a level superseded by a correction (``L4. Wait, actually L3.``);
 - questions (``Is it L4?``);
-- echoes of the prompt: the level scale (``L1-L4``, ``L1, L3 or L4``), a
-  list of level definitions (``L1 (Irrelevant): …``), the format placeholder
-  ``[L2-<attribute> Mismatch]`` and examples after ``e.g.``.
+- echoes of the prompt: any text the reply copies from the prompt it was sent
+  (``prompt``; by default the fixed instructions of every RAIR prompt),
+  however its spacing, markdown or case is garbled, levels in it included
+  (:func:`ecom_tasks.scorers.replies.find_echoes`: a copied definition line,
+  ``output only the final level: L1, …``, a copy that the token limit cut
+  off at ``- L4 (Perfect``); and, in the model's own words, the level scale
+  (``L1-L4``, ``L1, L3 or L4``), a list of level definitions
+  (``L1 (Irrelevant): …``), the format placeholder
+  ``[L2-<attribute> Mismatch]``, examples after ``e.g.``, and a sentence
+  opened by a condition naming the level (``For L2 cases, output
+  [L2-Mismatch]``).
 
 Levels joined by ``or``, ``/``, ``and``, ``between … and`` (``L1 or L3``,
 ``L3/L4``, ``L2-L3``) are a hedge: an answer only if another mention asserts
@@ -74,6 +82,9 @@ Status ``ok`` is a level L1-L4. Everything else is an invalid prediction
 - ``ambiguous``: two or more distinct levels asserted with no marker deciding,
   or only a hedge (``L1 or L3``);
 - ``out_of_range``: the level asserted is outside L1-L4 (e.g. "L5").
+
+:func:`parse_strict` is the strict reading: exactly the output the prompt asks
+for after the reasoning (``L3``, ``[L2-Brand Mismatch]``), nothing else.
 """
 
 from __future__ import annotations

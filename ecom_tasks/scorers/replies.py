@@ -68,6 +68,8 @@ _MARKUP = frozenset("*#`_~\u200b\u200c\u200d\u2060\ufeff")
 # What may join answers kept at the start of an echo ("L4 (Perfectly Relevant)").
 _ANSWER_JOINS = frozenset("()[]【】（）-–—")
 _LETTER = re.compile(r"[^\W\d_]")
+# Characters of each part on either side of the seam between two consecutive prompt parts.
+_SEAM = 200
 
 
 def _keyed(text: str) -> tuple[str, list[int]]:
@@ -143,7 +145,7 @@ class _Automaton:
 
     def breaks_off(self, key: str) -> bool | None:
         """None when ``key`` does not occur here; else whether its first occurrence stops inside a word
-        of the prompt (the letter or digit after it follows without a space)."""
+        of the prompt (a letter or digit follows it without a space: ``Perfect|ly``, ``对于L2，|请``)."""
         state = 0
         for char in key:
             state = self.next[state].get(char, -1)
@@ -166,6 +168,8 @@ class Echoes:
 
     text: str
     spans: tuple[tuple[int, int], ...]
+    #: The prompt's parts the reply was compared with.
+    prompt: tuple[str, ...] = ()
 
     @property
     def chars(self) -> int:
@@ -176,6 +180,11 @@ class Echoes:
         return all(
             self.echoed(i) for i in range(start, end) if not self.text[i].isspace() and self.text[i] not in _MARKUP
         )
+
+    def in_prompt(self, fragment: str) -> bool:
+        """Whether ``fragment`` (spacing, markdown and case aside) occurs in the prompt."""
+        key = _keyed(fragment)[0]
+        return bool(key) and any(_automaton(part).breaks_off(key) is not None for part in self.prompt)
 
     def echoed(self, index: int) -> bool:
         return any(start <= index < end for start, end in self.spans)
@@ -191,10 +200,14 @@ class Echoes:
 
 
 def _prompt_parts(prompt: str | Iterable[str | None] | None) -> list[str]:
+    """The prompt's parts, and where one part meets the next (a copy runs on from the system message
+    into the user message as the model saw them, one after the other)."""
     if prompt is None:
         return []
     parts = [prompt] if isinstance(prompt, str) else list(prompt)
-    return list(dict.fromkeys(p for p in parts if p and p.strip()))
+    parts = list(dict.fromkeys(p for p in parts if p and p.strip()))
+    seams = [f"{a[-_SEAM:]}\n{b[:_SEAM]}" for a, b in zip(parts, parts[1:])]
+    return parts + seams
 
 
 def find_echoes(
@@ -207,16 +220,17 @@ def find_echoes(
 ) -> Echoes:
     """The spans of ``reply`` that copy a part of ``prompt`` (see the module docstring).
 
-    ``prompt``: the prompt's texts (system message, user message, fixed parts); an echo lies within
-    one of them. ``answers``: what the parser reads as an answer (kept whole, and not counted towards
+    ``prompt``: the prompt's texts in the order sent (system message, user message, or fixed parts);
+    an echo lies within one of them or runs on from one into the next. ``answers``: what the parser reads as an answer (kept whole, and not counted towards
     ``min_chars``). ``truncated``: the reply was stopped by a limit (None: unknown).
     """
-    automata = [_automaton(part) for part in _prompt_parts(prompt)]
+    parts = tuple(_prompt_parts(prompt))
+    automata = [_automaton(part) for part in parts]
     if not reply or not automata:
-        return Echoes(reply or "", ())
+        return Echoes(reply or "", (), parts)
     key, origin = _keyed(reply)
     if not key:
-        return Echoes(reply, ())
+        return Echoes(reply, (), parts)
     size = len(key)
     # Which key characters belong to an answer, and each answer's key span.
     in_answer = [False] * size
@@ -247,7 +261,7 @@ def find_echoes(
     _keep_answers_whole(echo, answer_spans)
     _keep_leading_answers(reply, origin, echo, in_answer, answer_spans)
     _mark_cut_off_line(reply, key, origin, echo, outside, automata, truncated)
-    return Echoes(reply, _spans(reply, origin, echo))
+    return Echoes(reply, _spans(reply, origin, echo), parts)
 
 
 def strip_echoes(
@@ -331,7 +345,7 @@ def _mark_cut_off_line(
         return
     fragment = key[first:last]
     cut = [a.breaks_off(fragment) for a in automata]
-    if any(c is not None for c in cut) and (truncated or (any(cut) and reply[origin[last - 1]].isalnum())):
+    if any(c is not None for c in cut) and (truncated or any(cut)):
         for k in range(first, last):
             echo[k] = True
 
