@@ -87,6 +87,33 @@ GRADER_REPLIES = [
     ("", None, NO_GRADE),
     (None, None, NO_GRADE),
     ("3", None, NO_GRADE),  # a bare number is not the asked-for line
+    # copies of the grader prompt give no grade; what the grader wrote itself is read (issue 26)
+    (
+        "Grades:\n3 = fully correct: it agrees with the reference in substance and meets every requirement of the "
+        "question.\n2 = almost correct: the substance is right but there is a fl",
+        None,
+        NO_GRADE,
+    ),
+    (
+        "Write one or two sentences explaining your grade, then a last line of exactly this form, with N one of "
+        "0, 1, 2, 3:\nFinal Score: N",
+        None,
+        NO_GRADE,
+    ),
+    (
+        "YOU GRADE ANSWERS TO E-COMMERCE QUESTIONS AGAINST A REFERENCE ANSWER.\n\nThe response picks size M, as the "
+        "reference does.\nFinal Score: 3",
+        3,
+        OK,
+    ),
+    # rambling, and a reply stopped mid-word
+    (
+        "The response mentions the size but then goes on about shipping times and return policies, which is "
+        "off-topic; still, the key content matches the reference, so it is almost correct.\nFinal Score: 2",
+        2,
+        OK,
+    ),
+    ("The response gives size M, which matches the reference. Final Sc", None, NO_GRADE),
     # out of range
     ("Final Score: 4", None, OUT_OF_RANGE),
     ("Final Score: -1", None, OUT_OF_RANGE),

@@ -156,6 +156,90 @@ CASES = [
     ("我选 <Label>B</Label> <Answer>Bassetts Liquorice Allsorts</Answer>", "label_content", CO_PURCHASE, "B", "B"),
     ("<think>A? no.</think><Label>B</Label><Answer>Complement</Answer>", "label_content", INTENT, "B", "B"),
     ("Sorry, I cannot answer that.", "label_content", INTENT, NO_TAG, NO_TAG),
+    # --- copies of the prompt, garbled, whole or cut off, are no answers (issue 26) -----------------------
+    (
+        "**OUTPUT FORMAT**\n<LABEL>A/B/C/D</LABEL>\n** VALID EXAMPLES**\n<LABEL>A</LABEL>",
+        "label",
+        INTENT,
+        NO_TAG,
+        CONFLICTING_TAGS,
+    ),
+    ("** Valid Examples**\n<Label>A</Label>", "label", INTENT, NO_TAG, "A"),  # issue 26: the example at A
+    ("** Valid Examples**\n<Label>A</Label> <Answer>Narrowing</Answer>", "label_content", INTENT, NO_TAG, "A"),
+    (  # issue 26: the placeholder list beside a label is the format line copied
+        "<Label>B</Label> <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>",
+        "label_content",
+        INTENT,
+        NO_TAG,
+        "B",
+    ),
+    (
+        "** output format **\n<label>a/b/c/d</label> <answer>narrowing/complement/irrelevant/substitute</answer>\n"
+        "**valid examples**\n<label>a</label> <answer>narrowing</answer>",
+        "label_content",
+        INTENT,
+        NO_TAG,
+        CONFLICTING_TAGS,
+    ),
+    (
+        "** Output Format **\n<Answer>full text of the chosen option</Answer>\n\nOptions:\nA. Sony WH-1000XM5",
+        "content",
+        ADS,
+        NO_TAG,
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "YOU ARE A HELPFUL ONLINE SHOPPING ASSISTANT. PLEASE ANSWER THE FOLLOWING QUESTION ABOUT ONLINE SHOPPING. "
+        "Select the product that the user may also buy.\n\n** Output Format **\n<Label>A/B/C/D</Label> "
+        "<Answer>full text of the chosen option</Answer>\n**Valid Exa",
+        "label_content",
+        CO_PURCHASE,
+        NO_TAG,
+        OUT_OF_RANGE,
+    ),
+    # The question restated, then the model's own answer; the preamble copied, then an answer.
+    (
+        "Query 1: foundation\nQuery 2: ilia skin tint\nOptions:\nA. Substitute\nB. Complement\nC. Narrowing\n"
+        "D. Irrelevant\n<Label>B</Label>",
+        "label",
+        INTENT,
+        "B",
+        "B",
+    ),
+    (
+        "You are a helpful online shopping assistant. Please answer the following question about online shopping.\n"
+        "<Label>D</Label>",
+        "label",
+        INTENT,
+        "D",
+        "D",
+    ),
+    (
+        "The relationship between the product and the query is a substitute.\n<Label>A</Label> <Answer>Substitute</Answer>",
+        "label_content",
+        RELATION,
+        "A",
+        "A",
+    ),
+    # --- rambling, and replies cut off mid-sentence or mid-tag ---------------------------------------------
+    ("<Label>B", "label", INTENT, NO_TAG, NO_TAG),
+    ("<Answer>Compl", "content", INTENT, NO_TAG, NO_TAG),
+    (
+        "Let me think about this. The first query is a foundation and the second a skin tint from another brand, so "
+        "a user searching one may well want the other instead.\n\n<Answer>Substitute</Answer>\n\nI hope this helps! "
+        "Let me know if",
+        "content",
+        INTENT,
+        "A",
+        "A",
+    ),
+    (
+        "<Label>C</Label>\nExplanation: option C is correct because the second query narrows the fi",
+        "label",
+        INTENT,
+        "C",
+        "C",
+    ),
 ]
 
 
