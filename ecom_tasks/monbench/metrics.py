@@ -152,3 +152,14 @@ def summarize(
     if category_weights:
         result["acc_reweighted"] = reweighted_accuracy(table, category_weights)
     return result
+
+
+def outcome_table(outcomes: Sequence[Mapping[str, float]]) -> np.ndarray:
+    """Per-run outcomes as the numeric table :func:`headline` reads (rows concatenate across questions)."""
+    return _table(outcomes)
+
+
+def headline(table: np.ndarray, specs: Sequence[MetricSpec]) -> dict[str, float]:
+    """The selected ``choice_runs`` metrics of an outcome table, without the breakdowns: what a
+    comparison recomputes on every resample of questions."""
+    return compute_metrics(specs, choice_runs(table))

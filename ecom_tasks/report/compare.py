@@ -1,0 +1,570 @@
+"""``ecom-tasks compare``: which model is better on each benchmark, and how sure, from both frameworks' logs.
+
+A model's run becomes :class:`~ecom_tasks.report.stats.Units` (its per-item
+outcomes, as the benchmark's scorer wrote them in Inspect's ``Score.value`` and
+in lm-eval's ``--log_samples`` files or ``ecom-tasks judge``'s grades), grouped
+as each benchmark's design demands (:data:`DESIGNS`): RAIR and RMIR by item,
+MonBench by question (its 72 runs are one unit), EcomEval by item within its
+category (the headline is a macro mean over categories). Intervals, paired
+differences, tests and power are :mod:`ecom_tasks.report.stats`'.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ecom_tasks import files
+from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.report import stats
+from ecom_tasks.results import INSPECT, Run
+
+
+@dataclass(frozen=True)
+class Design:
+    """How one benchmark's runs are compared."""
+
+    metrics: tuple[str, ...]  # the headline metrics, compared by default
+    summarize: Callable[[list[Mapping[str, Any]]], Mapping[str, float]]
+    unit_field: str  # the lm-eval document field naming a unit (Inspect: the sample id)
+    unit: str  # what a unit is, for the tables
+    stratum_field: str | None = None  # resampled within (EcomEval: category)
+    binary: Mapping[str, str] = field(default_factory=dict)  # metric -> per-unit right/wrong key (McNemar)
+    unpack: Callable[[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # a logged outcome -> outcomes
+    protocol: tuple[str, ...] = ()  # settings that must agree between two compared runs
+
+
+def _rair_headline(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
+    from ecom_tasks.plugins import select_metrics
+    from ecom_tasks.rair.metrics import headline
+    from ecom_tasks.scorers.kinds import LABELS
+
+    return headline(outcomes, select_metrics(LABELS))
+
+
+def _monbench_headline(tables: list[Any]) -> Mapping[str, float]:
+    import numpy as np
+
+    from ecom_tasks.monbench.metrics import headline
+    from ecom_tasks.plugins import select_metrics
+    from ecom_tasks.scorers.kinds import CHOICE_RUNS
+
+    return headline(np.concatenate(tables), select_metrics(CHOICE_RUNS))
+
+
+def _monbench_runs(packed: Mapping[str, Any]) -> list[Any]:
+    """A logged MonBench outcome as one numeric table of its runs (Inspect packs a question's runs into
+    one score; an lm-eval document is one run), so a resample concatenates tables."""
+    from ecom_tasks.monbench.metrics import outcome_table
+    from ecom_tasks.monbench.scoring import unpack_question
+
+    return [outcome_table(unpack_question(packed) if any("/" in key for key in packed) else [packed])]
+
+
+def _ecomeval_summary(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
+    from ecom_tasks.ecomeval.scoring import summarize
+    from ecom_tasks.plugins import select_metrics
+    from ecom_tasks.scorers.kinds import RUBRIC
+
+    return summarize(outcomes, select_metrics(RUBRIC))
+
+
+def _rmir_summary(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
+    from ecom_tasks.plugins import select_metrics
+    from ecom_tasks.rmir.scoring import summarize
+    from ecom_tasks.scorers.kinds import RANKING
+
+    # The cut-offs a run computed are the keys its outcomes carry (recall@<k>, ndcg@<k>, mrr).
+    names = {key for outcome in outcomes[:1] for key in outcome}
+    return summarize(outcomes, [spec for spec in select_metrics(RANKING) if spec.name in names])
+
+
+DESIGNS: dict[str, Design] = {
+    "rair": Design(
+        ("acc2", "acc4", "macro_f1"),
+        _rair_headline,
+        "id",
+        "items",
+        binary={"acc2": "acc2", "acc4": "acc4"},
+        protocol=("rules", "rules_sha256", "language"),
+    ),
+    "monbench": Design(
+        ("acc",),
+        _monbench_headline,
+        "record_id",
+        "questions",
+        unpack=_monbench_runs,
+        protocol=("shots", "parsing", "strict", "category_weights"),
+    ),
+    "ecomeval": Design(
+        ("score", "score_multimodal"),
+        _ecomeval_summary,
+        "id",
+        "items",
+        stratum_field="category",
+        protocol=("judge", "category", "task", "language", "difficulty", "multimodal"),
+    ),
+    "rmir": Design(
+        ("recall@20", "recall@50"),
+        _rmir_summary,
+        "query_id",
+        "queries",
+        protocol=("split", "pool_captions", "k"),
+    ),
+}
+
+
+@dataclass
+class ModelRun:
+    """One model's run of one task with its per-unit outcomes."""
+
+    run: Run
+    units: stats.Units
+    label: str = ""
+
+    @property
+    def benchmark(self) -> str:
+        return self.run.benchmark
+
+    @property
+    def task(self) -> str:
+        return self.run.task
+
+
+def model_label(run: Run) -> str:
+    """The model as the comparison names it; in RMIR's embed mode the retriever is what is compared."""
+    settings = run.settings_dict
+    if run.benchmark == "rmir" and settings.get("mode", "embed") == "embed":
+        retriever = settings.get("retriever", "?")
+        args = settings.get("retriever_args")
+        return f"{retriever}({args})" if args else retriever
+    if run.benchmark == "rmir":
+        return f"{run.model_name} + {settings.get('retriever', '?')}"
+    return run.model_name
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+
+def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], str | None]]) -> stats.Units:
+    """Units from (unit id, logged outcome, stratum) rows: a unit's rows (epochs, runs) stay together."""
+    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    strata: dict[str, str | None] = {}
+    for unit_id, outcome, stratum in rows:
+        grouped[unit_id].extend(design.unpack(outcome) if design.unpack else [outcome])
+        strata.setdefault(unit_id, stratum)
+    ids = tuple(sorted(grouped))
+    with_strata = design.stratum_field is not None
+    return stats.Units(
+        ids,
+        tuple(tuple(grouped[i]) for i in ids),
+        tuple(str(strata[i]) for i in ids) if with_strata else None,
+    )
+
+
+def _inspect_units(path: str, design: Design) -> stats.Units:
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(path)
+    rows = []
+    for sample in log.samples or []:
+        outcome = next((s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict)), None)
+        if outcome is None:
+            continue  # an unscored sample (an error): not an answer of the model's
+        stratum = (sample.metadata or {}).get(design.stratum_field) if design.stratum_field else None
+        rows.append((str(sample.id), outcome, stratum))
+    return _units(design, rows)
+
+
+def _lm_eval_units(path: Path, design: Design, *, judged: bool) -> stats.Units:
+    """Units of an lm-eval samples file, or of an ``ecom-tasks judge`` grades file (``judged``)."""
+    values, problems = files.json_lines(path)
+    if problems:
+        raise ConfigurationError(str(problems[0]))
+    rows = []
+    for line, value in values:
+        doc = value if judged else value.get("doc") if isinstance(value, dict) else None
+        outcome = value.get("outcome") if judged else _first_metric(value)
+        if not isinstance(doc, dict) or not isinstance(outcome, dict) or design.unit_field not in doc:
+            raise ConfigurationError(f"{path}:{line}: not a sample of ours (no {design.unit_field!r} or outcome)")
+        stratum = doc.get(design.stratum_field) if design.stratum_field else None
+        rows.append((str(doc[design.unit_field]), outcome, stratum))
+    return _units(design, rows)
+
+
+def _first_metric(sample: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    # Every metric of a document carries the same outcome object (OutcomeTask.process_results).
+    names = sample.get("metrics") or []
+    value = sample.get(names[0]) if names else None
+    return value if isinstance(value, dict) else None
+
+
+def read_model_runs(paths: Sequence[str | Path]) -> tuple[list[ModelRun], list[str]]:
+    """Every finished run of ours under ``paths`` with its per-unit outcomes, and a note for each run
+    that cannot take part (no per-item outcomes logged, unfinished, not one of our benchmarks)."""
+    from ecom_tasks.report.runs import _JUDGED_FILE, _RESULTS_FILE, _SAMPLES_FILE, read_runs
+
+    found: list[ModelRun] = []
+    notes: list[str] = []
+    for run in read_runs(paths):
+        design = DESIGNS.get(run.benchmark)
+        if design is None or run.status != "success":
+            if design is not None:
+                notes.append(f"{run.source}: {run.task} did not finish ({run.status}); left out")
+            continue
+        try:
+            if run.framework == INSPECT:
+                units = _inspect_units(_inspect_location(run.source), design)
+            else:
+                source = Path(run.source)
+                units = _lm_eval_run_units(run, source, design, _RESULTS_FILE, _SAMPLES_FILE, _JUDGED_FILE)
+        except NoSamples as exc:
+            notes.append(str(exc))
+            continue
+        if len(units) == 0:
+            notes.append(f"{run.source}: {run.task} holds no scored items; left out")
+            continue
+        found.append(ModelRun(run, units, model_label(run)))
+    return found, notes
+
+
+class NoSamples(Exception):
+    """A run without per-item outcomes (lm-eval without --log_samples)."""
+
+
+def _inspect_location(source: str) -> str:
+    return source if "://" in source else str(Path(source).absolute())
+
+
+def _lm_eval_run_units(
+    run: Run, source: Path, design: Design, results_re: Any, samples_re: Any, judged_re: Any
+) -> stats.Units:
+    if judged_re.match(source.name):
+        data = files.read_json(source, allow_nan=True)
+        grades = source.parent / str(data.get("grades_file") or "")
+        if not data.get("grades_file") or not files.is_inside(grades, source.parent):
+            raise NoSamples(f"{source}: names no grades file beside it; left out")
+        return _lm_eval_units(grades, design, judged=True)
+    stamp = results_re.match(source.name)["stamp"]
+    samples = [
+        path
+        for path in files.folder_files(source.parent)
+        if (m := samples_re.match(path.name)) and m["stamp"] == stamp and _in_task(m["task"], run.task, source)
+    ]
+    if not samples:
+        raise NoSamples(f"{source}: {run.task} has no samples file (run lm-eval with --log_samples to compare it)")
+    rows: list[stats.Units] = [_lm_eval_units(path, design, judged=False) for path in samples]
+    return _merge(rows)
+
+
+def _in_task(samples_task: str, task: str, results: Path) -> bool:
+    """Whether a samples file belongs to ``task``: its own, or a subtask of the group ``task``."""
+    if samples_task == task:
+        return True
+    data = files.read_json(results, allow_nan=True)
+    return samples_task in ((data.get("group_subtasks") or {}).get(task) or [])
+
+
+def _merge(parts: Sequence[stats.Units]) -> stats.Units:
+    ids = tuple(i for part in parts for i in part.ids)
+    outcomes = tuple(o for part in parts for o in part.outcomes)
+    strata = None if parts[0].strata is None else tuple(s for part in parts for s in part.strata or ())
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return stats.Units(
+        tuple(ids[i] for i in order),
+        tuple(outcomes[i] for i in order),
+        None if strata is None else tuple(strata[i] for i in order),
+    )
+
+
+# --- comparing --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Record:
+    """One line of the comparison: a model's value (``kind`` "model") or a pair's difference b - a ("pair")."""
+
+    benchmark: str
+    task: str
+    metric: str
+    kind: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int
+    unit: str
+    model: str | None = None
+    a: str | None = None
+    b: str | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    test: str | None = None
+    min_detectable: float | None = None
+    unit_sd: float | None = None
+    paper_ci: float | None = None
+    framework: str | None = None
+    seed: int = stats.SEED
+    n_resamples: int = stats.N_RESAMPLES
+
+    def as_json(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if value is not None}
+
+
+@dataclass
+class Comparison:
+    records: list[Record] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _protocol_difference(design: Design, a: ModelRun, b: ModelRun) -> str | None:
+    """Why two runs of one task are not comparable (data or protocol), or None."""
+    sha_a, sha_b = a.run.info.get("data_sha256"), b.run.info.get("data_sha256")
+    if sha_a and sha_b and sha_a != sha_b:
+        return f"different data (sha256 {str(sha_a)[:12]}... vs {str(sha_b)[:12]}...)"
+    if a.run.data != b.run.data and "?" not in (a.run.data, b.run.data):
+        return f"different data ({a.run.data} vs {b.run.data})"
+    settings_a, settings_b = _protocol(a.run), _protocol(b.run)
+    for key in design.protocol:
+        value_a, value_b = settings_a.get(key), settings_b.get(key)
+        if value_a is not None and value_b is not None and value_a != value_b:
+            return f"different {key} ({value_a} vs {value_b})"
+    return None
+
+
+def _protocol(run: Run) -> dict[str, str]:
+    values = {key: str(value) for key, value in run.info.items() if value not in (None, "")}
+    values.update(run.settings_dict)
+    if "grader" in run.roles:  # Inspect's grader role, or the judge of an ecom-tasks judge run
+        values["judge"] = run.roles["grader"]
+    return values
+
+
+def _distinct_labels(runs: list[ModelRun]) -> None:
+    """Give each run of a task a distinct label: the framework is added where a name repeats."""
+    counts = defaultdict(int)
+    for run in runs:
+        counts[run.label] += 1
+    for run in runs:
+        if counts[run.label] > 1:
+            run.label = f"{run.label} ({run.run.framework})"
+
+
+def compare_runs(
+    runs: Sequence[ModelRun],
+    *,
+    metric: str | None = None,
+    baseline: str | None = None,
+    n_resamples: int = stats.N_RESAMPLES,
+    seed: int = stats.SEED,
+) -> Comparison:
+    """Every model's interval and every pair's paired difference, per benchmark, task and metric."""
+    result = Comparison()
+    by_task: dict[tuple[str, str], list[ModelRun]] = defaultdict(list)
+    for run in runs:
+        by_task[(run.benchmark, run.task)].append(run)
+    for (benchmark, task), task_runs in sorted(by_task.items()):
+        design = DESIGNS[benchmark]
+        task_runs = _latest_per_model(task_runs, result.notes)
+        _distinct_labels(task_runs)
+        task_runs.sort(key=lambda r: r.label)
+        metrics = (metric,) if metric else design.metrics
+        measure = stats.Measure(design.summarize)
+        for name in metrics:
+            for run in task_runs:
+                estimate = stats.interval(run.units, measure, name, n_resamples=n_resamples, seed=seed)
+                paper_ci = measure.all(run.units, "acc_ci") if benchmark == "monbench" and name == "acc" else None
+                result.records.append(
+                    Record(
+                        benchmark,
+                        task,
+                        name,
+                        "model",
+                        estimate.estimate,
+                        estimate.ci_low,
+                        estimate.ci_high,
+                        estimate.n,
+                        design.unit,
+                        model=run.label,
+                        paper_ci=paper_ci,
+                        framework=run.run.framework,
+                        seed=seed,
+                        n_resamples=n_resamples,
+                    )
+                )
+            pairs = _pairs(task_runs, baseline)
+            done: list[Record] = []
+            for a, b in pairs:
+                why = _protocol_difference(design, a, b)
+                if why is None:
+                    try:
+                        diff = stats.compare(
+                            a.units,
+                            b.units,
+                            measure,
+                            name,
+                            binary_key=design.binary.get(name),
+                            n_resamples=n_resamples,
+                            seed=seed,
+                        )
+                    except stats.NotComparable as exc:
+                        why = str(exc)
+                if why is not None:
+                    message = f"{benchmark}/{task}: {a.label} and {b.label} not compared: {why}"
+                    if message not in result.refused:
+                        result.refused.append(message)
+                    continue
+                done.append(
+                    Record(
+                        benchmark,
+                        task,
+                        name,
+                        "pair",
+                        diff.estimate,
+                        diff.ci_low,
+                        diff.ci_high,
+                        diff.n,
+                        design.unit,
+                        a=a.label,
+                        b=b.label,
+                        p_value=diff.p_value,
+                        test=diff.test,
+                        min_detectable=diff.min_detectable,
+                        unit_sd=diff.unit_sd,
+                        seed=seed,
+                        n_resamples=n_resamples,
+                    )
+                )
+            adjusted = stats.holm([r.p_value if r.p_value is not None else math.nan for r in done])
+            result.records += [_with(r, p_adjusted=p) for r, p in zip(done, adjusted)]
+    if baseline and not any(r.kind == "pair" for r in result.records) and runs:
+        known = sorted({r.label for r in runs})
+        if baseline not in known:
+            raise ConfigurationError(f"--baseline {baseline!r} is not a model of these runs: {', '.join(known)}")
+    return result
+
+
+def _with(record: Record, **changes: Any) -> Record:
+    from dataclasses import replace
+
+    return replace(record, **changes)
+
+
+def _latest_per_model(runs: list[ModelRun], notes: list[str]) -> list[ModelRun]:
+    latest: dict[tuple[str, str], ModelRun] = {}
+    for run in sorted(runs, key=lambda r: r.run.created):
+        key = (run.label, run.run.framework)
+        if key in latest:
+            notes.append(f"{run.benchmark}/{run.task}: {run.label} ran more than once; the latest run is compared")
+        latest[key] = run
+    return list(latest.values())
+
+
+def _pairs(runs: list[ModelRun], baseline: str | None) -> list[tuple[ModelRun, ModelRun]]:
+    if baseline is None:
+        return [(a, b) for i, a in enumerate(runs) for b in runs[i + 1 :]]
+    base = [r for r in runs if r.label == baseline or r.run.model_name == baseline]
+    return [(base[0], other) for other in runs if base and other is not base[0]]
+
+
+def units_needed_table(comparison: Comparison, difference: float) -> list[dict[str, Any]]:
+    """For each benchmark, task and metric: the units (items, questions) a paired comparison needs to
+    detect ``difference`` with 80% power at alpha 0.05, from the largest per-unit SD the pairs showed."""
+    rows = []
+    spread: dict[tuple[str, str, str, str], float] = {}
+    for record in comparison.records:
+        if record.kind == "pair" and record.unit_sd is not None and math.isfinite(record.unit_sd):
+            key = (record.benchmark, record.task, record.metric, record.unit)
+            spread[key] = max(spread.get(key, 0.0), record.unit_sd)
+    for (benchmark, task, metric, unit), unit_sd in sorted(spread.items()):
+        needed = stats.units_needed(difference, unit_sd) if unit_sd > 0 else None
+        rows.append(
+            {
+                "benchmark": benchmark,
+                "task": task,
+                "metric": metric,
+                "difference": difference,
+                "unit_sd": unit_sd,
+                "needed": needed,
+                "unit": unit,
+            }
+        )
+    return rows
+
+
+# --- showing ----------------------------------------------------------------------------------------
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _mark(p_adjusted: float | None) -> str:
+    """Significance after Holm's adjustment: * < 0.05, ** < 0.01, *** < 0.001."""
+    if p_adjusted is None or not math.isfinite(p_adjusted):
+        return ""
+    return "***" if p_adjusted < 0.001 else "**" if p_adjusted < 0.01 else "*" if p_adjusted < 0.05 else ""
+
+
+def ranked(records: Sequence[Record]) -> list[Record]:
+    """Model records best first (nan last)."""
+    return sorted(
+        records, key=lambda r: (not math.isfinite(r.estimate), -r.estimate if math.isfinite(r.estimate) else 0)
+    )
+
+
+def format_comparison(comparison: Comparison) -> str:
+    """The comparison as terminal tables: per benchmark, task and metric the models ranked with their
+    intervals, then every pair's difference b - a with its interval, p-values and what the run detects."""
+    blocks: list[str] = []
+    groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    for record in comparison.records:
+        groups[(record.benchmark, record.task, record.metric)].append(record)
+    for (benchmark, task, metric), records in groups.items():
+        models = ranked([r for r in records if r.kind == "model"])
+        pairs = [r for r in records if r.kind == "pair"]
+        first = records[0]
+        lines = [
+            f"{benchmark} / {task} / {metric}  (95% percentile bootstrap over {first.unit}"
+            f"{', stratified by category' if DESIGNS[benchmark].stratum_field else ''}; "
+            f"{first.n_resamples} resamples, seed {first.seed})"
+        ]
+        paper = any(r.paper_ci is not None for r in models)
+        header = f"  {'rank':<5}{'model':<40}{'value':>9}  {'95% CI':<19}{'n':>6}"
+        lines.append(header + ("  paper's interval over runs (±)" if paper else ""))
+        for rank, r in enumerate(models, 1):
+            ci = f"[{_number(r.ci_low)}, {_number(r.ci_high)}]"
+            extra = f"  {_number(r.paper_ci)}" if paper else ""
+            lines.append(f"  {rank:<5}{r.model:<40}{_number(r.estimate):>9}  {ci:<19}{r.n:>6}{extra}")
+        if pairs:
+            lines.append(
+                f"  {'pair (b - a)':<45}{'diff':>9}  {'95% CI':<21}{'p':>7}{'p_holm':>8}  {'test':<19}{'detectable':>10}"
+            )
+            for r in pairs:
+                ci = f"[{_number(r.ci_low)}, {_number(r.ci_high)}]"
+                name = f"{r.b} - {r.a}"
+                lines.append(
+                    f"  {name:<45}{_number(r.estimate):>9}  {ci:<21}{_number(r.p_value, 3):>7}"
+                    f"{_number(r.p_adjusted, 3):>8}{_mark(r.p_adjusted):<3}{r.test or '':<18}{_number(r.min_detectable):>10}"
+                )
+        blocks.append("\n".join(lines))
+    text = "\n\n".join(blocks)
+    notes = [f"not compared: {line}" for line in comparison.refused] + comparison.notes
+    if notes:
+        text += "\n\n" + "\n".join(notes)
+    legend = (
+        "\n\n* p_holm < 0.05, ** < 0.01, *** < 0.001 (Holm over the pairs of a metric); detectable: the smallest "
+        "difference this many units detect with 80% power at alpha 0.05"
+    )
+    return text + (legend if any(r.kind == "pair" for r in comparison.records) else "")
+
+
+def write_json(path: str | Path, comparison: Comparison, inputs: Sequence[str | Path]) -> Path:
+    """The records as a JSON list (strict JSON: nan is null), written beside nothing it reads."""
+    target = Path(path)
+    out = files.OutputFolder(target.parent if str(target.parent) else ".", inputs=inputs)
+    return out.write_text(target.name, files.dumps_strict([r.as_json() for r in comparison.records], indent=2) + "\n")

@@ -1,0 +1,320 @@
+"""Which model is better, and how sure: intervals and paired comparisons that keep a benchmark's design.
+
+Everything here works on *units*: the independent pieces of a run (an item; a
+MonBench question with all its runs; an item with all its epochs), each holding
+the outcome dicts the benchmark's own ``summarize`` reads. A metric is the
+benchmark's ``summarize`` applied to the outcomes of the chosen units, so a
+resampled Macro-F1 or a macro mean over categories is computed by the very code
+that computed the headline; nothing is re-derived per item.
+
+- An interval resamples units (``scipy.stats.bootstrap``, percentile); with
+  ``strata`` (EcomEval's categories) each stratum is resampled on its own, so a
+  macro mean over categories keeps every category.
+- A paired comparison of two models on the same units resamples the units
+  jointly for both (the difference's interval) and tests with an exact McNemar
+  test (``statsmodels``) when the metric is a plain mean of per-unit right/wrong
+  and every unit holds one answer, else with a paired permutation test
+  (``scipy.stats.permutation_test``, the two models' units swapped within a pair).
+- p-values of all pairs compared on one metric are adjusted with Holm's method
+  (``statsmodels.stats.multitest``).
+- The smallest detectable difference (80% power, alpha 0.05, two-sided) and the
+  units a planned difference needs come from the paired t-test's power
+  (``statsmodels.stats.power.TTestPower``), with the per-unit standard
+  deviation of the difference read off the bootstrap standard error.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: A benchmark's summarize: the outcomes of the chosen units -> every metric by name.
+Summarize = Callable[[list[Mapping[str, Any]]], Mapping[str, float]]
+
+N_RESAMPLES = 2000
+SEED = 20261126
+CONFIDENCE = 0.95
+ALPHA = 0.05
+POWER = 0.80
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: a Units is a key of Measure's cache
+class Units:
+    """One model's run as independent units: ``ids[i]`` holds the outcome dicts ``outcomes[i]`` (its
+    epochs, or a MonBench question's runs); ``strata[i]`` its stratum (EcomEval: the category) or None."""
+
+    ids: tuple[str, ...]
+    outcomes: tuple[tuple[Mapping[str, Any], ...], ...]
+    strata: tuple[str, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def flatten(self, chosen: Sequence[int] | np.ndarray) -> list[Mapping[str, Any]]:
+        return [outcome for i in chosen for outcome in self.outcomes[int(i)]]
+
+    def aligned(self, ids: Sequence[str]) -> Units:
+        """These units in the order of ``ids`` (every id must be present)."""
+        where = {unit_id: i for i, unit_id in enumerate(self.ids)}
+        order = [where[unit_id] for unit_id in ids]
+        return Units(
+            tuple(ids),
+            tuple(self.outcomes[i] for i in order),
+            None if self.strata is None else tuple(self.strata[i] for i in order),
+        )
+
+
+class Measure:
+    """The metrics of chosen units by the benchmark's summarize, each distinct choice summarized once:
+    the metrics of one resample (and the same resamples drawn again with the same seed for another
+    metric) share a single summarize call."""
+
+    def __init__(self, summarize: Summarize) -> None:
+        self.summarize = summarize
+        self._cache: dict[tuple[Units, bytes], Mapping[str, float]] = {}
+        self._pools: dict[tuple[Units, Units], Units] = {}
+
+    def __call__(self, units: Units, chosen: Sequence[int] | np.ndarray, metric: str) -> float:
+        indices = np.asarray(chosen, dtype=np.int64)
+        key = (units, indices.tobytes())
+        if key not in self._cache:
+            self._cache[key] = self.summarize(units.flatten(indices))
+        return float(self._cache[key].get(metric, math.nan))
+
+    def all(self, units: Units, metric: str) -> float:
+        return self(units, np.arange(len(units)), metric)
+
+    def pool(self, a: Units, b: Units) -> Units:
+        """``a``'s units then ``b``'s, as one Units (the same object for every metric of the pair)."""
+        if (a, b) not in self._pools:
+            self._pools[(a, b)] = Units(a.ids + b.ids, a.outcomes + b.outcomes)
+        return self._pools[(a, b)]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A model's value of a metric with its interval (``se``: the bootstrap standard error)."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int
+    se: float
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``b - a`` on the same units, its interval, its test, and what the run could have detected."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int
+    p_value: float
+    test: str
+    se: float
+    min_detectable: float
+    unit_sd: float
+
+
+def _strata_samples(units: Units) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """The unit indices, one array per stratum (scipy resamples each sample apart: a stratified bootstrap),
+    and the units of one-unit strata, which every resample holds as they are (resampling one unit gives it)."""
+    index = np.arange(len(units))
+    if units.strata is None:
+        return (index,), index[:0]
+    strata = np.asarray(units.strata, dtype=object)
+    groups = [index[strata == name] for name in sorted(set(units.strata))]
+    fixed = [g for g in groups if g.size < 2]
+    return tuple(g for g in groups if g.size >= 2), np.concatenate(fixed) if fixed else index[:0]
+
+
+def _bootstrap(samples: tuple[np.ndarray, ...], statistic: Callable[..., float], n_resamples: int, seed: int) -> Any:
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a degenerate distribution (identical models) is an answer: [0, 0]
+        return stats.bootstrap(
+            samples,
+            statistic,
+            vectorized=False,
+            paired=False,
+            n_resamples=n_resamples,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
+
+
+def interval(
+    units: Units, measure: Measure, metric: str, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
+) -> Estimate:
+    """The metric on all units and its percentile bootstrap interval over units (stratified when the
+    units have strata)."""
+    value = measure.all(units, metric)
+    if len(units) < 2 or not math.isfinite(value):
+        return Estimate(value, math.nan, math.nan, len(units), math.nan)
+
+    samples, fixed = _strata_samples(units)
+    if not samples:  # every stratum is a single unit: nothing varies
+        return Estimate(value, value, value, len(units), 0.0)
+
+    def resampled(*chosen: np.ndarray) -> float:
+        return measure(units, np.concatenate([*chosen, fixed]), metric)
+
+    result = _bootstrap(samples, resampled, n_resamples, seed)
+    low, high = result.confidence_interval
+    return Estimate(value, float(low), float(high), len(units), float(result.standard_error))
+
+
+class NotComparable(ValueError):
+    """Two runs that cannot be paired (different items, data or protocol); the message says why."""
+
+
+def common_units(a: Units, b: Units) -> tuple[Units, Units]:
+    """``a`` and ``b`` on the same units in one order; refused unless they hold the same unit ids and strata."""
+    if set(a.ids) != set(b.ids):
+        only_a, only_b = sorted(set(a.ids) - set(b.ids)), sorted(set(b.ids) - set(a.ids))
+        raise NotComparable(
+            f"different items: {len(only_a)} only in the first run ({', '.join(only_a[:3])}{'...' if len(only_a) > 3 else ''}), "
+            f"{len(only_b)} only in the second ({', '.join(only_b[:3])}{'...' if len(only_b) > 3 else ''})"
+        )
+    b = b.aligned(a.ids)
+    if (a.strata is None) != (b.strata is None) or (a.strata is not None and a.strata != b.strata):
+        raise NotComparable("the same items carry different categories in the two runs")
+    return a, b
+
+
+def binary_outcomes(units: Units, key: str, measure: Measure, metric: str) -> np.ndarray | None:
+    """Per-unit 0/1 of ``key`` when the metric is exactly their mean (one answer a unit, values 0 or 1,
+    and the mean equals the statistic on all units); None otherwise (then no McNemar test)."""
+    if any(len(outcomes) != 1 for outcomes in units.outcomes):
+        return None
+    values = []
+    for (outcome,) in units.outcomes:
+        value = outcome.get(key)
+        if not isinstance(value, (int, float)) or value not in (0, 1):
+            return None
+        values.append(int(value))
+    array = np.asarray(values)
+    whole = measure.all(units, metric)
+    return array if array.size and math.isclose(float(array.mean()), float(whole), abs_tol=1e-12) else None
+
+
+def mcnemar_exact(correct_a: np.ndarray, correct_b: np.ndarray) -> float:
+    """Exact McNemar p-value (two-sided binomial test on the discordant pairs)."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    table = [
+        [int(np.sum((correct_a == 1) & (correct_b == 1))), int(np.sum((correct_a == 1) & (correct_b == 0)))],
+        [int(np.sum((correct_a == 0) & (correct_b == 1))), int(np.sum((correct_a == 0) & (correct_b == 0)))],
+    ]
+    if table[0][1] + table[1][0] == 0:
+        return 1.0
+    return float(mcnemar(table, exact=True).pvalue)
+
+
+def _permutation_p(a: Units, b: Units, measure: Measure, metric: str, n_resamples: int, seed: int) -> float:
+    """Two-sided paired permutation test of ``S(b) - S(a)``: under no difference, which model gave a
+    unit's outcomes is exchangeable, so the two are swapped within each unit."""
+    from scipy import stats
+
+    n = len(a)
+    pool = measure.pool(a, b)
+
+    def difference(x: np.ndarray, y: np.ndarray) -> float:
+        return measure(pool, y, metric) - measure(pool, x, metric)
+
+    result = stats.permutation_test(
+        (np.arange(n), np.arange(n) + n),
+        difference,
+        permutation_type="samples",
+        vectorized=False,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.pvalue)
+
+
+def min_detectable(unit_sd: float, n: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The smallest true difference a paired test on ``n`` units detects with ``power`` at ``alpha``
+    (two-sided), given the per-unit standard deviation of the difference."""
+    from statsmodels.stats.power import TTestPower
+
+    if n < 2 or not math.isfinite(unit_sd):
+        return math.nan
+    if unit_sd == 0:
+        return 0.0
+    effect = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
+    return float(effect) * unit_sd
+
+
+def units_needed(difference: float, unit_sd: float, *, alpha: float = ALPHA, power: float = POWER) -> int:
+    """How many units (items, or MonBench questions) a paired comparison needs to detect ``difference``."""
+    from statsmodels.stats.power import TTestPower
+
+    if difference <= 0 or not math.isfinite(unit_sd) or unit_sd <= 0:
+        raise ValueError("the difference and the per-unit standard deviation must be positive")
+    n = TTestPower().solve_power(
+        effect_size=difference / unit_sd, nobs=None, alpha=alpha, power=power, alternative="two-sided"
+    )
+    return max(2, math.ceil(float(n)))
+
+
+def compare(
+    a: Units,
+    b: Units,
+    measure: Measure,
+    metric: str,
+    *,
+    binary_key: str | None = None,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> Difference:
+    """``S(b) - S(a)`` on the units both ran, with its bootstrap interval (units resampled jointly,
+    stratified), a p-value (exact McNemar when ``binary_key`` holds per-unit right/wrong whose mean is the
+    metric, else a paired permutation test) and the smallest difference this many units detect."""
+    a, b = common_units(a, b)
+    n = len(a)
+    value = measure.all(b, metric) - measure.all(a, metric)
+    if n < 2 or not math.isfinite(value):
+        return Difference(value, math.nan, math.nan, n, math.nan, "none", math.nan, math.nan, math.nan)
+
+    samples, fixed = _strata_samples(a)
+    if not samples:
+        return Difference(value, value, value, n, math.nan, "none", 0.0, math.nan, math.nan)
+
+    def resampled(*picked: np.ndarray) -> float:
+        chosen = np.concatenate([*picked, fixed])
+        return measure(b, chosen, metric) - measure(a, chosen, metric)
+
+    boot = _bootstrap(samples, resampled, n_resamples, seed)
+    low, high = boot.confidence_interval
+    se = float(boot.standard_error)
+    binary_a = binary_outcomes(a, binary_key, measure, metric) if binary_key else None
+    binary_b = binary_outcomes(b, binary_key, measure, metric) if binary_key else None
+    if binary_a is not None and binary_b is not None:
+        p_value, test = mcnemar_exact(binary_a, binary_b), "mcnemar_exact"
+    else:
+        p_value, test = _permutation_p(a, b, measure, metric, n_resamples, seed), "paired_permutation"
+    unit_sd = se * math.sqrt(n)
+    return Difference(value, float(low), float(high), n, p_value, test, se, min_detectable(unit_sd, n), unit_sd)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values (nan stays nan and is left out of the family)."""
+    from statsmodels.stats.multitest import multipletests
+
+    finite = [i for i, p in enumerate(p_values) if math.isfinite(p)]
+    adjusted = [math.nan] * len(p_values)
+    if finite:
+        corrected = multipletests([p_values[i] for i in finite], alpha=ALPHA, method="holm")[1]
+        for i, p in zip(finite, corrected):
+            adjusted[i] = float(p)
+    return adjusted

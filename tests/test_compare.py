@@ -1,0 +1,244 @@
+"""Which model is better: the statistics against closed forms and statsmodels/scipy, and ``ecom-tasks
+compare`` end to end over the loopback server (one model run in Inspect, another in lm-eval)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import zlib
+
+import lm_eval
+import lm_eval.models  # noqa: F401  (lm-eval's own models registered before ours)
+import numpy as np
+import pytest
+from helpers import check_ok, run_cli
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import get_model
+from lm_eval.loggers import EvaluationTracker
+from scipy import stats as scipy_stats
+from sklearn.metrics import accuracy_score, f1_score
+
+from ecom_tasks.inspect_evals.rair import rair_general
+from ecom_tasks.lm_eval_tasks import task_manager
+from ecom_tasks.rair.protocol import build_items
+from ecom_tasks.rair.rules import load_rules
+from ecom_tasks.rair.schema import LEVELS, load_records
+from ecom_tasks.report import stats
+from ecom_tasks.testing.openai_server import serve_openai_compatible
+
+
+def _units(values, strata=None, key="acc"):
+    ids = tuple(f"u{i:03d}" for i in range(len(values)))
+    outcomes = tuple(tuple({key: v} for v in (unit if isinstance(unit, list) else [unit])) for unit in values)
+    return stats.Units(ids, outcomes, None if strata is None else tuple(strata))
+
+
+def _mean_of(key):
+    return stats.Measure(lambda outcomes: {key: float(np.mean([o[key] for o in outcomes]))})
+
+
+# --- the statistics ---------------------------------------------------------------------------------
+
+
+def test_mcnemar_is_the_exact_binomial_test_on_the_discordant_pairs():
+    a = np.array([1] * 10 + [0] * 3 + [1] * 9 + [0] * 8)  # 10 both right, 3 only b, 9 only a, 8 both wrong
+    b = np.array([1] * 10 + [1] * 3 + [0] * 9 + [0] * 8)
+    by_hand = scipy_stats.binomtest(3, 12, 0.5).pvalue
+    assert stats.mcnemar_exact(a, b) == pytest.approx(by_hand, rel=1e-12)
+    assert stats.mcnemar_exact(a, a) == 1.0
+
+
+def test_the_paired_permutation_test_enumerates_every_swap():
+    # Eight items: scipy enumerates all 2^8 swaps, so the p-value is exact; count them by hand.
+    a = [0.1, 0.4, 0.3, 0.9, 0.5, 0.2, 0.6, 0.8]
+    b = [0.3, 0.8, 0.2, 1.0, 0.9, 0.6, 0.7, 0.8]
+    diffs = np.subtract(b, a)
+    observed = abs(diffs.mean())
+    flips = [abs(np.mean(diffs * signs)) for signs in itertools.product((1, -1), repeat=len(diffs))]
+    by_hand = np.mean([f >= observed - 1e-12 for f in flips])
+    result = stats.compare(_units(a), _units(b), _mean_of("acc"), "acc", n_resamples=10_000)
+    assert result.test == "paired_permutation"
+    assert result.estimate == pytest.approx(diffs.mean())
+    assert result.p_value == pytest.approx(by_hand)
+
+
+def test_holm_by_hand():
+    # sorted 0.01 < 0.03 < 0.04: 3 x 0.01 = 0.03, max(0.03, 2 x 0.03) = 0.06, max(0.06, 1 x 0.04) = 0.06
+    adjusted = stats.holm([0.04, 0.01, 0.03, math.nan])
+    assert adjusted[:3] == pytest.approx([0.06, 0.03, 0.06])
+    assert math.isnan(adjusted[3])
+
+
+def test_detectable_difference_and_planning_match_the_normal_approximation():
+    z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.80)  # 2.8016: the large-sample paired test
+    assert stats.min_detectable(1.0, 40_000) == pytest.approx(z / 200, rel=1e-3)
+    needed = stats.units_needed(0.1, 1.0)
+    assert (z / 0.1) ** 2 < needed <= (z / 0.1) ** 2 + 3  # the t-test needs a couple more than z's 785
+    assert stats.min_detectable(0.0, 50) == 0.0
+
+
+def test_identical_models_differ_by_exactly_zero_and_are_never_significant():
+    rng = np.random.default_rng(3)
+    a = _units(list(rng.integers(0, 2, 60)))
+    copy = stats.Units(a.ids, a.outcomes)
+    for binary in ("acc", None):
+        result = stats.compare(a, copy, _mean_of("acc"), "acc", binary_key=binary, n_resamples=500)
+        assert (result.estimate, result.ci_low, result.ci_high, result.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_right_wrong_items_use_mcnemar_and_a_non_mean_metric_does_not():
+    a = _units([1, 0, 1, 1, 0, 0, 1, 0, 1, 1])
+    b = _units([1, 1, 1, 1, 1, 0, 1, 1, 1, 1])
+    assert stats.compare(a, b, _mean_of("acc"), "acc", binary_key="acc", n_resamples=200).test == "mcnemar_exact"
+    squared = stats.Measure(lambda outs: {"sq": float(np.mean([o["acc"] for o in outs])) ** 2})
+    assert stats.compare(a, b, squared, "sq", binary_key="acc", n_resamples=200).test == "paired_permutation"
+
+
+def test_different_items_are_refused_with_the_reason():
+    with pytest.raises(stats.NotComparable, match="1 only in the first run"):
+        stats.common_units(_units([1, 0, 1]), _units([1, 0]))
+
+
+def test_a_stratified_interval_keeps_every_stratum():
+    # A macro mean over two strata, one of them a single item: resampling the pool would often lose it
+    # (nan); resampled within strata, every resample has both and the interval is finite.
+    values = [1.0] * 9 + [0.0]
+    strata = ["big"] * 9 + ["single"]
+    units = _units(values, strata)
+
+    def macro(outcomes):
+        return {"macro": float(np.mean([np.mean(v) for v in _by_stratum(outcomes).values()]))}
+
+    def _by_stratum(outcomes):
+        groups: dict[str, list[float]] = {}
+        for o in outcomes:
+            groups.setdefault(o["s"], []).append(o["acc"])
+        return groups
+
+    tagged = stats.Units(units.ids, tuple(({"acc": v, "s": s},) for v, s in zip(values, strata)), tuple(strata))
+    estimate = stats.interval(tagged, stats.Measure(macro), "macro", n_resamples=300)
+    assert estimate.estimate == 0.5 and estimate.ci_low == estimate.ci_high == 0.5
+
+
+def test_clustered_runs_widen_the_interval_over_treating_runs_as_independent():
+    # 30 questions x 24 runs where a question is answered the same way in every run: the clusters carry
+    # 30 observations of information, not 720.
+    rng = np.random.default_rng(7)
+    per_question = rng.integers(0, 2, 30)
+    clustered = _units([[int(v)] * 24 for v in per_question])
+    naive = _units([int(v) for v in per_question for _ in range(24)])
+    wide = stats.interval(clustered, _mean_of("acc"), "acc", n_resamples=400)
+    narrow = stats.interval(naive, _mean_of("acc"), "acc", n_resamples=400)
+    assert wide.estimate == pytest.approx(narrow.estimate)
+    assert (wide.ci_high - wide.ci_low) > 3 * (narrow.ci_high - narrow.ci_low)
+
+
+# --- end to end: two served models, one per framework -------------------------------------------------
+
+
+def _reply(model: str, user_prompt: str, gold: str) -> str:
+    """model-a misses the gold level on a third of the items (by the prompt's crc); model-b on a sixth."""
+    digest = zlib.crc32(user_prompt.encode("utf-8"))
+    misses = digest % 3 == 0 if model == "model-a" else digest % 6 == 0
+    level = LEVELS[(LEVELS.index(gold) + 1) % 4] if misses else gold
+    return level if level != "L2" else "[L2-Category Mismatch]"
+
+
+@pytest.fixture(scope="module")
+def items():
+    return {
+        item.user_prompt: item.target for item in build_items(load_records(subset="general"), rules=load_rules("none"))
+    }
+
+
+@pytest.mark.slow
+def test_compare_two_models_across_frameworks_over_http(tmp_path, items):
+    def policy(body):
+        user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        text = user if isinstance(user, str) else "".join(p.get("text", "") for p in user)
+        return _reply(body["model"], text, items[text])
+
+    with serve_openai_compatible(policy) as server:
+        inspect_logs = tmp_path / "inspect"
+        model = get_model("openai-api/vllm/model-a", base_url=server.base_url, api_key="k", memoize=False)
+        (log,) = inspect_eval([rair_general()], model=model, log_dir=str(inspect_logs), display="none")
+        assert log.status == "success", log.error
+        for name in ("model-a", "model-b"):
+            tracker = EvaluationTracker(output_path=str(tmp_path / "lm-eval" / name))
+            results = lm_eval.simple_evaluate(
+                model="local-chat-completions",
+                model_args=f"model={name},base_url={server.chat_completions_url}",
+                tasks=["rair_general"],
+                apply_chat_template=True,
+                task_manager=task_manager(include_defaults=False),
+                bootstrap_iters=0,
+                log_samples=True,
+                evaluation_tracker=tracker,
+            )
+            tracker.save_results_aggregated(results=results, samples=results["samples"])
+            for task, samples in results["samples"].items():
+                tracker.save_results_samples(task_name=task, samples=samples)
+
+    gold = list(items.values())
+    pred = {m: [_reply(m, p, g).strip("[]").split("-")[0] for p, g in items.items()] for m in ("model-a", "model-b")}
+    truth = {
+        "acc4": accuracy_score(gold, pred["model-b"]) - accuracy_score(gold, pred["model-a"]),
+        "macro_f1": f1_score(gold, pred["model-b"], labels=list(LEVELS), average="macro", zero_division=0)
+        - f1_score(gold, pred["model-a"], labels=list(LEVELS), average="macro", zero_division=0),
+    }
+    assert truth["acc4"] > 0
+
+    out = tmp_path / "compare.json"
+    proc = check_ok(
+        run_cli(
+            [
+                "ecom-tasks",
+                "compare",
+                str(inspect_logs),
+                str(tmp_path / "lm-eval"),
+                "--json",
+                str(out),
+                "--resamples",
+                "999",
+            ],
+            cwd=tmp_path,
+        )
+    )
+    assert "rair / rair_general / acc4" in proc.stdout
+    records = json.loads(out.read_text(encoding="utf-8"))
+    pairs = {(r["a"], r["b"], r["metric"]): r for r in records if r["kind"] == "pair"}
+    for metric, difference in truth.items():
+        pair = pairs[("model-a (inspect)", "model-b", metric)]
+        assert pair["estimate"] == pytest.approx(difference, abs=1e-12)
+        assert pair["ci_low"] <= difference <= pair["ci_high"]
+        assert pair["n"] == len(items) and 0 <= pair["p_value"] <= pair["p_adjusted"] <= 1
+        assert {"seed", "n_resamples"} <= set(pair)
+        # model-a ran in both frameworks: the same replies, a difference of exactly 0, never significant
+        same = pairs[("model-a (inspect)", "model-a (lm-eval)", metric)]
+        assert (same["estimate"], same["ci_low"], same["ci_high"], same["p_value"]) == (0.0, 0.0, 0.0, 1.0)
+    assert pairs[("model-a (inspect)", "model-b", "acc4")]["test"] == "mcnemar_exact"
+    assert pairs[("model-a (inspect)", "model-b", "macro_f1")]["test"] == "paired_permutation"
+    models = {(r["model"], r["metric"]): r for r in records if r["kind"] == "model"}
+    assert models[("model-b", "acc4")]["estimate"] == pytest.approx(accuracy_score(gold, pred["model-b"]))
+    identical = [line for line in proc.stdout.splitlines() if "model-a (lm-eval) - model-a (inspect)" in line]
+    assert len(identical) == 3 and not any("*" in line for line in identical)  # acc2, acc4, macro_f1
+
+    baseline = check_ok(
+        run_cli(
+            [
+                "ecom-tasks",
+                "compare",
+                str(inspect_logs),
+                str(tmp_path / "lm-eval"),
+                "--baseline",
+                "model-b",
+                "--metric",
+                "acc4",
+                "--resamples",
+                "200",
+            ],
+            cwd=tmp_path,
+        )
+    )
+    assert baseline.stdout.count(" - model-b ") == 2  # both model-a runs against model-b only
