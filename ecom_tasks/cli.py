@@ -318,6 +318,51 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Which model is better, and how sure: intervals and paired comparisons from both frameworks' logs."""
+    from ecom_tasks.report.compare import (
+        compare_runs,
+        format_comparison,
+        read_model_runs,
+        units_needed_table,
+        write_json,
+    )
+
+    runs, notes = read_model_runs(args.paths)
+    if not runs:
+        print(f"compare: no run of ours with per-item outcomes under {', '.join(args.paths)}", file=sys.stderr)
+        for note in notes:
+            print(f"  {note}", file=sys.stderr)
+        return 2
+    comparison = compare_runs(
+        runs, metric=args.metric, baseline=args.baseline, n_resamples=args.resamples, seed=args.seed
+    )
+    comparison.notes[:0] = notes
+    print(format_comparison(comparison))
+    if args.plan is not None:
+        print(f"\nunits a paired comparison needs to detect a difference of {args.plan} (80% power, alpha 0.05):")
+        for row in units_needed_table(comparison, args.plan):
+            needed = row["needed"] if row["needed"] is not None else "- (no spread observed)"
+            print(f"  {row['benchmark']}/{row['task']}/{row['metric']}: {needed} {row['unit']}")
+    if args.json:
+        print(f"records: {write_json(args.json, comparison, args.paths)}")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text}")
+    return value
+
+
+def _difference(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
 def cmd_embed_pool(args: argparse.Namespace) -> int:
     """RMIR: embed a pool into the embedding cache ahead of runs (here, or on a Ray cluster)."""
     from ecom_tasks.images import ImageAccess
@@ -417,6 +462,17 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default="report", help="output folder (default: report)")
     report.add_argument("--format", default="md,csv,html", help="comma-separated: md, csv, html (default: all)")
     report.set_defaults(func=cmd_report)
+    compare = sub.add_parser("compare", help="which model is better, and how sure: intervals and paired tests")
+    compare.add_argument("paths", nargs="+", metavar="PATH", help="Inspect logs, lm-eval --log_samples output folders")
+    compare.add_argument("--baseline", help="compare every model with this one only (default: every pair)")
+    compare.add_argument("--metric", help="compare this metric (default: each benchmark's headline metrics)")
+    compare.add_argument("--json", metavar="FILE", help="also write the records as a JSON list")
+    compare.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap and permutation resamples")
+    compare.add_argument("--seed", type=int, default=20261126, help="seed of the resampling (recorded)")
+    compare.add_argument(
+        "--plan", type=_difference, metavar="DIFF", help="also print the units needed to detect a difference DIFF"
+    )
+    compare.set_defaults(func=cmd_compare)
     calibrate = sub.add_parser("calibrate", help="EcomEval difficulty labels from several models' Inspect logs")
     calibrate.add_argument("logs", nargs="+", help="Inspect logs of EcomEval runs (one or more per model)")
     calibrate.add_argument("--out", help="write the data with a filled difficulty column here (JSON Lines)")
