@@ -5,7 +5,9 @@ An outcome (one query, one Inspect Score value) holds, for every selected
 query's positives in its top K / its positives, the paper's Sec. 4.1
 definition), plus ``category`` (1-based index into ``CATEGORIES``) and
 ``failed`` (1 when the query could not be embedded: an all-zero vector or no
-description; every metric of that query is then 0). The summary averages
+description; every metric of that query is then 0), and in reason-then-embed
+runs ``images_dropped`` (1 when the model's request seems to have lost its
+image: ``images_dropped_rate``, among the queries that have the flag). The summary averages
 over queries, overall and within each category; ``category_mean/<metric>`` is
 the unweighted mean of the category values.
 """
@@ -46,6 +48,9 @@ def summarize(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, fl
     outcomes = list(outcomes)
     result = {name: _mean([float(o[name]) for o in outcomes]) for name in names}
     result["failure_rate"] = _mean([float(o["failed"]) for o in outcomes])
+    flagged = [float(o["images_dropped"]) for o in outcomes if "images_dropped" in o]
+    if flagged:  # reason-then-embed: requests whose image seems not to have reached the model
+        result["images_dropped_rate"] = _mean(flagged)
     result["n"] = float(len(outcomes))
     per_category: dict[str, dict[str, float]] = {}
     for index, category in enumerate(CATEGORIES, start=1):

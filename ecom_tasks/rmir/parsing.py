@@ -1,40 +1,158 @@
-"""The description in a reason-then-embed reply."""
+"""The description in a reason-then-embed reply.
+
+The model ends with ``Description: <the caption>``; the text after the last
+such line (to the end of the reply) is its description, else the whole reply
+outside ``<think>`` blocks. Two kinds of text are never read as a description:
+
+- **Copies of the prompt** (``scorers.replies.find_echoes``: compared without
+  spacing, markdown or case): the instructions and the format line
+  (``Description: <the caption>``) when they hold about three words or more, the
+  request when the copy holds most of it (a description may name an object the
+  request names, but not restate the request), and a description that is only
+  the format's placeholder. A ``Description:`` marker followed by the model's
+  own words keeps its marker, even right after a copied line or at the end of
+  one (``... of the form: Description: a cat``).
+- **The line a token limit cut** (``truncated``): a cut-off reply is read only
+  up to its last line break, and only when a ``Description:`` line lies there;
+  otherwise it is ``truncated``.
+
+A reply that yields no description of its own is a counted failure: ``empty``,
+``echo`` (it only copies the prompt, or mostly) or ``truncated``.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
-from ecom_tasks.rmir.prompts import DESCRIPTION_MARKER
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.rmir.prompts import DESCRIPTION_MARKER, PLACEHOLDER, fixed_prompt_parts, prompt_query
+from ecom_tasks.scorers.replies import ECHO_MIN_CHARS, Echoes, answer_region, find_echoes
 
 #: Statuses of a reply that yields no description: the query then scores 0 and is counted as failed.
-FAILED_STATUSES = ("empty", "truncated")
-_MARKER = re.compile(
-    rf"^[ \t>*_#]*{re.escape(DESCRIPTION_MARKER.rstrip(':'))}[*_]*\s*:[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
-)
+FAILED_STATUSES = ("empty", "truncated", "echo")
+#: An unmarked reply of which at least this share copies the prompt is an echo, not a description.
+MOSTLY_ECHO = 0.5
+#: A copy of the request is an echo when it holds this share of the request's letters and digits (at
+#: least ``ECHO_MIN_CHARS``), or the whole request when it is shorter than that.
+QUERY_ECHO_SHARE = 0.6
+_WORD = re.escape(DESCRIPTION_MARKER.rstrip(":"))
+_MARKER = re.compile(rf"^[ \t>*_#]*{_WORD}[*_]*[ \t]*:[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+#: The marker anywhere on a line (a copied line may run into it: "... of the form: Description: a cat").
+_ANY_MARKER = re.compile(rf"{_WORD}[*_]*[ \t]*:[*_]*[ \t]*", re.IGNORECASE)
+
+
+def _key(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+_PLACEHOLDER_KEY = _key(PLACEHOLDER)
 
 
 @dataclass(frozen=True)
 class ParsedDescription:
     text: str | None
-    status: str  # ok | unmarked (no marker: the whole visible reply is used) | empty | truncated
+    status: str  # ok | unmarked (no marker: the whole visible reply is used) | empty | echo | truncated
 
     @property
     def failed(self) -> bool:
         return self.status in FAILED_STATUSES
 
 
-def parse_reply(reply: str | None) -> ParsedDescription:
-    """The text after the last ``Description:`` line (to the end of the reply), else the whole
-    reply outside ``<think>`` blocks; nothing left is a failure."""
+def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return tuple(out)
+
+
+def _without(spans: tuple[tuple[int, int], ...], start: int, end: int) -> tuple[tuple[int, int], ...]:
+    """``spans`` with the characters ``start..end`` taken out of them."""
+    out = []
+    for first, last in spans:
+        if last <= start or first >= end:
+            out.append((first, last))
+            continue
+        if first < start:
+            out.append((first, start))
+        if last > end:
+            out.append((end, last))
+    return tuple(out)
+
+
+def _line_pieces(region: str, spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """``spans`` split at line breaks, without the short pieces that an echo only reached across a line
+    break into a line of the model's own words (``... glass.`` then a copied line: the ``.`` is its own)."""
+    pieces = []
+    for start, end in spans:
+        at = start
+        while at < end:
+            line_start = region.rfind("\n", 0, at) + 1
+            line_end = region.find("\n", at)
+            line_end = len(region) if line_end < 0 else line_end
+            stop = min(end, line_end + 1)
+            own = region[line_start:at] + region[min(stop, line_end) : line_end]
+            crosses = start < line_start or end > line_end
+            if not (crosses and len(_key(region[at:stop])) < ECHO_MIN_CHARS and any(c.isalnum() for c in own)):
+                pieces.append((at, stop))
+            at = stop
+    return _merged(pieces)
+
+
+def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
+    """The stretches of ``region`` that copy the prompt (see the module docstring); the ``Description:``
+    marker of a line whose text is not all copied stays the model's own."""
+    query = prompt_query(prompt) if prompt is not None else None
+    fixed = fixed_prompt_parts() if prompt is None or query is not None else (prompt,)
+    spans = list(find_echoes(region, fixed, truncated=False).spans)
+    if query:
+        length = len(_key(query))
+        least = min(length, max(ECHO_MIN_CHARS, math.ceil(QUERY_ECHO_SHARE * length)))
+        spans += find_echoes(region, [query], min_chars=least, truncated=False).spans
+    echoes = Echoes(region, _line_pieces(region, _merged(spans)))
+    kept = echoes.spans
+    for match in _ANY_MARKER.finditer(region):
+        line_end = region.find("\n", match.end())
+        line_end = len(region) if line_end < 0 else line_end
+        body = region[match.end() : line_end]
+        if any(c.isalnum() for c in body) and not echoes.covers(match.end(), line_end):
+            kept = _without(kept, match.start(), match.end())
+    return Echoes(region, kept)
+
+
+def parse_reply(reply: str | None, *, prompt: str | None = None, truncated: bool | None = None) -> ParsedDescription:
+    """The model's own description in ``reply`` (see the module docstring).
+
+    ``prompt``: the text the model was sent (default: the reason-then-embed instructions, without the
+    request); ``truncated``: the reply was stopped by a token limit (None: unknown, read as finished).
+    """
     region = answer_region(reply or "")
     if region is None:
         return ParsedDescription(None, "truncated")
-    matches = list(_MARKER.finditer(region))
+    if truncated:
+        region = region[: region.rfind("\n") + 1]  # the last line is where the limit cut
+    echoes = prompt_echoes(region, prompt)
+    kept = echoes.stripped()
+    copied = bool(echoes.spans)
+    matches = list(_MARKER.finditer(kept))
     if matches:
         last = matches[-1]
-        text = " ".join((last.group(1) + region[last.end() :]).split())
-        return ParsedDescription(text or None, "ok" if text else "empty")
-    text = " ".join(region.split())
-    return ParsedDescription(text or None, "unmarked" if text else "empty")
+        text = " ".join((last.group(1) + kept[last.end() :]).split())
+    elif truncated:
+        return ParsedDescription(None, "truncated")
+    else:
+        text = " ".join(kept.split())
+        visible = sum(not c.isspace() for c in region)
+        echoed = sum(not c.isspace() for start, end in echoes.spans for c in region[start:end])
+        if echoed and echoed >= MOSTLY_ECHO * visible:
+            return ParsedDescription(None, "echo")
+    if _key(text) == _PLACEHOLDER_KEY:
+        return ParsedDescription(None, "echo")
+    if not any(c.isalnum() for c in text):
+        if truncated:  # the description was to follow on the line the limit cut
+            return ParsedDescription(None, "truncated")
+        return ParsedDescription(None, "echo" if copied else "empty")
+    return ParsedDescription(text, "ok" if matches else "unmarked")

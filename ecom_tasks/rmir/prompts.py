@@ -9,6 +9,8 @@ from __future__ import annotations
 
 PROMPT_VERSION = "rmir-reason-1"
 DESCRIPTION_MARKER = "Description:"
+#: What the format line asks for in place of the caption.
+PLACEHOLDER = "<the caption>"
 
 REASON_TEMPLATE = (
     """\
@@ -23,9 +25,24 @@ the scene, in one or two plain sentences, without repeating the request or your 
 Finish with one last line of the form:
 """
     + DESCRIPTION_MARKER
-    + " <the caption>"
+    + " "
+    + PLACEHOLDER
 )
+#: The instructions before and after the request: what every prompt holds.
+_BEFORE, _AFTER = REASON_TEMPLATE.split("{query}")
 
 
 def build_reason_prompt(query_text: str) -> str:
     return REASON_TEMPLATE.format(query=query_text.strip())
+
+
+def fixed_prompt_parts() -> tuple[str, str]:
+    """The instructions every reason-then-embed prompt holds, without the request."""
+    return _BEFORE, _AFTER
+
+
+def prompt_query(prompt: str) -> str | None:
+    """The request of a prompt :func:`build_reason_prompt` built, else None (another prompt)."""
+    if len(prompt) >= len(_BEFORE) + len(_AFTER) and prompt.startswith(_BEFORE) and prompt.endswith(_AFTER):
+        return prompt[len(_BEFORE) : len(prompt) - len(_AFTER)]
+    return None

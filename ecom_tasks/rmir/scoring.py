@@ -188,25 +188,32 @@ class Retrieval:
             return self._index
 
     def score(
-        self, fields: Mapping[str, Any], specs: Sequence[MetricSpec], *, mode: str, description: str | None = None
+        self,
+        fields: Mapping[str, Any],
+        specs: Sequence[MetricSpec],
+        *,
+        mode: str,
+        description: str | None = None,
+        images_dropped: bool | None = None,
     ) -> QueryResult:
+        """Rank the pool for one query. ``images_dropped``: whether the image of the model's request seems
+        not to have reached it (reason-then-embed; None: not known), counted as ``images_dropped`` in the
+        outcome."""
         index = self.index()
         item = query_input(fields, mode, description)
         category, positives = fields["category"], fields["positives"]
+        flags = {} if images_dropped is None else {"images_dropped": int(bool(images_dropped))}
         if item is None:
-            return QueryResult(
-                ranking_outcome([], positives, specs, category=category, failed=True), [], [], "no_description"
-            )
+            outcome = ranking_outcome([], positives, specs, category=category, failed=True)
+            return QueryResult({**outcome, **flags}, [], [], "no_description")
         vectors, zero = index.embed_queries([item])
         if zero[0]:
-            return QueryResult(
-                ranking_outcome([], positives, specs, category=category, failed=True), [], [], "zero_vector"
-            )
+            outcome = ranking_outcome([], positives, specs, category=category, failed=True)
+            return QueryResult({**outcome, **flags}, [], [], "zero_vector")
         rows, scores = index.search(vectors, rank_depth(specs))
         ranked = [index.ids[i] for i in rows[0]]
-        return QueryResult(
-            ranking_outcome(ranked, positives, specs, category=category), ranked, [float(s) for s in scores[0]], "ok"
-        )
+        outcome = ranking_outcome(ranked, positives, specs, category=category)
+        return QueryResult({**outcome, **flags}, ranked, [float(s) for s in scores[0]], "ok")
 
 
 def summarize(outcomes: Iterable[Mapping[str, float]], specs: Sequence[MetricSpec]) -> dict[str, float]:

@@ -5,40 +5,139 @@ The Sample input carries what the model sees (the query image and the
 instruction, built by the benchmark); this solver calls the model and keeps
 the description it extracted in the sample store (so it is in the log, and
 ``inspect score`` can re-score the log without calling the model again).
+
+What the reader is given besides the reply: the prompt text sent (a copy of
+it is not a description) and whether a token limit cut the reply. A reader
+that takes only the reply cannot tell a complete description from a cut one,
+so a cut-off reply is then ``truncated``.
+
+A server may drop the image and answer anyway (HTTP 200). Where that shows, the
+store records why (:data:`IMAGES_DROPPED_KEY`), the run counts it
+(``images_dropped_rate``) and the first one is logged as a warning: the usage
+reports fewer prompt tokens than the prompt has words (the text alone needs
+about one token a word, so no image was counted), or the reply says the model
+cannot see an image.
 """
 
 from __future__ import annotations
 
+import inspect
+import logging
+import re
 from collections.abc import Callable
+from typing import Any
 
+from inspect_ai.model import ContentImage
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS
+from ecom_tasks.scorers.replies import answer_region, find_echoes
 
-#: Store keys: the description (None when the reply had none) and how it was read.
+logger = logging.getLogger(__name__)
+
+#: Store keys: the description (None when the reply had none) and how it was read; why the image seems
+#: not to have reached the model ("" when nothing shows it; None when no image was sent).
 DESCRIPTION_KEY = "reason_then_embed:description"
 STATUS_KEY = "reason_then_embed:status"
+IMAGES_DROPPED_KEY = "reason_then_embed:images_dropped"
+
+_IMAGE = r"(?:image|picture|photo(?:graph)?|attachment)s?"
+#: A reply saying the model received no image.
+_NO_IMAGE = re.compile(
+    rf"\bI(?:'m| am)? (?:can ?not|can't|am unable to|am not able to|don't|do not|didn't|did not|have no way to) "
+    rf"(?:see|view|access|open|process|load|find|receive|read|look at)\b[^.\n]{{0,40}}?\b{_IMAGE}\b"
+    rf"|\bno {_IMAGE} (?:was |were |is |has been |have been )?(?:attached|provided|included|shared|uploaded|given|received)\b"
+    rf"|\b(?:there is|there's|I see|I have) no {_IMAGE}\b"
+    rf"|\b{_IMAGE} (?:was|were|is|are|has|have) not (?:been )?(?:attached|provided|included|shared|uploaded|received)\b",
+    re.IGNORECASE,
+)
 
 
-def _visible_text(reply: str | None) -> tuple[str | None, str]:
+def _visible_text(reply: str | None, *, prompt: str | None = None, truncated: bool = False) -> tuple[str | None, str]:
+    """The reply outside ``<think>`` blocks and copies of the prompt; a cut-off reply is ``truncated``
+    (nothing says where its answer ends)."""
     region = answer_region(reply)
-    if region is None:
+    if region is None or truncated:
         return None, "truncated"
-    text = " ".join(region.split())
-    return (text, "ok") if text else (None, "empty")
+    echoes = find_echoes(region, prompt)
+    text = " ".join(echoes.stripped().split())
+    if any(c.isalnum() for c in text):
+        return text, "ok"
+    return None, "echo" if echoes.spans else "empty"
+
+
+def _takes_context(read: Callable[..., Any]) -> bool:
+    """Whether ``read`` accepts the ``prompt`` and ``truncated`` keywords."""
+    try:
+        parameters = inspect.signature(read).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    names = {p.name for p in parameters}
+    return any(p.kind is p.VAR_KEYWORD for p in parameters) or {"prompt", "truncated"} <= names
+
+
+def _prompt_text(state: TaskState) -> str | None:
+    try:
+        return state.user_prompt.text
+    except ValueError:  # no user message
+        return None
+
+
+def images_dropped(state: TaskState) -> str | None:
+    """Why the image of this request seems not to have reached the model; "" when nothing shows it;
+    None when the request held no image."""
+    try:
+        message = state.user_prompt
+    except ValueError:
+        return None
+    content = message.content if isinstance(message.content, list) else []
+    if not any(isinstance(part, ContentImage) for part in content):
+        return None
+    usage = state.output.usage
+    if usage is not None:
+        counted = usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
+        words = len(message.text.split())
+        if 0 < counted < words:
+            return f"the server counted {counted} prompt tokens for a request of {words} words and an image"
+    region = find_echoes(state.output.completion or "", message.text).stripped()
+    said = _NO_IMAGE.search(region)
+    if said:
+        return f"the reply says {said.group(0)!r}"
+    return ""
 
 
 @solver
-def reason_then_embed(parse: Callable[[str | None], tuple[str | None, str]] | None = None) -> Solver:
-    """Generate, then store ``parse(completion) -> (description or None, status)`` (default: the reply
-    outside ``<think>`` blocks). The description is what the scorer embeds."""
+def reason_then_embed(parse: Callable[..., tuple[str | None, str]] | None = None) -> Solver:
+    """Generate, then store ``parse(completion, prompt=..., truncated=...) -> (description or None,
+    status)`` (a ``parse`` taking the completion alone is given only that). The default reads the reply
+    outside ``<think>`` blocks and copies of the prompt. The description is what the scorer embeds."""
     read = parse or _visible_text
+    with_context = _takes_context(read)
+    warned = False
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        nonlocal warned
         state = await generate(state)
-        description, status = read(state.output.completion)
+        truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
+        completion = state.output.completion
+        if with_context:
+            description, status = read(completion, prompt=_prompt_text(state), truncated=truncated)
+        else:
+            description, status = read(completion)
+            if truncated:  # the reader cannot tell whether the description ended before the cut
+                description, status = None, "truncated"
+        dropped = images_dropped(state)
+        if dropped and not warned:
+            warned = True
+            logger.warning(
+                "reason-then-embed, sample %s: the image seems not to have reached the model (%s); the run counts "
+                "such samples in images_dropped_rate",
+                state.sample_id,
+                dropped,
+            )
         state.store.set(DESCRIPTION_KEY, description)
         state.store.set(STATUS_KEY, status)
+        state.store.set(IMAGES_DROPPED_KEY, dropped)
         return state
 
     return solve
