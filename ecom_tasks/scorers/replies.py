@@ -14,7 +14,8 @@ wrote itself:
 - Reply and prompt are compared as *keys*: NFKC, casefolded, without
   whitespace and markdown characters (``*`` ``#`` `````` ``_`` ``~``), so
   ``** Valid Examples**`` and ``**Valid Examples**`` are the same text.
-- A stretch of the reply that occurs in one of the prompt's parts is an echo
+- A stretch of the reply that occurs in one of the prompt's parts (or runs on
+  from one part into the next, as the model saw them) is an echo
   when it holds at least ``min_chars`` key characters that are not part of an
   answer (``answers``: the parser's pattern for what it reads as an answer,
   such as ``L3`` or ``<Label>B</Label>``). A bare answer that also occurs in
@@ -143,16 +144,24 @@ class _Automaton:
             lengths.append(length)
         return lengths
 
-    def breaks_off(self, key: str) -> bool | None:
-        """None when ``key`` does not occur here; else whether its first occurrence stops inside a word
-        of the prompt (a letter or digit follows it without a space: ``Perfect|ly``, ``对于L2，|请``)."""
+    def _state(self, key: str) -> int | None:
+        """The state ``key`` leads to, None when it does not occur here (or is empty)."""
         state = 0
         for char in key:
             state = self.next[state].get(char, -1)
             if state < 0:
                 return None
-        if not key:
-            return None
+        return state or None
+
+    def occurs(self, key: str) -> bool:
+        return self._state(key) is not None
+
+    def breaks_off(self, key: str) -> bool:
+        """Whether ``key`` occurs here and its first occurrence stops inside a word of the prompt (a letter
+        or digit follows it without a space: ``Perfect|ly``, ``对于L2，|请``)."""
+        state = self._state(key)
+        if state is None:
+            return False
         at = self.origin[self.end[state]] + 1
         return at < len(self.text) and self.text[at].isalnum()
 
@@ -184,7 +193,7 @@ class Echoes:
     def in_prompt(self, fragment: str) -> bool:
         """Whether ``fragment`` (spacing, markdown and case aside) occurs in the prompt."""
         key = _keyed(fragment)[0]
-        return bool(key) and any(_automaton(part).breaks_off(key) is not None for part in self.prompt)
+        return any(_automaton(part).occurs(key) for part in self.prompt)
 
     def echoed(self, index: int) -> bool:
         return any(start <= index < end for start, end in self.spans)
@@ -344,8 +353,7 @@ def _mark_cut_off_line(
     if outside[last] - outside[first] < CUT_OFF_MIN_CHARS:
         return
     fragment = key[first:last]
-    cut = [a.breaks_off(fragment) for a in automata]
-    if any(c is not None for c in cut) and (truncated or any(cut)):
+    if any(a.breaks_off(fragment) for a in automata) or (truncated and any(a.occurs(fragment) for a in automata)):
         for k in range(first, last):
             echo[k] = True
 
