@@ -491,14 +491,14 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
     for index, (kind, m) in enumerate(tags):
         before = text[previous_end : m.start()]
         last_line = before.rstrip()[before.rstrip().rfind("\n") + 1 :]
-        beside_placeholder = any(
+        beside_copy = any(
             copied_format[j] and _same_line_blank(text[tags[min(index, j)][1].end() : tags[max(index, j)][1].start()])
             for j in (index - 1, index + 1)
             if 0 <= j < len(tags)
         )
         echo = (
             copied_format[index]
-            or beside_placeholder
+            or beside_copy
             or (echoes is not None and echoes.covers(m.start(), m.end()))
             or bool(_EXAMPLES_HEADER.match(last_line))  # the example a copied format block goes on to show
             or (previous_echo and index > 0 and not copied_format[index - 1] and _same_line_blank(before))
