@@ -1,5 +1,5 @@
 """Sweeps: ``inspect eval-set`` over two served models x one task of each benchmark into one log
-folder, as the README's "Running many models" recipe runs it (a server per model given with
+folder, as docs/running.md's "Running many models" recipe runs it (a server per model given with
 ``--model-spec``, the ``grader`` role on its own server, ``--max-tasks``, ``--retry-attempts``).
 
 One model's server is killed half-way. The same command, re-run once the server is back (on

@@ -1,4 +1,4 @@
-"""A model server that hangs: what stops the request in each framework (README, "Hung servers").
+"""A model server that hangs: what stops the request in each framework (docs/running.md, "Hung servers").
 
 The loopback server never answers its first request (``hang_first``: the connection stays open and
 silent until the server closes); every later request gets the offline baseline's reply. One

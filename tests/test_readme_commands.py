@@ -1,6 +1,6 @@
-"""Every command in every README runs as written, or at least names things that exist.
+"""Every command in every README and docs page runs as written, or at least names things that exist.
 
-Each ``bash`` code block of README.md and the benchmarks' READMEs is split
+Each ``bash`` code block of README.md, the pages under docs/ and the benchmarks' READMEs is split
 into commands (``\\`` continuations joined, comments and ``VAR=value``
 prefixes dropped). For every command:
 
@@ -14,6 +14,10 @@ prefixes dropped). For every command:
   models (``ecom/baseline``, ``none``, ``ecom-baseline``) and no placeholder
   (``...``, ``path/to/``, a file that does not exist) — are run as written in
   an empty folder, offline and under the network guard, and must exit 0.
+
+README.md is a front page (at most 200 lines, opening with the two commands
+``.ci/run`` relies on, linking every docs page), and every relative link of
+these files reaches an existing file and heading.
 """
 
 from __future__ import annotations
@@ -29,10 +33,21 @@ from pathlib import Path
 import pytest
 from helpers import REPO_DIR, check_ok, run_cli
 
-DOCS = [REPO_DIR / "README.md", *sorted((REPO_DIR / "ecom_tasks").glob("*/README.md"))]
+README = REPO_DIR / "README.md"
+DOCS_PAGES = sorted((REPO_DIR / "docs").glob("*.md"))
+DOCS = [README, *DOCS_PAGES, *sorted((REPO_DIR / "ecom_tasks").glob("*/README.md"))]
 OFFLINE_MODELS = {"ecom/baseline", "none", "ecom-baseline"}
 # Commands a README shows for the reader's own machine, never run here.
-NOT_RUN = {"python3", "pip", "pytest", ".venv/bin/pip", ".venv/bin/pytest", ".venv/bin/ecom-tasks"}
+NOT_RUN = {
+    "python3",
+    "pip",
+    "pytest",
+    ".venv/bin/pip",
+    ".venv/bin/pytest",
+    ".venv/bin/ecom-tasks",
+    ".venv/bin/ruff",
+    ".venv/bin/inspect-evals-lint",
+}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -327,3 +342,71 @@ def test_task_names_in_the_prose_exist(where: str, name: str) -> None:
     assert any(pattern.match(known) for known in _known_names()), (
         f"{where}: `{name}` names no task, group or registered object"
     )
+
+
+# --- the front page and the links ---------------------------------------------------------
+
+FRESH_MACHINE_DEMO = 'python3 -m venv .venv && .venv/bin/pip install -e ".[plots]" && .venv/bin/ecom-tasks demo'
+TEST_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -q -e ".[test]" && .venv/bin/pytest -q'
+
+
+def test_readme_is_a_front_page() -> None:
+    """At most 200 lines, opening with the demo and the test command; the rest lives under docs/."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200, f"README.md has {len(text.splitlines())} lines; move sections to docs/"
+    blocks = [block.strip() for block in re.findall(r"^```bash\n(.*?)^```", text, re.S | re.M)]
+    assert blocks[:2] == [FRESH_MACHINE_DEMO, TEST_COMMAND]
+    assert text.index("```bash") < text.index("\n## "), "the two commands come before any section"
+    assert TEST_COMMAND in (REPO_DIR / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
+def test_readme_links_every_docs_page() -> None:
+    linked = {(README.parent / target).resolve() for target, _ in _links(README)}
+    assert DOCS_PAGES and not [page.name for page in DOCS_PAGES if page.resolve() not in linked]
+
+
+def _outside_code(text: str) -> str:
+    """The text with fenced blocks blanked (a ``# comment`` in a bash block is no heading) and inline code dropped."""
+    text = re.sub(r"^```.*?^```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def _links(path: Path) -> list[tuple[str, str]]:
+    """(file, anchor) of every relative markdown link; file is '' for a link within the page."""
+    out = []
+    for match in re.finditer(r"\]\(([^)\s]+)\)", _outside_code(path.read_text(encoding="utf-8"))):
+        target = match.group(1)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+            continue
+        file, _, anchor = target.partition("#")
+        out.append((file, anchor))
+    return out
+
+
+def _github_anchors(path: Path) -> set[str]:
+    """The ids GitHub gives a page's headings: lower case, punctuation dropped, spaces to hyphens, repeats -1, -2."""
+    text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+    seen: dict[str, int] = {}
+    anchors = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+LINKS = [(doc, file, anchor) for doc in DOCS for file, anchor in _links(doc)]
+
+
+@pytest.mark.parametrize(
+    "doc,file,anchor",
+    LINKS,
+    ids=[f"{doc.relative_to(REPO_DIR)}->{file}#{anchor}" for doc, file, anchor in LINKS],
+)
+def test_relative_links_reach_a_file_and_heading(doc: Path, file: str, anchor: str) -> None:
+    target = (doc.parent / file).resolve() if file else doc
+    assert target.exists(), f"{doc.relative_to(REPO_DIR)}: {file} does not exist"
+    if anchor and target.suffix == ".md":
+        assert anchor in _github_anchors(target), (
+            f"{doc.relative_to(REPO_DIR)}: {target.relative_to(REPO_DIR)} has no heading #{anchor}"
+        )
