@@ -158,8 +158,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from inspect_ai import eval as inspect_eval
 
     import ecom_tasks._registry  # noqa: F401  (registers tasks when not pip-installed)
+    from ecom_tasks.files import OutputFolder, create_parents
 
-    log_dir = str(Path(args.log_dir).resolve())
+    # Inspect, lm-eval and the report write below --log-dir: a symlink planted at it or at its
+    # sub-folders would send them elsewhere, and an unwritable folder is found before any run.
+    create_parents(Path(args.log_dir).absolute())
+    output = OutputFolder(Path(args.log_dir).absolute(), what="log folder")
+    output.check_writable()
+    for name in ("lm-eval", "report"):
+        output.folder(name)
+    log_dir = str(output.root)
     logs = inspect_eval(
         list(DEMO_INSPECT_TASKS),
         model="ecom/baseline",
@@ -214,15 +222,36 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     """EcomEval difficulty labels from several models' Inspect logs (Sec. 3.2)."""
     from ecom_tasks.ecomeval.calibration import (
         calibrate,
+        calibrated_lines,
         drop_unreliable,
+        local_inputs,
         log_grades,
         recorded_data,
-        write_calibrated,
-        write_task_table,
+        task_table_text,
     )
+    from ecom_tasks.files import FileRefused, OutputFolder, create_parents
     from ecom_tasks.images import ImageAccess
 
+    def outputs(data: str | None) -> tuple[OutputFolder, Path, OutputFolder, Path]:
+        """The output file and the task table, each refused when it is (or lies in) an input, and their
+        folders checked writable: before any log is read, and again once the data is known."""
+        inputs = local_inputs([*args.logs, data])
+        out = Path(args.out)
+        table = Path(args.tasks_out) if args.tasks_out else out.with_name(f"{out.stem}.tasks.csv")
+        if table.absolute() == out.absolute():
+            raise FileRefused(f"{table}: --tasks-out is the --out file; choose another")
+        folders = []
+        for path in (out, table):
+            create_parents(path.parent)
+            folder = OutputFolder(path.parent, inputs=inputs)
+            folder.check_target(path.name)
+            folder.check_writable()
+            folders.append(folder)
+        return folders[0], out, folders[1], table
+
     try:
+        if args.out:
+            outputs(args.data)
         grades, tasks, recorded = log_grades(list(args.logs))
         # A judge that failed on most of a task's items must not label it from the few it graded.
         grades, dropped = drop_unreliable(grades, tasks, args.judge_failure_threshold)
@@ -247,14 +276,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             print(f"calibrate: give --data (the logs record {len(recorded)} data sources: {recorded})", file=sys.stderr)
             return 2
         data = recorded_data(recorded[0])
-    out = Path(args.out)
-    written, missing = write_calibrated(
-        data, items, out, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
-    )
-    table = Path(args.tasks_out) if args.tasks_out else out.with_name(f"{out.stem}.tasks.csv")
-    write_task_table(task_rows, table)
+    try:
+        out_folder, out, table_folder, table = outputs(data)
+        access = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
+        lines, missing = calibrated_lines(data, items, out_folder, image_access=access)
+        out_folder.write_lines(out.name, lines)
+        table_folder.write_text(table.name, task_table_text(task_rows))
+    except FileRefused as exc:
+        print(f"calibrate: {exc}", file=sys.stderr)
+        return 2
     print(
-        f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}"
+        f"wrote {len(lines)} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}"
     )
     return 0
 

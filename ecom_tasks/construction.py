@@ -33,19 +33,22 @@ stays light (the CLI imports every pipeline package to build its parser).
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import json
+import math
 import os
 import re
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ecom_tasks.data import ConfigurationError, EcomTasksError
+from ecom_tasks import files
+from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem
+from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.provenance import file_sha256  # the one file hasher; construction's pipelines import it from here
 
 #: Task-argument suffix of an input's hash (``input_sha256``, ``seeds_sha256``).
@@ -78,29 +81,40 @@ def check_sha256(path: str | os.PathLike[str], expected: str | None, what: str) 
     return actual
 
 
-def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]]) -> str:
-    """Write ``rows`` as JSON Lines (UTF-8, one object a line, keys in the given order), atomically
-    (a temporary file renamed over ``path``); returns the file's sha256."""
+def _placed(path: str | os.PathLike[str], output: OutputFolder | None) -> tuple[OutputFolder, Path]:
+    """The output folder a file is written through and its name there: ``path`` below ``output`` (a name
+    relative to it, or a path inside it), or, without ``output``, the file's own folder."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for row in rows:
-                line = json.dumps(row, ensure_ascii=False) + "\n"
-                digest.update(line.encode("utf-8"))
-                fh.write(line)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return digest.hexdigest()
+    if output is None:
+        files.create_parents(target.parent)
+        return OutputFolder(target.parent), Path(target.name)
+    if not target.is_absolute():
+        return output, target
+    for root in (output.root, output.root.absolute()):
+        if target.is_relative_to(root):
+            return output, target.relative_to(root)
+    raise FileRefused(f"{target}: not inside the {output.what} {output.root}; not written")
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+def write_jsonl(
+    path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, output: OutputFolder | None = None
+) -> str:
+    """Write ``rows`` as JSON Lines (UTF-8, one object a line, keys in the given order, strict JSON)
+    through ``output`` (default: the file's own folder): a temporary file renamed over ``path``, never
+    written through a symlink. Returns the file's sha256."""
+    folder, name = _placed(path, output)
+    return folder.write_lines(name, (files.dumps_strict(row, ensure_ascii=False) + "\n" for row in rows))
+
+
+def read_jsonl(path: str | os.PathLike[str], *, inside: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The objects of a JSON Lines file (a regular file, within ``inside`` when given); every line that
+    is not a JSON object is a ``file:row`` problem (:class:`DataValidationError`)."""
+    values, problems = files.json_lines(path, inside=inside)
+    source = os.fspath(path)
+    problems += [Problem(source, row, "-", "not a JSON object") for row, value in values if not isinstance(value, dict)]
+    if problems:
+        raise DataValidationError(sorted(problems, key=lambda p: p.row))
+    return [value for _, value in values]
 
 
 # --- stages ---------------------------------------------------------------------------------------
@@ -142,9 +156,16 @@ class StageOptions:
     log_level: str | None = None
     fail_on_error: bool | float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The build folder holding ``log_root``: a stage's log folder is checked to be a real folder below
+    #: it (Inspect writes into it; a planted symlink there would send the logs elsewhere).
+    output: OutputFolder | None = None
 
     def folder(self, index: int, stage: Stage) -> Path:
-        return Path(self.log_root) / f"{index}_{stage.name}"
+        folder = Path(self.log_root) / f"{index}_{stage.name}"
+        if self.output is not None:
+            _, name = _placed(folder, self.output)
+            self.output.folder(name)
+        return folder
 
 
 def _matches(header: Any, stage: Stage) -> bool:
@@ -351,24 +372,188 @@ def image_file_name(item_id: str, source: str) -> str:
     return safe + suffix
 
 
-def place_image(source: str, target: Path, mode: str) -> None:
-    """Put ``source`` (a file path or a data URI) at ``target``: a hard link when ``mode`` is ``link``
-    and the file system allows it, else a copy. An existing ``target`` is kept (a resumed build)."""
-    if target.exists():
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samestat(a.lstat(), b.stat())
+    except OSError:
+        return False
+
+
+def _data_uri_bytes(source: str) -> bytes:
+    header, _, payload = source.partition(",")
+    if not header.endswith(";base64"):
+        return payload.encode()
+    try:
+        return base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise ConfigurationError(f"not a readable base64 data URI image: {source[:60]}...") from None
+
+
+def place_image(source: str, target: str | os.PathLike[str], mode: str, *, output: OutputFolder | None = None) -> None:
+    """Put ``source`` (a file path or a data URI) at ``target`` through ``output`` (default: the target's
+    own folder): a hard link when ``mode`` is ``link`` and the file system allows it, else a copy. A
+    regular file already there with the same content is kept (a resumed build); anything else there
+    (another picture, a symlink, dangling or not) is replaced, never written through."""
+    folder, name = _placed(target, output)
+    path = folder.path(name)
     if source.startswith("data:"):
-        header, payload = source.split(",", 1)
-        target.write_bytes(base64.b64decode(payload) if header.endswith(";base64") else payload.encode())
+        data = _data_uri_bytes(source)
+        if not (folder.exists(name) and files.read_bytes(path) == data):
+            folder.write_bytes(name, data)
         return
     if source.startswith(("http://", "https://")):
         raise ConfigurationError(
             f"cannot copy a URL image into the data set: {source[:80]} (load the inputs with URL images allowed)"
         )
-    if mode == "link":
-        try:
-            os.link(source, target)
-            return
-        except OSError:
-            pass  # another file system, or links not allowed: copy
-    shutil.copy2(source, target)
+    source_path = files.regular_file(source)
+    if folder.exists(name) and (_same_file(path, source_path) or files.sha256(path) == files.sha256(source_path)):
+        return
+    folder.copy_in(source_path, name, link=mode == "link")
+
+
+# --- the build folder ---------------------------------------------------------------------------
+
+
+def prepare_output(output: OutputFolder, *, files_out: Iterable[str] = (), folders: Iterable[str] = ()) -> None:
+    """Before the first model call: the build folder can be written; no planned file is (or lies in) an
+    input; every planned file's folder and every named folder that already exists is a real folder
+    below it (a planted symlink such as ``data -> elsewhere`` is refused) and can be written."""
+    output.check_writable()
+    wanted: dict[str, None] = {}
+    for name in files_out:
+        target = output.check_target(name)
+        if target.is_dir() and not target.is_symlink():
+            raise FileRefused(f"{target}: a folder where the build writes a file; move it away")
+        for parent in reversed(Path(name).parents[:-1]):
+            wanted[parent.as_posix()] = None
+    for name in folders:
+        for parent in reversed(Path(name).parents[:-1]):
+            wanted[parent.as_posix()] = None
+        wanted[Path(name).as_posix()] = None
+    for name in wanted:
+        if os.path.lexists(output.path(name)):
+            output.folder(name, create=False)
+            probe = f"{name}/.ecom-tasks-probe.{os.urandom(6).hex()}"
+            output.write_bytes(probe, b"")
+            output.remove(probe)
+
+
+# --- vote outcomes --------------------------------------------------------------------------------
+
+#: A vote the stage read (``ok``) and one whose reply was stopped by a token limit (``limit``): the
+#: statuses the stages' scorers record; every other status of a missing vote is an unreadable reply.
+ANSWERED = "ok"
+CUT_OFF = "limit"
+#: A stage whose votes are more than this share abstentions (cut off or unreadable) stops the build:
+#: its data set would be decided by tie-breaks, not votes (``--max-abstention-share``).
+MAX_ABSTENTION_SHARE = 0.5
+
+
+class TooManyAbstentions(EcomTasksError):
+    """A stage's votes were mostly abstentions: the build stops before writing a data set."""
+
+
+@dataclass
+class VoteOutcomes:
+    """What became of every vote of one stage: answered, cut off by the token limit, or unreadable
+    (by the parser's status: ``no_answer``, ``ambiguous``, ``empty``, ``unclosed_think``, ...)."""
+
+    stage: str
+    answered: int = 0
+    cut_off: int = 0
+    unreadable: Counter = field(default_factory=Counter)
+
+    def add(self, vote: Any, status: str | None) -> None:
+        if vote is not None:
+            self.answered += 1
+        elif status == CUT_OFF:
+            self.cut_off += 1
+        else:
+            self.unreadable[status or "no_vote"] += 1
+
+    @property
+    def abstained(self) -> int:
+        return self.cut_off + sum(self.unreadable.values())
+
+    @property
+    def total(self) -> int:
+        return self.answered + self.abstained
+
+    @property
+    def share(self) -> float:
+        return self.abstained / self.total if self.total else 0.0
+
+    def counts(self) -> str:
+        """``12 votes: 3 answered, 9 abstained (8 cut off by the token limit, 1 unreadable: 1 no_answer)``."""
+        why = f"{self.cut_off} cut off by the token limit, {sum(self.unreadable.values())} unreadable"
+        if self.unreadable:
+            why += ": " + ", ".join(f"{count} {status}" for status, count in sorted(self.unreadable.items()))
+        return f"{self.total} votes: {self.answered} answered, {self.abstained} abstained ({why})"
+
+
+def vote_outcomes(stage: str, scored: Iterable[tuple[Sequence[Any], Sequence[str]]]) -> VoteOutcomes:
+    """The outcomes of ``(votes, statuses)`` of every item of a stage (a vote None is an abstention)."""
+    outcomes = VoteOutcomes(stage)
+    for votes, statuses in scored:
+        statuses = list(statuses)
+        for position, vote in enumerate(votes):
+            outcomes.add(vote, statuses[position] if position < len(statuses) else None)
+    return outcomes
+
+
+def log_vote_outcomes(log: Any, scorer: str, stage: str) -> VoteOutcomes:
+    """:func:`vote_outcomes` of a finished stage log (its scorer's ``votes`` and ``statuses`` metadata)."""
+    if log is None:
+        return VoteOutcomes(stage)
+    return vote_outcomes(
+        stage,
+        (
+            (list((score.metadata or {}).get("votes", [])), list((score.metadata or {}).get("statuses", [])))
+            for _, score in scored_samples(log, scorer)
+        ),
+    )
+
+
+def check_abstentions(outcomes: VoteOutcomes, max_share: float = MAX_ABSTENTION_SHARE, *, log: Any = None) -> None:
+    """Print the stage's outcomes; stop (:class:`TooManyAbstentions`) when every vote, or more than
+    ``max_share`` of them, abstained."""
+    print(f"  {outcomes.stage}: {outcomes.counts()}", file=sys.stdout, flush=True)
+    if not outcomes.total or (outcomes.abstained < outcomes.total and outcomes.share <= max_share):
+        return
+    advice = []
+    if outcomes.cut_off:
+        advice.append("raise --max-tokens (replies were stopped by the token limit)")
+    if outcomes.unreadable:
+        advice.append("use a model that answers in the prompt's format")
+    how_many = "every vote" if outcomes.abstained == outcomes.total else f"more than {max_share:.0%} of the votes"
+    where = f"; the stage's replies are in {log.location}" if getattr(log, "location", None) else ""
+    raise TooManyAbstentions(
+        f"stage {outcomes.stage} stopped the build: {outcomes.counts()}. With {how_many} abstaining, the data set "
+        f"would be decided by tie-breaks, not votes: no data set written{where}. To go on, "
+        f"{' or '.join(advice)} and re-run the same command (--max-abstention-share sets the accepted share)."
+    )
+
+
+def abstention_share(text: str) -> float:
+    """An argparse type: a share in [0, 1]."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1, got {text!r}")
+    return value
+
+
+def add_abstention_argument(parser: Any) -> None:
+    parser.add_argument(
+        "--max-abstention-share",
+        type=abstention_share,
+        default=MAX_ABSTENTION_SHARE,
+        help=(
+            "stop when more than this share of a stage's votes abstained (cut off by the token limit or unreadable)"
+            f" instead of writing a data set decided by tie-breaks (default {MAX_ABSTENTION_SHARE})"
+        ),
+    )

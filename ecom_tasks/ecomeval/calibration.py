@@ -20,18 +20,18 @@ The grades come from EcomEval's Inspect logs (:func:`log_grades`, what
 from __future__ import annotations
 
 import csv
-import filecmp
-import json
+import io
 import os
-import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError, load_rows
 from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD
 from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, column_field, fixture_file, load_records
+from ecom_tasks.files import OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.scorers.core import RUBRIC_MAX
 
@@ -143,33 +143,67 @@ def calibrate(
     return items, task_rows
 
 
-def placed_image(image: str, base: Path | None, out_dir: Path) -> str:
+def placed_image(image: str, base: Path | None, out_dir: Path, *, output: OutputFolder | None = None) -> str:
     """How the calibrated copy at ``out_dir`` names ``image`` (an absolute path, data URI or URL).
 
     A data URI or URL stays as it is. A file inside ``out_dir`` is named relative to it. A file inside
-    the dataset's folder ``base`` is copied to the same relative place under ``out_dir``, so the copy
-    loads like the original, without ``allow_outside_images``; an existing different file there is an
-    error, never overwritten. Any other file (the original needed ``allow_outside_images``) is named
-    relative to ``out_dir`` and needs it again.
+    the dataset's folder ``base`` is copied (through ``output``, the folder ``out_dir``) to the same
+    relative place under ``out_dir``, so the copy loads like the original, without
+    ``allow_outside_images``; an existing different file there is an error, never overwritten, and a
+    symlink there (dangling or not) is replaced, never written through. Any other file (the original
+    needed ``allow_outside_images``) is named relative to ``out_dir`` and needs it again.
     """
     if not os.path.isabs(image):
         return image
-    source, out_dir = Path(image), out_dir.resolve()
-    if source.is_relative_to(out_dir):
-        return source.relative_to(out_dir).as_posix()
+    output = output if output is not None else OutputFolder(out_dir)
+    source, out_real = Path(image), out_dir.resolve()
+    if source.is_relative_to(out_real):  # a resolved path: no symlinked folder on its way
+        return source.relative_to(out_real).as_posix()
     if base is None or not source.is_relative_to(base.resolve()):
-        return os.path.relpath(source, out_dir)
+        return os.path.relpath(source, out_real)
     relative = source.relative_to(base.resolve())
-    target = out_dir / relative
-    if target.exists():
-        if not filecmp.cmp(source, target, shallow=False):
+    target = output.check_target(relative)
+    if relative.parent.parts and os.path.lexists(target.parent):
+        output.folder(relative.parent, create=False)  # a symlinked sub-folder is refused, never written through
+    if output.exists(relative):
+        if files.sha256(source) != files.sha256(target):
             raise ConfigurationError(
                 f"{target} exists and differs from {source}: calibrate --out would overwrite it; write to another folder"
             )
     else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        output.copy_in(source, relative)
     return relative.as_posix()
+
+
+def calibrated_lines(
+    data: str | os.PathLike[str],
+    items: Mapping[str, Calibrated],
+    output: OutputFolder,
+    *,
+    image_access: ImageAccess = DEFAULT_ACCESS,
+) -> tuple[list[str], int]:
+    """``data``'s rows as JSON lines with ``difficulty`` (and ``difficulty_score``) filled from ``items``,
+    images placed by :func:`placed_image` below ``output``; and the number of rows in no log."""
+    records = {r.id: r for r in load_records(data, image_access=image_access)}
+    lines = []
+    for row in load_rows(data):
+        values = dict(row.values)
+        id_column = next(c for c in values if column_field(c) == "id")
+        record = records[str(values[id_column]).strip()]
+        found = items.get(record.id)
+        # The columns written below replace whichever spelling gave them ("difficulty level").
+        for column in [c for c in values if column_field(c) in ("difficulty", "images")]:
+            del values[column]
+        values["difficulty"] = found.difficulty if found else None
+        values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
+        values["images"] = [placed_image(image, row.base_dir, output.root, output=output) for image in record.images]
+        lines.append(files.dumps_strict(values, ensure_ascii=False, default=str) + "\n")
+    return lines, sum(1 for r in records if r not in items)
+
+
+def local_inputs(paths: Iterable[str | os.PathLike[str] | None]) -> list[Path]:
+    """The paths that name local files or folders (a Hugging Face id reads nothing here to protect)."""
+    return [Path(p) for p in paths if p is not None and os.path.lexists(p)]
 
 
 def write_calibrated(
@@ -178,39 +212,41 @@ def write_calibrated(
     out: Path,
     *,
     image_access: ImageAccess = DEFAULT_ACCESS,
+    output: OutputFolder | None = None,
 ) -> tuple[int, int]:
     """Write ``data``'s rows as JSON Lines to ``out`` with ``difficulty`` (and ``difficulty_score``)
-    filled from ``items``; images placed by :func:`placed_image`. Returns (rows written, rows in no log)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    records = {r.id: r for r in load_records(data, image_access=image_access)}
-
-    written = 0
-    with out.open("w", encoding="utf-8") as fh:
-        for row in load_rows(data):
-            values = dict(row.values)
-            id_column = next(c for c in values if column_field(c) == "id")
-            record = records[str(values[id_column]).strip()]
-            found = items.get(record.id)
-            # The columns written below replace whichever spelling gave them ("difficulty level").
-            for column in [c for c in values if column_field(c) in ("difficulty", "images")]:
-                del values[column]
-            values["difficulty"] = found.difficulty if found else None
-            values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
-            values["images"] = [placed_image(image, row.base_dir, out.parent) for image in record.images]
-            fh.write(json.dumps(values, ensure_ascii=False, default=str) + "\n")
-            written += 1
-    return written, sum(1 for r in records if r not in items)
+    filled from ``items``; images placed by :func:`placed_image`. ``out`` is written through ``output``
+    (default: its own folder, with ``data`` as its input): an ``out`` that is ``data``, or lies in a data
+    folder, is refused before anything is read. Returns (rows written, rows in no log)."""
+    out = Path(out)
+    if output is None:
+        files.create_parents(out.parent)
+        output = OutputFolder(out.parent, inputs=local_inputs([data]))
+    output.check_target(out.name)
+    lines, missing = calibrated_lines(data, items, output, image_access=image_access)
+    output.write_lines(out.name, lines)
+    return len(lines), missing
 
 
-def write_task_table(task_rows: Mapping[str, Calibrated], path: Path) -> None:
+def task_table_text(task_rows: Mapping[str, Calibrated]) -> str:
     """The task-level labels as CSV: task, items, models, score, difficulty."""
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["task", "items", "models", "score", "difficulty"])
-        for task, row in task_rows.items():
-            writer.writerow(
-                [task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""]
-            )
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(["task", "items", "models", "score", "difficulty"])
+    for task, row in task_rows.items():
+        writer.writerow(
+            [task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""]
+        )
+    return buffer.getvalue()
+
+
+def write_task_table(task_rows: Mapping[str, Calibrated], path: Path, *, output: OutputFolder | None = None) -> None:
+    """The task-level labels as CSV (:func:`task_table_text`), written through ``output`` (default: its folder)."""
+    path = Path(path)
+    if output is None:
+        files.create_parents(path.parent)
+        output = OutputFolder(path.parent)
+    output.write_text(path.name, task_table_text(task_rows))
 
 
 # --- the grades in EcomEval's Inspect logs ---------------------------------------------------
@@ -229,7 +265,11 @@ def log_grades(paths: list[str]) -> tuple[dict[str, dict[str, float | None]], di
     tasks: dict[str, str] = {}
     data: list[str] = []
     for path in paths:
-        log = read_eval_log(path)
+        files.regular_file(path)  # a FIFO or a folder is refused by name, never opened
+        try:
+            log = read_eval_log(path)
+        except Exception as exc:  # Inspect raises many kinds for a file that is not a log
+            raise ValueError(f"{path}: not a readable Inspect log ({type(exc).__name__}: {exc})") from None
         if (log.eval.metadata or {}).get("benchmark") != "ecomeval" or not log.samples:
             raise ValueError(f"{path}: not an EcomEval log with samples (task {log.eval.task})")
         location = (log.eval.metadata or {}).get("data")
@@ -242,13 +282,18 @@ def log_grades(paths: list[str]) -> tuple[dict[str, dict[str, float | None]], di
             ]
             if not values:
                 raise ValueError(f"{path}: sample {sample.id} has no EcomEval score")
-            value = values[0]
-            item = str(sample.metadata.get("record_id", sample.id))
+            value, metadata = values[0], sample.metadata or {}
+            if "task" not in metadata:
+                raise ValueError(f"{path}: sample {sample.id} has no metadata.task (not a log of ecom_tasks/ecomeval?)")
+            item = str(metadata.get("record_id", sample.id))
             if item in by_item:
                 raise ValueError(f"{path}: item {item} is graded twice for model {log.eval.model}")
-            graded = float(value["graded"])
-            by_item[item] = float(value["grade"]) / graded if graded > 0 else None
-            tasks[item] = str(sample.metadata["task"])
+            try:
+                graded = float(value["graded"])
+                by_item[item] = float(value["grade"]) / graded if graded > 0 else None
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(f"{path}: sample {sample.id}: its EcomEval score holds no numeric grade") from None
+            tasks[item] = str(metadata["task"])
     return grades, tasks, data
 
 

@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from ecom_tasks.ecomeval.variants import VARIANTS as ECOMEVAL_VARIANTS
+from ecom_tasks.files import OutputFolder
 from ecom_tasks.monbench.variants import VARIANTS as MONBENCH_VARIANTS
 from ecom_tasks.rair.variants import VARIANTS as RAIR_VARIANTS
 from ecom_tasks.rmir.variants import VARIANTS as RMIR_VARIANTS
@@ -333,9 +334,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in stale:
             print(f"differs: {name}", file=sys.stderr)
         return 1 if stale else 0
+    output = OutputFolder(PACKAGE_DIR, what="package folder")
     for path, text in files.items():
         if str(path.relative_to(PACKAGE_DIR.parent)) in stale:
-            path.write_text(text, encoding="utf-8")
+            output.write_text(path.relative_to(PACKAGE_DIR), text)
     print(f"wrote {len(stale)} of {len(files)} files")
     return 0
 

@@ -15,6 +15,9 @@ from typing import Any
 
 import yaml
 
+from ecom_tasks import files
+from ecom_tasks.files import FileRefused, OutputFolder
+
 #: The shared settings every task file ``include``s. lm-eval's own name for it, without a ``.yaml``
 #: extension: lm-eval indexes every ``*.yaml`` file as a task or group (0.4.9-0.4.11 crash with
 #: ``KeyError: 'task'`` on one that is neither, and its ``tests/utils.py`` parser does too).
@@ -59,17 +62,24 @@ def dump(config: Mapping[str, Any], benchmark: str) -> str:
 
 def _written(folder: Path) -> list[Path]:
     """The files a generator owns in ``folder``: task and group YAML plus the template."""
-    return sorted(p for p in folder.iterdir() if p.name.endswith((".yaml", TEMPLATE)))
+    return files.folder_files(folder, match=lambda p: p.name.endswith((".yaml", TEMPLATE)))
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return files.read_text(path, inside=path.parent)
+    except FileRefused:
+        return None
 
 
 def stale_files(folder: Path, files: Mapping[str, str]) -> list[str]:
     """Differences between ``folder``'s generated files and ``files`` (name -> text), as readable lines."""
     problems = []
     for name, text in files.items():
-        path = folder / name
-        if not path.is_file():
+        current = _text(folder / name)
+        if current is None:
             problems.append(f"missing: {name}")
-        elif path.read_text(encoding="utf-8") != text:
+        elif current != text:
             problems.append(f"differs: {name}")
     problems += [f"not generated: {p.name}" for p in _written(folder) if p.name not in files]
     return problems
@@ -79,16 +89,17 @@ def main(folder: Path, render: Callable[[], Mapping[str, str]], argv: list[str] 
     parser = argparse.ArgumentParser(description=f"Write the lm-eval YAML files of {folder.name} from its variants.")
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a file differs")
     args = parser.parse_args(argv)
-    files = render()
-    problems = stale_files(folder, files)
+    rendered = render()
+    problems = stale_files(folder, rendered)
     if args.check:
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1 if problems else 0
+    output = OutputFolder(folder, what="task folder")
     for path in _written(folder):
-        if path.name not in files:
-            path.unlink()
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    print(f"wrote {len(files)} files to {folder}")
+        if path.name not in rendered:
+            output.remove(path.name)
+    for name, text in rendered.items():
+        output.write_text(name, text)
+    print(f"wrote {len(rendered)} files to {folder}")
     return 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_panel_arguments, add_stage_arguments, stage_options
+from ecom_tasks.construction import add_abstention_argument, add_panel_arguments, add_stage_arguments, stage_options
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +57,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "--split", default="test", choices=("test", "validation", "fewshot"), help="the questions' split (default test)"
     )
     parser.add_argument("--order-seed", type=int, default=0, help="seed of the options' order (default 0)")
+    add_abstention_argument(parser)
     add_stage_arguments(parser)
 
 
@@ -79,6 +80,7 @@ def run_build(args: argparse.Namespace) -> int:
             split=args.split,
             order_seed=args.order_seed,
             stage_options=stage_options(args),
+            max_abstention_share=args.max_abstention_share,
         )
     )
     return 0

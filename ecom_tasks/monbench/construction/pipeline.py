@@ -22,14 +22,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks.construction import Stage, StageOptions, file_sha256, run_stage, scored_samples, write_jsonl
+from ecom_tasks import files
+from ecom_tasks.construction import (
+    MAX_ABSTENTION_SHARE,
+    Stage,
+    StageOptions,
+    TooManyAbstentions,
+    check_abstentions,
+    file_sha256,
+    log_vote_outcomes,
+    prepare_output,
+    run_stage,
+    scored_samples,
+    write_jsonl,
+)
 from ecom_tasks.data import fixtures_dir
+from ecom_tasks.files import OutputFolder
 from ecom_tasks.monbench.construction.seeds import AdPair, load_pairs
 from ecom_tasks.monbench.construction.selection import Tally, assemble_question, disagreement, select_options, tally
 
 SCORER = "monbench_relevance_votes"
 ROLE_PREFIX = "voter_"
 QUESTION_PREFIX = "mb-build-"
+#: What the build writes below ``--out`` (besides the stage's Inspect logs in ``logs/1_votes``).
+DATA = "data/monbench.jsonl"
+VOTES = "work/votes.jsonl"
+QUESTIONS = "work/questions.jsonl"
+LOGS = "logs/1_votes"
 
 
 def default_pairs() -> Path:
@@ -51,6 +70,8 @@ class BuildOptions:
     split: str = "test"
     order_seed: int = 0
     stage_options: dict[str, Any] = field(default_factory=dict)
+    #: A vote stage whose votes abstain more than this share (or all of them) stops the build.
+    max_abstention_share: float = MAX_ABSTENTION_SHARE
 
 
 @dataclass
@@ -90,8 +111,17 @@ def questions(
 
 
 def build(options: BuildOptions) -> BuildResult:
-    """Run (or resume) the vote stage, then write the questions with the thresholds given."""
-    out = Path(options.out).resolve()
+    """Run (or resume) the vote stage, then write the questions with the thresholds given.
+
+    Before the first model call the build folder is checked (writable; no planted symlink at ``logs``,
+    ``work`` or ``data``; no output onto the pairs file). The votes' outcomes are printed; when more
+    than ``max_abstention_share`` of them (or all) abstained, the build stops
+    (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set.
+    """
+    files.create_parents(Path(options.out).absolute())  # first: a path through a file is one short message
+    output = OutputFolder(Path(options.out).absolute(), inputs=[Path(options.pairs)], what="build folder")
+    prepare_output(output, files_out=(DATA, VOTES, QUESTIONS), folders=(LOGS,))
+    out = output.root
     pairs = load_pairs(options.pairs)
     stage = Stage(
         "votes",
@@ -110,13 +140,20 @@ def build(options: BuildOptions) -> BuildResult:
         model_roles={r: m for r, m in options.model_roles.items() if r.startswith(ROLE_PREFIX)},
     )
     result = BuildResult()
-    result.log = run_stage(stage, StageOptions(log_root=out / "logs", **options.stage_options))
+    result.log = run_stage(stage, StageOptions(log_root=out / "logs", output=output, **options.stage_options))
+    try:
+        check_abstentions(
+            log_vote_outcomes(result.log, SCORER, stage.name), options.max_abstention_share, log=result.log
+        )
+    except TooManyAbstentions:
+        output.remove(DATA)  # an earlier build's questions must not pass for this one's
+        raise
     votes = {
         str(sample.id): list((score.metadata or {}).get("votes", []))
         for sample, score in scored_samples(result.log, SCORER)
     }
     write_jsonl(
-        out / "work" / "votes.jsonl",
+        VOTES,
         (
             {
                 "id": p.id,
@@ -128,6 +165,7 @@ def build(options: BuildOptions) -> BuildResult:
             }
             for p in pairs
         ),
+        output=output,
     )
     result.questions, result.skipped = questions(
         pairs,
@@ -138,24 +176,24 @@ def build(options: BuildOptions) -> BuildResult:
         order_seed=options.order_seed,
     )
     write_jsonl(
-        out / "work" / "questions.jsonl",
+        QUESTIONS,
         (
             *({"query_key": q["id"].removeprefix(QUESTION_PREFIX), "question": q["id"]} for q in result.questions),
             *({"query_key": key, "skipped": why} for key, why in result.skipped.items()),
         ),
+        output=output,
     )
     _say(
         f"  {len(pairs)} pairs, {len(result.questions) + len(result.skipped)} queries: {len(result.questions)} questions made, "
         f"{len(result.skipped)} skipped ({', '.join(sorted(set(result.skipped.values()))) or 'none'}); "
         f"thresholds: positive >= {options.min_positive}, negative >= {options.min_negative} disagreeing votes"
     )
-    data = out / "data" / "monbench.jsonl"
     if not result.questions:
-        data.unlink(missing_ok=True)  # an earlier build's questions must not pass for this one's
-        _say(f"  no question could be made: nothing to write (see {out / 'work' / 'questions.jsonl'})")
+        output.remove(DATA)  # an earlier build's questions must not pass for this one's
+        _say(f"  no question could be made: nothing to write (see {out / QUESTIONS})")
         return result
-    result.data = data
-    write_jsonl(result.data, result.questions)
+    result.data = out / DATA
+    write_jsonl(DATA, result.questions, output=output)
     _say(
         f"MonBench questions in {result.data}\n  check: ecom-tasks validate monbench {result.data}\n"
         f"  run:   inspect eval ecom_tasks/monbench_canonical -T data={result.data} --model ..."

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_image_arguments, add_panel_arguments, add_stage_arguments, stage_options
+from ecom_tasks.construction import (
+    add_abstention_argument,
+    add_image_arguments,
+    add_panel_arguments,
+    add_stage_arguments,
+    stage_options,
+)
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +70,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-visual-votes", type=int, default=2, help="VLMs that must find the image essential (default 2, Eq. 3)"
     )
     parser.add_argument("--min-rule-votes", type=int, default=2, help="runs that must name a rule (default 2, Eq. 4)")
+    add_abstention_argument(parser)
     add_image_arguments(parser, images_default="link", source="candidate file")
     add_stage_arguments(parser)
 
@@ -92,6 +99,7 @@ def run_build(args: argparse.Namespace) -> int:
         images=args.images,
         image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
         stage_options=stage_options(args),
+        max_abstention_share=args.max_abstention_share,
     )
     build(options)
     return 0

@@ -23,17 +23,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.construction import (
+    MAX_ABSTENTION_SHARE,
     Stage,
     StageOptions,
+    TooManyAbstentions,
+    check_abstentions,
     file_sha256,
     image_file_name,
+    log_vote_outcomes,
     place_image,
+    prepare_output,
     run_stage,
     scored_samples,
     write_jsonl,
 )
 from ecom_tasks.data import ConfigurationError, fixtures_dir
+from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction.assembly import Assembly, Thresholds, assemble, unique_queries
 from ecom_tasks.rair.construction.votes import rules_for_label
@@ -45,6 +52,10 @@ STAGE_NAMES = ("intent", "visual", "rules")
 SCORERS = {"intent": "rair_intent_votes", "visual": "rair_visual_votes", "rules": "rair_rule_votes"}
 #: Role prefixes given to each stage (a stage's identity includes only its own roles).
 ROLE_PREFIXES = {"intent": "voter_", "visual": "vlm_", "rules": "annotator_"}
+#: What the build writes below ``--out`` (besides the stages' Inspect logs in ``logs/``).
+DATA = "data/rair.jsonl"
+IMAGES = "data/images"
+DECISIONS = "work/decisions.jsonl"
 
 
 def default_candidates() -> Path:
@@ -70,6 +81,8 @@ class BuildOptions:
     images: str = "link"  # link (a hard link, else a copy) | copy
     image_access: ImageAccess = DEFAULT_ACCESS
     stage_options: dict[str, Any] = field(default_factory=dict)
+    #: A stage whose votes abstain more than this share (or all of them) stops the build.
+    max_abstention_share: float = MAX_ABSTENTION_SHARE
 
 
 @dataclass
@@ -152,34 +165,67 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
 # --- the data set --------------------------------------------------------------------------------
 
 
-def write_data(assembly: Assembly, folder: Path, *, images: str = "link") -> Path:
-    """``rair.jsonl`` (images placed in ``images/``) in ``folder``."""
+def write_data(assembly: Assembly, folder: Path, *, images: str = "link", output: OutputFolder | None = None) -> Path:
+    """``rair.jsonl`` (images placed in ``images/``) in ``folder``, written through ``output`` (default:
+    ``folder`` itself): never through a symlink, never over a candidate's own image."""
+    output = output if output is not None else OutputFolder(folder)
+    sources = {
+        Path(row["image"]).resolve() for row in assembly.rows if row["image"] and Path(row["image"]).is_absolute()
+    }
     rows = []
     for row in assembly.rows:
         image = row["image"]
         if image:
             name = image_file_name(row["candidate"], image)
-            place_image(image, folder / "images" / name, images)
+            target = folder / "images" / name
+            if target.resolve() in sources and target.resolve() != Path(image).resolve():
+                raise FileRefused(f"{target}: is another candidate's image (an input); choose another --out")
+            place_image(image, target, images, output=output)
         rows.append({**row, "image": f"images/{name}" if image else None})
     path = folder / "rair.jsonl"
-    write_jsonl(path, rows)
+    write_jsonl(path, rows, output=output)
     return path
 
 
+def _inputs(options: BuildOptions) -> list[Path]:
+    """The files the build reads: the candidates, and a rules file given by path."""
+    inputs = [Path(options.candidates)]
+    if options.rules != BUILTIN and Path(options.rules).exists():
+        inputs.append(Path(options.rules))
+    return inputs
+
+
 def build(options: BuildOptions) -> BuildResult:
-    """Run (or resume) the three stages, then write the records with the thresholds given."""
-    out = Path(options.out).resolve()
+    """Run (or resume) the three stages, then write the records with the thresholds given.
+
+    Before the first model call the build folder is checked (writable; no planted symlink at ``logs``,
+    ``work``, ``data`` or ``data/images``; no output onto the candidates). After each stage its votes'
+    outcomes are printed; a stage whose votes abstained more than ``max_abstention_share`` (or all of
+    them) stops the build (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set.
+    """
+    files.create_parents(Path(options.out).absolute())  # first: a path through a file is one short message
+    output = OutputFolder(Path(options.out).absolute(), inputs=_inputs(options), what="build folder")
+    logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
+    prepare_output(output, files_out=(DATA, DECISIONS), folders=(*logs, IMAGES))
+    out = output.root
     records = load_records(options.candidates, check_images=True, image_access=options.image_access)
     ruleset = load_rules(options.rules) if options.rules != BUILTIN else builtin_rules()
     if ruleset is None or ruleset.verbatim is not None:
         raise ConfigurationError(
             f"--rules must be a structured rules file (JSON with ids and levels, like rules_v1.json): {options.rules}"
         )
-    stage_options = StageOptions(log_root=out / "logs", **options.stage_options)
+    stage_options = StageOptions(log_root=out / "logs", output=output, **options.stage_options)
     result = BuildResult()
     planned = stages(options, records, ruleset, file_sha256(options.candidates))
     for index, stage in enumerate(planned, 1):
-        result.logs[stage.name] = run_stage(stage, stage_options, index=index, of=len(planned))
+        log = result.logs[stage.name] = run_stage(stage, stage_options, index=index, of=len(planned))
+        try:
+            check_abstentions(
+                log_vote_outcomes(log, SCORERS[stage.name], stage.name), options.max_abstention_share, log=log
+            )
+        except TooManyAbstentions:
+            output.remove(DATA)  # an earlier build's records must not pass for this one's
+            raise
 
     result.assembly = assembly = assemble(
         records,
@@ -192,7 +238,7 @@ def build(options: BuildOptions) -> BuildResult:
         options.thresholds,
         ruleset,
     )
-    write_jsonl(out / "work" / "decisions.jsonl", assembly.decisions)
+    write_jsonl(DECISIONS, assembly.decisions, output=output)
     counts = assembly.counts()
     t = options.thresholds
     _say(
@@ -200,10 +246,10 @@ def build(options: BuildOptions) -> BuildResult:
         f"{counts['visual']} visually salient (>= {t.visual} VLMs), {counts['left_out']} in neither; rules named by >= {t.rules} runs"
     )
     if not assembly.rows:
-        (out / "data" / "rair.jsonl").unlink(missing_ok=True)  # an earlier build's records must not pass for this one's
-        _say(f"  no candidate reached a threshold: nothing to write (see {out / 'work' / 'decisions.jsonl'})")
+        output.remove(DATA)  # an earlier build's records must not pass for this one's
+        _say(f"  no candidate reached a threshold: nothing to write (see {out / DECISIONS})")
         return result
-    result.data = write_data(assembly, out / "data", images=options.images)
+    result.data = write_data(assembly, out / "data", images=options.images, output=output)
     _say(
         f"RAIR records in {result.data}\n  check: ecom-tasks validate rair {result.data}\n"
         f"  run:   inspect eval ecom_tasks/rair_hard -T data={result.data} --model ..."

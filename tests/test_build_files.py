@@ -1,0 +1,353 @@
+"""``ecom-tasks build rair|monbench`` on a shared folder, attacked as a hostile colleague or a careless
+user would: a planted symlink at an output sub-folder, a dangling symlink where an image goes, an output
+onto the input, an output folder that cannot be written. Each is refused before the first model call
+(the loopback server counts none) and nothing outside the build folder changes (a victim tree hashed
+before and after). Then builds that refuse to invent data: a stage whose votes are all cut off by the
+token limit stops, names the stage and the counts, and writes no data set."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from helpers import baseline_rule
+
+from ecom_tasks.cli import main as ecom_tasks_main
+from ecom_tasks.construction import place_image, read_jsonl, write_jsonl
+from ecom_tasks.data import DataValidationError
+from ecom_tasks.files import FileRefused, OutputFolder
+from ecom_tasks.monbench.construction.pipeline import default_pairs
+from ecom_tasks.monbench.construction.seeds import load_pairs
+from ecom_tasks.rair.construction.pipeline import default_candidates
+from ecom_tasks.testing.openai_server import Reply, last_user_text, serve_openai_compatible, system_text
+
+PNG = (Path(__file__).resolve().parents[1] / "ecom_tasks" / "fixtures" / "ecomeval" / "images" / "mug.png").read_bytes()
+
+
+def tree(folder: Path) -> dict[str, str]:
+    """Every entry below ``folder``: a file's sha256, a symlink's target, a folder's mark."""
+    entries = {}
+    for path in sorted(folder.rglob("*")):
+        key = path.relative_to(folder).as_posix()
+        if path.is_symlink():
+            entries[key] = "link -> " + os.readlink(path)
+        elif path.is_dir():
+            entries[key] = "folder"
+        else:
+            entries[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return entries
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A colleague's folder an attack points at: it must look the same after every command."""
+    folder = tmp_path / "victim"
+    (folder / "images").mkdir(parents=True)
+    (folder / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    (folder / "images" / "keep.png").write_bytes(PNG)
+    return folder
+
+
+# --- the writers every build uses --------------------------------------------------------------------
+
+
+def test_write_jsonl_replaces_a_planted_symlink_and_writes_strict_json(tmp_path, victim):
+    before = tree(victim)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "rows.jsonl").symlink_to(victim / "notes.txt")
+    digest = write_jsonl(out / "rows.jsonl", [{"a": float("nan"), "b": "é"}, {"a": 1}])
+    assert tree(victim) == before
+    assert not (out / "rows.jsonl").is_symlink()
+    raw = (out / "rows.jsonl").read_bytes()
+    assert raw == '{"a": null, "b": "é"}\n{"a": 1}\n'.encode() and digest == hashlib.sha256(raw).hexdigest()
+    with pytest.raises(FileRefused, match="not inside the build folder"):
+        write_jsonl(victim / "x.jsonl", [{"a": 1}], output=OutputFolder(out, what="build folder"))
+    assert tree(victim) == before
+
+
+def test_read_jsonl_names_every_bad_line_and_never_opens_a_fifo(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"ok": 1}\n[1, 2]\n{"broken": \n' + "[" * 200 + "]" * 200 + "\n", encoding="utf-8")
+    with pytest.raises(DataValidationError) as caught:
+        read_jsonl(path)
+    rows = [(p.row, p.message) for p in caught.value.problems]
+    assert [row for row, _ in rows] == [2, 3, 4]
+    assert rows[0][1] == "not a JSON object" and "not valid JSON" in rows[1][1] and "nested" in rows[2][1]
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(FileRefused, match="FIFO"):
+        read_jsonl(fifo)
+
+
+def test_place_image_never_writes_through_a_symlink_and_keeps_only_the_same_picture(tmp_path, victim):
+    before = tree(victim)
+    source = tmp_path / "source.png"
+    source.write_bytes(PNG)
+    output = OutputFolder(tmp_path / "out")
+    images = tmp_path / "out" / "data" / "images"
+    images.mkdir(parents=True)
+    # a dangling symlink where the image goes: following it would create victim/images/new.png
+    (images / "a.png").symlink_to(victim / "images" / "new.png")
+    # a symlink to the colleague's picture: following it would overwrite it
+    (images / "b.png").symlink_to(victim / "images" / "keep.png")
+    for name in ("a.png", "b.png"):
+        place_image(str(source), images / name, "copy", output=output)
+        assert not (images / name).is_symlink() and (images / name).read_bytes() == PNG
+    assert tree(victim) == before
+    # the same picture is kept (a resumed build); another picture under the name is replaced
+    place_image(str(source), images / "c.png", "link", output=output)
+    inode = (images / "c.png").stat().st_ino
+    place_image(str(source), images / "c.png", "link", output=output)
+    assert (images / "c.png").stat().st_ino == inode
+    (images / "d.png").write_bytes(b"an older picture")
+    place_image(str(source), images / "d.png", "copy", output=output)
+    assert (images / "d.png").read_bytes() == PNG
+    # a symlinked sub-folder of the output is refused, never written through
+    shutil.rmtree(images)
+    images.symlink_to(victim / "images")
+    with pytest.raises(FileRefused, match="a symbolic link inside the output folder"):
+        place_image(str(source), images / "e.png", "copy", output=output)
+    with pytest.raises(FileRefused, match="a symbolic link inside the output folder"):
+        place_image("data:image/png;base64,iVBORw0KGgo=", images / "f.png", "copy", output=output)
+    assert tree(victim) == before
+
+
+# --- the build commands under attack -----------------------------------------------------------------
+
+BENCHMARKS = {
+    "rair": ("--candidates", default_candidates(), "data/rair.jsonl"),
+    "monbench": ("--pairs", default_pairs(), "data/monbench.jsonl"),
+}
+
+
+def inputs_copy(benchmark: str, folder: Path) -> Path:
+    """The bundled build input (and its images) in a folder of the test's own."""
+    _, source, _ = BENCHMARKS[benchmark]
+    shutil.copytree(source.parent, folder)
+    return folder / source.name
+
+
+def run_build(benchmark: str, out: Path, source: Path, capsys, *extra: str) -> tuple[int, str]:
+    """``ecom-tasks build <benchmark>`` in this process against the loopback model; (exit code, output)."""
+    option, _, _ = BENCHMARKS[benchmark]
+    argv = ["build", benchmark, "--out", str(out), option, str(source), "--model", "openai-api/loop/loop-model"]
+    argv += ["--max-connections", "2", "--display", "none", *extra]
+    with pytest.raises(SystemExit) as exited:
+        ecom_tasks_main(argv)
+    captured = capsys.readouterr()
+    return exited.value.code, captured.out + captured.err
+
+
+@pytest.fixture
+def server(monkeypatch):
+    with serve_openai_compatible(lambda body: baseline_rule(system_text(body), last_user_text(body))) as running:
+        monkeypatch.setenv("LOOP_BASE_URL", running.base_url)
+        monkeypatch.setenv("LOOP_API_KEY", "none")
+        yield running
+
+
+PLANTED = {
+    "rair": ["data", "data/images", "logs", "logs/2_visual", "work"],
+    "monbench": ["data", "logs", "logs/1_votes", "work"],
+}
+
+
+@pytest.mark.parametrize(
+    "benchmark,link", [(benchmark, link) for benchmark, links in PLANTED.items() for link in links]
+)
+def test_a_symlinked_output_sub_folder_is_refused_before_any_model_call(
+    benchmark, link, tmp_path, victim, server, capsys
+):
+    source = inputs_copy(benchmark, tmp_path / "inputs")
+    out = tmp_path / "build"
+    (out / link).parent.mkdir(parents=True, exist_ok=True)
+    (out / link).symlink_to(victim / "images", target_is_directory=True)
+    before = tree(victim)
+    code, printed = run_build(benchmark, out, source, capsys)
+    assert code == 1 and printed.startswith("ecom-tasks: ") and "Traceback" not in printed, printed
+    assert f"{out / link}: a symbolic link inside the build folder; not written through" in printed
+    assert server.requests == [] and tree(victim) == before
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_the_build_folder_itself_a_symlink_is_refused(benchmark, tmp_path, victim, server, capsys):
+    source = inputs_copy(benchmark, tmp_path / "inputs")
+    (tmp_path / "build").symlink_to(victim, target_is_directory=True)
+    before = tree(victim)
+    code, printed = run_build(benchmark, tmp_path / "build", source, capsys)
+    assert code == 1 and "the build folder is a symbolic link" in printed, printed
+    assert server.requests == [] and tree(victim) == before
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+@pytest.mark.parametrize("where", ["data", "work"])
+def test_output_onto_the_input_is_refused_before_any_model_call(benchmark, where, tmp_path, server, capsys):
+    """The input file placed where the build writes a file of its own (a re-build from its own output)."""
+    _, _, data_name = BENCHMARKS[benchmark]
+    out = tmp_path / "build"
+    copied = inputs_copy(benchmark, out / "inputs")
+    name = data_name if where == "data" else "work/decisions.jsonl" if benchmark == "rair" else "work/votes.jsonl"
+    source = out / name
+    source.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(copied, source)
+    if benchmark == "rair":  # its image paths are relative to the file
+        shutil.move(out / "inputs" / "images", source.parent / "images")
+    before = source.read_bytes()
+    code, printed = run_build(benchmark, out, source, capsys)
+    assert code == 1 and f"{source}: is the input {source}; choose another output" in printed, printed
+    assert server.requests == [] and source.read_bytes() == before
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_a_build_folder_that_cannot_be_created_is_found_before_any_model_call(benchmark, tmp_path, server, capsys):
+    source = inputs_copy(benchmark, tmp_path / "inputs")
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    code, printed = run_build(benchmark, tmp_path / "a-file" / "build", source, capsys)
+    assert code == 1 and f"{tmp_path / 'a-file'}: cannot create the folder" in printed, printed
+    assert server.requests == []
+
+
+@pytest.fixture
+def read_only(monkeypatch):
+    """Make a folder read-only: chmod 555, or, for root (who writes through permissions), the EACCES
+    the file system would answer to creating a file in it."""
+    made: list[Path] = []
+
+    def apply(folder: Path) -> None:
+        if os.geteuid() != 0:
+            folder.chmod(0o555)
+            made.append(folder)
+            return
+        real = tempfile.mkstemp
+
+        def mkstemp(*args, **kwargs):
+            if Path(kwargs.get("dir") or "").resolve() == folder.resolve():
+                raise PermissionError(errno.EACCES, "Permission denied", str(folder))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+    yield apply
+    for folder in made:
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+@pytest.mark.parametrize("sub_folder", ["", "data"])
+def test_an_unwritable_build_folder_is_found_before_any_model_call(
+    benchmark, sub_folder, tmp_path, server, capsys, read_only
+):
+    source = inputs_copy(benchmark, tmp_path / "inputs")
+    out = tmp_path / "build"
+    (out / sub_folder).mkdir(parents=True, exist_ok=True)
+    read_only(out / sub_folder)
+    code, printed = run_build(benchmark, out, source, capsys)
+    assert code == 1 and "Permission denied" in printed and str(out / sub_folder).rstrip("/") in printed, printed
+    assert server.requests == []
+
+
+@pytest.mark.slow
+def test_a_resumed_rair_build_never_writes_an_image_through_a_dangling_symlink(tmp_path, victim, server, capsys):
+    source = inputs_copy("rair", tmp_path / "inputs")
+    out = tmp_path / "build"
+    code, printed = run_build("rair", out, source, capsys)
+    assert code == 0, printed
+    images = sorted((out / "data" / "images").iterdir())
+    assert images
+    originals = {path.name: path.read_bytes() for path in images}
+    for path in images:  # a colleague swaps every image for a dangling link into their own folder
+        path.unlink()
+        path.symlink_to(victim / "images" / f"planted-{path.name}")
+    asked = len(server.requests)
+    before = tree(victim)
+    code, printed = run_build("rair", out, source, capsys)
+    assert code == 0, printed
+    assert len(server.requests) == asked  # resumed: every stage's log reused
+    assert tree(victim) == before
+    assert {p.name: p.read_bytes() for p in (out / "data" / "images").iterdir() if not p.is_symlink()} == originals
+
+
+# --- builds that refuse to invent data ----------------------------------------------------------------
+
+
+def cut_off(body: dict) -> Reply:
+    """A model stopped by its token limit in the middle of its reasoning."""
+    return Reply("Let me think about whether this ad matches the query. The user wants", "length")
+
+
+def test_a_monbench_build_whose_votes_are_all_cut_off_stops_and_writes_no_data(tmp_path, monkeypatch, capsys):
+    pairs = inputs_copy("monbench", tmp_path / "inputs")
+    out = tmp_path / "build"
+    stale = out / "data" / "monbench.jsonl"
+    stale.parent.mkdir(parents=True)
+    stale.write_text('{"id": "from an earlier build"}\n', encoding="utf-8")
+    with serve_openai_compatible(cut_off) as server:
+        monkeypatch.setenv("LOOP_BASE_URL", server.base_url)
+        monkeypatch.setenv("LOOP_API_KEY", "none")
+        code, printed = run_build("monbench", out, pairs, capsys, "--voters", "2")
+        asked = len(server.requests)
+    pair_count = len(load_pairs(pairs))
+    assert pair_count == 14
+    votes = 2 * pair_count
+    assert asked == 2 * votes  # each cut-off vote asked once more with the shorter-answer reminder
+    assert code == 1, printed
+    assert (
+        f"ecom-tasks: stage votes stopped the build: {votes} votes: 0 answered, {votes} abstained "
+        f"({votes} cut off by the token limit, 0 unreadable). With every vote abstaining" in printed
+    )
+    assert "raise --max-tokens" in printed and "no data set written" in printed and "questions made" not in printed
+    assert not stale.exists() and not (out / "work" / "questions.jsonl").exists()
+
+
+def test_a_rair_build_stops_at_the_stage_whose_votes_are_all_cut_off(tmp_path, monkeypatch, capsys):
+    candidates = inputs_copy("rair", tmp_path / "inputs")
+    out = tmp_path / "build"
+    with serve_openai_compatible(cut_off) as server:
+        monkeypatch.setenv("LOOP_BASE_URL", server.base_url)
+        monkeypatch.setenv("LOOP_API_KEY", "none")
+        code, printed = run_build("rair", out, candidates, capsys, "--voters", "1", "--vlms", "1", "--rule-runs", "1")
+        systems = [system_text(body) for body in server.requests]
+    queries = 9  # the bundled candidates' distinct queries (11 pairs, two queries shared)
+    assert code == 1, printed
+    assert (
+        f"stage intent stopped the build: {queries} votes: 0 answered, {queries} abstained "
+        f"({queries} cut off by the token limit, 0 unreadable)" in printed
+    )
+    assert len(systems) == 2 * queries and "stage 2/3" not in printed  # the later stages never asked
+    assert not (out / "data").exists() and not (out / "work" / "decisions.jsonl").exists()
+
+
+def test_half_the_votes_abstaining_is_accepted_and_the_share_is_the_users(tmp_path, monkeypatch, capsys):
+    """7 of 14 pairs' only voter is cut off: 50% is not more than the default share, so the build goes
+    on (and says so); the same command with --max-abstention-share 0.4 reuses the log and stops."""
+    pairs = inputs_copy("monbench", tmp_path / "inputs")
+    cut_ads = {pair.ad for pair in load_pairs(pairs)[:7]}
+
+    def policy(body: dict):
+        # the pair's ad ends its line of the first user message (a retry adds a reminder after it)
+        first = last_user_text({"messages": [next(m for m in body["messages"] if m["role"] == "user")]})
+        if any(f"Ad: {ad}\n" in first + "\n" for ad in cut_ads):
+            return cut_off(body)
+        return baseline_rule(system_text(body), last_user_text(body))
+
+    out = tmp_path / "build"
+    with serve_openai_compatible(policy) as server:
+        monkeypatch.setenv("LOOP_BASE_URL", server.base_url)
+        monkeypatch.setenv("LOOP_API_KEY", "none")
+        code, printed = run_build("monbench", out, pairs, capsys, "--voters", "1")
+        assert code == 0, printed
+        assert "  votes: 14 votes: 7 answered, 7 abstained (7 cut off by the token limit, 0 unreadable)" in printed
+        asked = len(server.requests)
+        code, printed = run_build("monbench", out, pairs, capsys, "--voters", "1", "--max-abstention-share", "0.4")
+        assert len(server.requests) == asked  # the finished log is reused: no model call
+    assert code == 1 and "more than 40% of the votes abstaining" in printed, printed
+    assert not (out / "data" / "monbench.jsonl").exists()
+    rows = [json.loads(line) for line in (out / "work" / "votes.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sum(row["votes"] == [None] for row in rows) == 7  # the earlier, accepted build's votes
