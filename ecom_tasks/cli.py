@@ -310,6 +310,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         max_attempts=args.max_attempts,
         progress=not args.no_progress,
     )
+    unreliable = 0
     for result in judged:
         m = result.metrics
         print(
@@ -317,7 +318,20 @@ def cmd_judge(args: argparse.Namespace) -> int:
             f"judge_failure_rate {m['judge_failure_rate']:.3f}; {result.grader_calls} grader call(s), {result.cached_calls} from the cache"
         )
         print(f"  grades:  {result.grades_path}\n  results: {result.results_path}")
-    return 0
+        if m["judge_failure_rate"] > args.judge_failure_threshold:
+            # The scores stand on the few items graded: say so, and why, instead of exiting 0.
+            unreliable += 1
+            causes = "; ".join(
+                f"{status} x{count} (e.g. {result.failure_details.get(status, '')})"
+                for status, count in sorted(result.failures.items(), key=lambda kv: -kv[1])
+            )
+            print(
+                f"ecom-tasks judge: warning: {result.samples.path}: the judge failed on {result.failed_items} of "
+                f"{result.items} items ({m['judge_failure_rate']:.1%}), more than --judge-failure-threshold "
+                f"{args.judge_failure_threshold:g}; its scores are marked score_unreliable. Why: {causes}",
+                file=sys.stderr,
+            )
+    return 1 if unreliable else 0
 
 
 def _print_report(result) -> None:
@@ -549,19 +563,27 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument(
         "--tasks", default=None, help="comma list of the tasks to grade (default: every ecomeval task found)"
     )
+    from ecom_tasks.scorers.judge import failure_share, positive_whole_number
+
     judge.add_argument(
-        "--grader-max-tokens", type=int, default=2048, help="output limit of each grader call (default 2048)"
+        "--grader-max-tokens",
+        type=positive_whole_number,
+        default=2048,
+        help="output limit of each grader call (default 2048)",
     )
     judge.add_argument(
         "--judge-failure-threshold",
-        type=float,
+        type=failure_share,
         default=0.10,
-        help="failure share above which score_unreliable is 1 (default 0.10)",
+        help="failure share (0 to 1) above which score_unreliable is 1 and the command exits 1 (default 0.10)",
     )
     judge.add_argument("--metrics", default=None, help="comma list of rubric metrics (default: all registered)")
-    judge.add_argument("--concurrency", type=int, default=8, help="items graded at once (default 8)")
+    judge.add_argument("--concurrency", type=positive_whole_number, default=8, help="items graded at once (default 8)")
     judge.add_argument(
-        "--max-attempts", type=int, default=6, help="attempts per grader call on 429/5xx/connection errors (default 6)"
+        "--max-attempts",
+        type=positive_whole_number,
+        default=6,
+        help="attempts per grader call on 429/5xx/connection errors (default 6)",
     )
     judge.add_argument(
         "--cache-dir",

@@ -24,7 +24,7 @@ from ecom_tasks.ecomeval.metrics import PANEL_PREFIX
 from ecom_tasks.ecomeval.parsing import parse_grade
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.scoring import grader_prompt, outcome_of
-from ecom_tasks.scorers.judge import GRADER_LIMIT, GRADER_MAX_TOKENS, Ask, JudgeResult
+from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, INSPECT_LIMIT_OPTION, Ask, JudgeResult
 from ecom_tasks.scorers.panel import MEDIAN, PanelResult, run_panel
 
 #: A judge reply that cannot be read is asked again this many times before it is a judge failure.
@@ -34,15 +34,9 @@ JUDGE_RETRIES = 1
 def judge_status(result: JudgeResult) -> tuple[int | None, str, str]:
     """(grade or None, status, detail): a grader stopped by a limit is :data:`GRADER_LIMIT` whatever
     its cut-off reply says; otherwise the parse decides."""
-    if result.limited:
-        return (
-            None,
-            GRADER_LIMIT,
-            (
-                f"the grader's reply was stopped by {result.stop_reasons[-1]} (grader output limit {result.max_tokens} "
-                "tokens; raise it with -T grader_max_tokens=N)"
-            ),
-        )
+    failure = result.limit_failure()  # a limit or a prompt too long: the detail points at the cause
+    if failure is not None:
+        return None, *failure
     parsed = result.parsed
     return parsed.grade, parsed.status, parsed.detail
 
@@ -74,6 +68,7 @@ async def judge_response(
     method: str = MEDIAN,
     max_tokens: int = GRADER_MAX_TOKENS,
     retries: int = JUDGE_RETRIES,
+    limit_option: str = INSPECT_LIMIT_OPTION,
 ) -> Judgement:
     """Grade ``response`` to the item of ``fields`` (question, reference) with every grader of ``asks``."""
     panel = await run_panel(
@@ -85,6 +80,7 @@ async def judge_response(
         grade_of=_grade_of,
         retries=retries,
         max_tokens=max_tokens,
+        limit_option=limit_option,
     )
     if len(panel.results) == 1:
         grade, status, detail = judge_status(next(iter(panel.results.values())))

@@ -3,7 +3,12 @@ with Inspect's own cache.
 
 ``await judge(get_model(role="grader"), prompt, parse)`` grades one prompt
 with the retry rules of :func:`ecom_tasks.scorers.judge.run_judge`. Each
-retry is a new input, so a separate cache entry.
+retry is a new input, so a separate cache entry. A prompt the grader's server
+refuses as longer than its context window (Inspect turns OpenAI's
+``context_length_exceeded`` into a reply holding the error text with stop
+reason ``model_length``; other servers' refusals it raises) raises
+:class:`~ecom_tasks.scorers.judge.PromptTooLong`, so it is counted as that
+failure instead of being read as the grader's reply.
 """
 
 from __future__ import annotations
@@ -13,14 +18,18 @@ from typing import Any
 
 from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageUser, GenerateConfig, Model
 
+from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.judge import (
     GRADER_MAX_TOKENS,
+    GRADER_TEMPERATURE,
+    INSPECT_LIMIT_OPTION,
     LIMIT_REMINDER,
     RETRY_REMINDER,
     Ask,
     JudgeResult,
     Message,
     ParsedT,
+    PromptTooLong,
     run_judge,
 )
 
@@ -56,8 +65,18 @@ def inspect_ask(grader: Model, *, cache: CachePolicy | bool = False, config: Gen
             else ChatMessageUser(content=m["content"])
             for m in messages
         ]
-        settings = base.merge(GenerateConfig(temperature=0.0, max_tokens=max_tokens))
-        output = await grader.generate(chat, config=settings, cache=cache)
+        settings = base.merge(GenerateConfig(temperature=GRADER_TEMPERATURE, max_tokens=max_tokens))
+        try:
+            output = await grader.generate(chat, config=settings, cache=cache)
+        except Exception as error:
+            exceeded = context_limit.from_exception(error)
+            if exceeded is not None:
+                raise PromptTooLong(exceeded) from None
+            raise
+        if output.stop_reason == "model_length" and not (output.usage and output.usage.output_tokens):
+            exceeded = context_limit.context_exceeded(output.completion)  # a refusal Inspect made a reply
+            if exceeded is not None:
+                raise PromptTooLong(exceeded)
         return output.completion, str(output.stop_reason)
 
     return ask
@@ -74,6 +93,7 @@ async def judge(
     limit_reminder: str = LIMIT_REMINDER,
     max_tokens: int = GRADER_MAX_TOKENS,
     config: GenerateConfig | None = None,
+    limit_option: str = INSPECT_LIMIT_OPTION,
 ) -> JudgeResult[ParsedT]:
     """Ask the Inspect model ``grader`` to grade ``prompt`` (see :func:`~ecom_tasks.scorers.judge.run_judge`)."""
     return await run_judge(
@@ -85,4 +105,5 @@ async def judge(
         reminder=reminder,
         limit_reminder=limit_reminder,
         max_tokens=max_tokens,
+        limit_option=limit_option,
     )

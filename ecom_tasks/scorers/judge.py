@@ -21,18 +21,33 @@ cache of ``scorers.judge_cache`` when wanted.
 - any other unreadable reply is asked again in the same conversation, with a
   reminder of the required final line (its reply is bounded by the limit).
 
-The result says why it failed: :attr:`JudgeResult.limited` when the last
-reply was stopped by a limit (:data:`GRADER_LIMIT`, a failure whatever the
-reply says, since the grader never finished), else the parser's status. The
-caller decides what a failure means (EcomEval: excluded from every mean,
-counted, never a zero). Several graders on one item: ``scorers.panel``.
+A request the server refuses because the prompt does not fit the grader's
+context window is never retried (every retry is at least as long): the Ask
+raises :class:`PromptTooLong` with the server's own words, and the result is
+:attr:`JudgeResult.prompt_too_long`.
+
+The result says why it failed (:meth:`JudgeResult.limit_failure`):
+:data:`GRADER_LIMIT` when the last reply was stopped by a limit (a failure
+whatever the reply says, since the grader never finished),
+:data:`GRADER_PROMPT_TOO_LONG` when the prompt did not fit, else the parser's
+status. Each message points at the cause and names the output-limit option as
+the command spells it (``limit_option``: ``-T grader_max_tokens=N`` in
+Inspect, ``--grader-max-tokens N`` in ``ecom-tasks judge``). The caller
+decides what a failure means (EcomEval: excluded from every mean, counted,
+never a zero). Several graders on one item: ``scorers.panel``.
 """
 
 from __future__ import annotations
 
+import argparse
+import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
+
+from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.scorers.context_limit import ContextExceeded
 
 ParsedT = TypeVar("ParsedT")
 
@@ -48,6 +63,14 @@ GRADER_MAX_TOKENS = 2048
 LIMIT_STOP_REASONS = ("max_tokens", "model_length")
 #: Failure status of a grader whose last reply was stopped by a limit.
 GRADER_LIMIT = "grader_limit"
+#: Stop reason (ours, not Inspect's) and failure status of a request refused because the prompt does not
+#: fit the grader's context window.
+PROMPT_TOO_LONG = "prompt_too_long"
+GRADER_PROMPT_TOO_LONG = "grader_prompt_too_long"
+#: The grader's sampling temperature: a grade of the same text is the same grade (and cacheable).
+GRADER_TEMPERATURE = 0.0
+#: How Inspect spells the grader's output-limit option (the default of :func:`run_judge`).
+INSPECT_LIMIT_OPTION = "-T grader_max_tokens=N"
 #: OpenAI-style finish reasons (litellm, lm-eval's API models) in Inspect's names.
 FINISH_REASONS = {
     "length": "max_tokens",
@@ -69,6 +92,35 @@ LIMIT_REMINDER = (
 )
 
 
+class PromptTooLong(Exception):
+    """Raised by an :data:`Ask` when the server refused the request because the prompt does not fit the
+    grader's context window; ``exceeded`` holds the server's words and the token counts it gave
+    (:mod:`ecom_tasks.scorers.context_limit` recognises the refusal, for every framework alike)."""
+
+    def __init__(self, exceeded: ContextExceeded):
+        super().__init__(exceeded.server_message)
+        self.exceeded = exceeded
+
+
+def server_message(error: BaseException) -> str:
+    """The server's own words behind a client's exception: the ``message`` of the server's error object
+    that the OpenAI client keeps (litellm and Inspect keep that client's error along the cause/context
+    chain), else the exception's text without litellm's prefixes."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        body = getattr(current, "body", None)
+        if isinstance(body, dict):
+            inner = body.get("error") if isinstance(body.get("error"), dict) else body
+            if isinstance(inner.get("message"), str):
+                return inner["message"]
+        current = current.__cause__ or current.__context__
+    text = str(getattr(error, "message", None) or error)
+    # litellm prefixes its class names: "litellm.BadRequestError: ...: OpenAIException - <server text>"
+    return text.rsplit("Exception - ", 1)[-1]
+
+
 def stop_reason(finish_reason: str | None) -> str:
     """An OpenAI-style ``finish_reason`` (``length``, ``stop``) in Inspect's names (``max_tokens``, ``stop``)."""
     reason = str(finish_reason or "stop")
@@ -84,6 +136,10 @@ class JudgeResult(Generic[ParsedT]):
     stop_reasons: list[str] = field(default_factory=list)
     grader: str = ""
     max_tokens: int | None = None
+    #: How the command that runs the judge spells the output-limit option (named in failure details).
+    limit_option: str = INSPECT_LIMIT_OPTION
+    #: The server's refusal when the prompt did not fit the grader's context (:class:`PromptTooLong`).
+    refusal: PromptTooLong | None = None
 
     @property
     def attempts(self) -> int:
@@ -95,8 +151,72 @@ class JudgeResult(Generic[ParsedT]):
         return bool(self.stop_reasons) and self.stop_reasons[-1] in LIMIT_STOP_REASONS
 
     @property
+    def prompt_too_long(self) -> bool:
+        """Whether the server refused the last request: the prompt does not fit the grader's context."""
+        return bool(self.stop_reasons) and self.stop_reasons[-1] == PROMPT_TOO_LONG
+
+    @property
     def failed(self) -> bool:
-        return self.limited or bool(getattr(self.parsed, "failed", False))
+        return self.limited or self.prompt_too_long or bool(getattr(self.parsed, "failed", False))
+
+    def limit_failure(self) -> tuple[str, str] | None:
+        """(status, detail) when the grader failed on a limit, pointing at the cause; else None."""
+        if self.prompt_too_long:
+            return GRADER_PROMPT_TOO_LONG, self._refusal_detail()
+        if not self.limited:
+            return None
+        stopped = (
+            f"the grader's reply was stopped by {self.stop_reasons[-1]} (grader output limit {self.max_tokens} tokens)"
+        )
+        if self.stop_reasons[-1] == "model_length":
+            return GRADER_LIMIT, (
+                f"{stopped}: the prompt and the reply filled the grader's context window; use a grader with a "
+                "larger context window, or shorter items"
+            )
+        return GRADER_LIMIT, f"{stopped}; raise it with {self.limit_option}"
+
+    def _refusal_detail(self) -> str:
+        exceeded = self.refusal.exceeded if self.refusal is not None else None
+        prompt = exceeded.prompt_tokens if exceeded is not None else None
+        context = exceeded.context_tokens if exceeded is not None else None
+        said = f" (the server said: {exceeded.server_message.strip()})" if exceeded is not None else ""
+        if prompt is not None and context is not None and prompt < context and self.max_tokens is not None:
+            # vLLM refuses when the prompt fits but the prompt plus the output limit does not.
+            return (
+                f"the grader prompt ({prompt} tokens) fits the grader's {context}-token context window, but not with "
+                f"{self.max_tokens} tokens for the reply: use a grader with a larger context window or shorter "
+                f"items, or set {self.limit_option} with N below {context - prompt}{said}"
+            )
+        size = f" ({prompt} tokens)" if prompt is not None else ""
+        window = f" of {context} tokens" if context is not None else ""
+        return (
+            f"the grader prompt{size} does not fit the grader's context window{window}: use a grader with a larger "
+            f"context window, or shorter items (a longer output limit cannot help){said}"
+        )
+
+
+class OptionValueError(ConfigurationError, argparse.ArgumentTypeError):
+    """A command-line option's value is out of range: argparse prints it as a one-line usage error,
+    a caller of the Python API gets a :class:`ConfigurationError`."""
+
+
+def positive_whole_number(value: int | str) -> int:
+    """A count that must be at least 1 (``--concurrency``, ``--max-attempts``, ``--grader-max-tokens``)."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"\+?\d{1,9}", text) or int(text) < 1:
+        raise OptionValueError(f"must be a positive whole number, got {value!r}")
+    return int(text)
+
+
+def failure_share(value: float | str) -> float:
+    """A share of items (``--judge-failure-threshold``): a finite number from 0 to 1."""
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = math.nan
+    if isinstance(value, bool) or not 0.0 <= share <= 1.0:  # nan fails both comparisons
+        raise OptionValueError(f"must be a share from 0 to 1 (e.g. 0.1), got {value!r}")
+    return share
 
 
 def grader_max_tokens(value: int | str | None) -> int:
@@ -122,22 +242,29 @@ async def run_judge(
     reminder: str = RETRY_REMINDER,
     limit_reminder: str = LIMIT_REMINDER,
     max_tokens: int = GRADER_MAX_TOKENS,
+    limit_option: str = INSPECT_LIMIT_OPTION,
 ) -> JudgeResult[ParsedT]:
     """Ask ``ask`` to grade ``prompt`` (at most ``max_tokens`` output tokens); retry up to ``retries``
-    times while the reply fails to parse or was cut off by a limit. ``grader`` names it in the result."""
+    times while the reply fails to parse or was cut off by a limit, never when the prompt does not fit.
+    ``grader`` names it in the result; ``limit_option`` is how the command spells the output limit."""
     messages: list[Message] = [{"role": "user", "content": prompt}]
     result: JudgeResult[ParsedT] | None = None
     for _ in range(1 + max(0, retries)):
-        reply, reason = await ask(messages, max_tokens)
+        refusal = None
+        try:
+            reply, reason = await ask(messages, max_tokens)
+        except PromptTooLong as exc:
+            reply, reason, refusal = "", PROMPT_TOO_LONG, exc
         reply = reply or ""
         parsed = parse(reply)
         if result is None:
-            result = JudgeResult(parsed=parsed, grader=grader, max_tokens=max_tokens)
+            result = JudgeResult(parsed=parsed, grader=grader, max_tokens=max_tokens, limit_option=limit_option)
         result.parsed = parsed
         result.replies.append(reply)
         result.stop_reasons.append(str(reason))
-        if not result.failed:
-            break
+        result.refusal = refusal
+        if not result.failed or refusal is not None:
+            break  # graded, or a prompt that does not fit: any retry is at least as long
         if result.limited:
             # Never re-send a reply that hit a limit: it would fill the context the retry needs.
             messages = [{"role": "user", "content": f"{prompt}\n\n{limit_reminder}"}]

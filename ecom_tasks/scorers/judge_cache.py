@@ -4,11 +4,19 @@ an interrupted grading run resumes where it stopped.
 Each grader call's reply is one JSON line appended (and fsynced) to
 ``replies.jsonl`` in the cache folder (default ``$ECOM_TASKS_CACHE/judge``,
 ``~/.cache/ecom_tasks/judge``) as soon as it arrives, keyed by the sha256 of
-the grader, the prompt version, the output limit and the whole conversation
-sent (the prompt text, and the earlier turns of a retry). Grading is at
-temperature 0, so the same key means the same grade. A line cut short by a
-killed process, or any line that is not a cache entry, is skipped when read.
-Errors (a request that failed for good) are never cached.
+everything that can change the reply: the grader model, the server it was
+asked on (``--api-base``: the same served name on two servers is two
+graders), the prompt version, the output limit, the temperature and the whole
+conversation sent (the prompt text, and the earlier turns of a retry).
+Grading is at temperature 0, so the same key means the same grade. A line cut
+short by a killed process, or any line that is not a cache entry, is skipped
+when read. Errors (a request that failed for good, a prompt refused as too
+long) are never cached.
+
+The cache file is read and appended only through ``ecom_tasks.files``: a
+symlink, FIFO or folder at ``replies.jsonl`` is refused by name, and
+:meth:`ReplyCache.check_writable` finds a cache that cannot be written
+before the first grader call is paid for.
 """
 
 from __future__ import annotations
@@ -16,12 +24,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks.scorers.judge import Ask, Message
+from ecom_tasks import files
+from ecom_tasks.scorers.judge import GRADER_TEMPERATURE, Ask, Message
 
 FILE_NAME = "replies.jsonl"
+#: Bumped when the key's contents change, so older entries are never read under a new meaning.
+KEY_VERSION = 2
 
 
 def default_cache_dir() -> Path:
@@ -30,8 +42,29 @@ def default_cache_dir() -> Path:
     return Path(root).expanduser() / "judge"
 
 
-def cache_key(grader: str, version: str, max_tokens: int, messages: list[Message]) -> str:
-    payload = json.dumps([grader, version, max_tokens, messages], ensure_ascii=False, sort_keys=True)
+def cache_key(
+    grader: str,
+    version: str,
+    max_tokens: int,
+    messages: list[Message],
+    *,
+    api_base: str | None = None,
+    temperature: float = GRADER_TEMPERATURE,
+) -> str:
+    """The sha256 of everything that can change a grader's reply (see the module docstring)."""
+    payload = json.dumps(
+        {
+            "key_version": KEY_VERSION,
+            "grader": grader,
+            "api_base": (api_base or "").rstrip("/"),
+            "prompt_version": version,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "messages": messages,
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -39,57 +72,80 @@ class ReplyCache:
     """Grader replies by key, read from and appended to ``folder/replies.jsonl``."""
 
     def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
-        self.folder = Path(folder) if folder is not None else default_cache_dir()
+        self.folder = Path(folder).expanduser() if folder is not None else default_cache_dir()
+        try:
+            self.output = files.OutputFolder(self.folder, what="judge reply cache folder")
+        except files.FileRefused:
+            raise
+        except OSError as exc:  # e.g. a path below a file
+            raise files.FileRefused(f"{self.folder}: cannot be the judge reply cache folder ({exc.strerror})") from None
         self.path = self.folder / FILE_NAME
         self.entries: dict[str, tuple[str, str]] = {}
         self.hits = 0
         self.misses = 0
-        if self.path.is_file():
-            with self.path.open(encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    entry = _entry(line)
-                    if entry is not None:
-                        self.entries[entry[0]] = entry[1]
+        #: The file ends inside a line (a killed append): the next entry starts on a line of its own.
+        self._open_line = False
+        try:
+            mode = self.path.lstat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        if stat.S_ISLNK(mode):
+            raise files.FileRefused(f"{self.path}: the judge reply cache is a symbolic link; not read or written")
+        values, _unreadable = files.json_lines(self.path)  # a FIFO or device is refused; bad lines are skipped
+        for _line, value in values:
+            entry = _entry(value)
+            if entry is not None:
+                self.entries[entry[0]] = entry[1]
+        with files.open_regular(self.path) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size:
+                handle.seek(size - 1)
+                self._open_line = handle.read(1) != b"\n"
+
+    def check_writable(self) -> None:
+        """Create the folder and open the cache file for appending (writing nothing): a cache that cannot
+        be written is found before any grader call is paid for."""
+        self.output.check_writable()
+        self.output.append_text(FILE_NAME, "")
 
     def get(self, key: str) -> tuple[str, str] | None:
         return self.entries.get(key)
 
-    def put(self, key: str, reply: str, reason: str, grader: str) -> None:
+    def put(self, key: str, reply: str, reason: str, grader: str, api_base: str | None = None) -> None:
         self.entries[key] = (reply, reason)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        line = (
-            json.dumps({"key": key, "grader": grader, "reply": reply, "stop_reason": reason}, ensure_ascii=False) + "\n"
-        )
+        record = {"key": key, "grader": grader, "api_base": api_base, "reply": reply, "stop_reason": reason}
         # One write per line with O_APPEND, then fsync: a kill leaves at most one partial last line.
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        line = files.dumps_strict(record, ensure_ascii=False) + "\n"
+        self.output.append_text(FILE_NAME, ("\n" if self._open_line else "") + line)
+        self._open_line = False
 
-    def wrap(self, ask: Ask, *, grader: str, version: str) -> Ask:
-        """``ask`` answered from this cache when it holds the call, else asked and the reply stored."""
+    def wrap(
+        self,
+        ask: Ask,
+        *,
+        grader: str,
+        version: str,
+        api_base: str | None = None,
+        temperature: float = GRADER_TEMPERATURE,
+    ) -> Ask:
+        """``ask`` (``grader`` on ``api_base`` at ``temperature``) answered from this cache when it holds
+        the call, else asked and the reply stored."""
 
         async def cached(messages: list[Message], max_tokens: int) -> tuple[str, str]:
-            key = cache_key(grader, version, max_tokens, messages)
+            key = cache_key(grader, version, max_tokens, messages, api_base=api_base, temperature=temperature)
             found = self.get(key)
             if found is not None:
                 self.hits += 1
                 return found
             self.misses += 1
             reply, reason = await ask(messages, max_tokens)
-            self.put(key, reply, reason, grader)
+            self.put(key, reply, reason, grader, api_base)
             return reply, reason
 
         return cached
 
 
-def _entry(line: str) -> tuple[str, tuple[str, str]] | None:
-    try:
-        value: Any = json.loads(line)
-    except ValueError:
-        return None
+def _entry(value: Any) -> tuple[str, tuple[str, str]] | None:
     if not isinstance(value, dict) or not isinstance(value.get("key"), str) or not isinstance(value.get("reply"), str):
         return None
     return value["key"], (value["reply"], str(value.get("stop_reason") or "stop"))

@@ -7,11 +7,16 @@ variable, e.g. ``OPENAI_API_KEY``; a server that needs none gets a dummy one).
 Each call runs at temperature 0 with the given output limit, at most
 ``max_concurrency`` at a time per grader; a 429, a 5xx, a timeout or a
 dropped connection is retried with exponential backoff and jitter (tenacity)
-up to ``max_attempts`` times, then raised. A request longer than the
-grader's context window answers an empty reply with stop reason
-``model_length``, so the judge's fresh-conversation retry applies. litellm
-is imported on the first call (set ``LITELLM_LOCAL_MODEL_COST_MAP=True``
-offline; the package's CLIs do).
+up to ``max_attempts`` times, then raised. A request the server refuses
+because it does not fit the grader's context window (HTTP 400
+``context_length_exceeded`` and its vLLM, llama.cpp and Anthropic wordings)
+is neither retried nor raised as an error: it raises
+:class:`~ecom_tasks.scorers.judge.PromptTooLong` with the server's own
+message and token counts (``scorers.context_limit`` reads them from the
+server's error object behind litellm's exception, so llama.cpp's
+``n_prompt_tokens`` and ``n_ctx`` are kept), which the judge counts as a
+failure of that item. litellm is imported on the first call (set
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` offline; the package's CLIs do).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ import asyncio
 import os
 from typing import Any
 
-from ecom_tasks.scorers.judge import Ask, Message, stop_reason
+from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers.judge import GRADER_TEMPERATURE, Ask, Message, PromptTooLong, stop_reason
 
 #: Grader calls in flight at once, per grader.
 MAX_CONCURRENCY = 8
@@ -64,7 +70,7 @@ def litellm_ask(
 
     litellm.suppress_debug_info = True  # no help banner with every error: ours says what failed
     gate = asyncio.Semaphore(max(1, int(max_concurrency)))
-    options: dict[str, Any] = {"temperature": 0.0, "timeout": timeout, "num_retries": 0, **(extra or {})}
+    options: dict[str, Any] = {"temperature": GRADER_TEMPERATURE, "timeout": timeout, "num_retries": 0, **(extra or {})}
     if api_base:
         options["api_base"] = api_base
         # An OpenAI-compatible server that checks no key still needs one in the client.
@@ -87,8 +93,11 @@ def litellm_ask(
                         response = await litellm.acompletion(
                             model=model, messages=messages, max_tokens=max_tokens, **options
                         )
-                    except litellm.ContextWindowExceededError:
-                        return "", "model_length"
+                    except Exception as error:
+                        exceeded = context_limit.from_exception(error)
+                        if exceeded is not None:  # not retried: the same prompt cannot fit next time
+                            raise PromptTooLong(exceeded) from None
+                        raise
         choice = response.choices[0]
         return choice.message.content or "", stop_reason(choice.finish_reason)
 

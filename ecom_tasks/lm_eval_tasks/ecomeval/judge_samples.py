@@ -14,44 +14,82 @@ call, and a run that was interrupted resumes where it stopped.
 
 Beside each samples file it writes (``<slug>`` names the grader or panel):
 
-- ``judge_grades_<task>_<stamp>.<slug>.jsonl``: one line per item, in the
-  samples file's order: ``doc_id``, ``id``, ``category``, ``language``,
+- ``judge_grades_<task>_<stamp>.<slug>.jsonl``: one line per item, in
+  ``doc_id`` order: ``doc_id``, ``line`` (its line in the samples file),
+  ``id``, ``category``, ``language``,
   ``task``, ``difficulty``, ``response``, ``grade`` (0..3, a panel's median
   may be a half grade; null for a judge failure), ``status`` (``ok`` or the
   failure status), ``detail``, ``outcome`` (what the metrics read), and the
   grader's record (``grader``, ``attempts``, ``grader_replies``,
   ``grader_stop_reasons``) or, for a panel, ``panel_method`` and ``graders``
-  (each member's record by label);
+  (each member's record by label). A question the evaluated model's server
+  refused as longer than its context (the marked reply of
+  ``scorers.context_limit``) has no response: no grader is asked, its grade
+  is 0 with status ``context_exceeded``, and the metrics count it in
+  ``context_exceeded_rate``, as Inspect's ``ecomeval_judge`` does;
 - ``judge_results_<task>_<stamp>.<slug>.json``: ``metrics`` (the keys of
   Inspect's ``ecomeval_metrics``, computed by the same ``summarize``), the
   graders and settings, the lm-eval model, and how many grader calls were made
-  and how many came from the cache. ``ecom-tasks report`` reads it.
+  and how many came from the cache, and the judge failures by status.
+  ``ecom-tasks report`` reads it.
+
+Everything that can stop a run is checked before the first grader call is
+paid for: every samples file is read and checked (regular files only, a
+FIFO or a symlink leaving the folder refused by name; a line that is not
+UTF-8, not JSON or holds a field of the wrong type is a ``file:line:field``
+problem; two lines with one ``doc_id`` would share a grade and are refused,
+naming both lines), the lm-eval results file beside it is read (a malformed
+one is left out with a warning), every output folder and the reply cache are
+checked writable. Files are written only through ``ecom_tasks.files``: an
+exclusive temporary file renamed over the destination, so a symlink planted
+at an output name is replaced, never written through. A failure share above
+``--judge-failure-threshold`` marks the run ``score_unreliable`` and makes
+``ecom-tasks judge`` exit non-zero with a warning that names the causes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import re
-from collections.abc import Sequence
+import stat
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks.data import ConfigurationError, EcomTasksError
-from ecom_tasks.ecomeval.judging import JUDGE_RETRIES, judge_response, judgement_metadata, judgement_outcome
-from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, key_name
+from ecom_tasks import files
+from ecom_tasks.ecomeval.judging import (
+    JUDGE_RETRIES,
+    Judgement,
+    judge_response,
+    judge_status,
+    judgement_metadata,
+    judgement_outcome,
+)
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, PANEL_PREFIX, key_name
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
-from ecom_tasks.ecomeval.scoring import summarize
+from ecom_tasks.ecomeval.scoring import outcome_of, summarize
 from ecom_tasks.ecomeval.variants import VARIANTS
+from ecom_tasks.errors import ConfigurationError, DataValidationError, EcomTasksError, Problem
 from ecom_tasks.plugins import parse_metric_names, select_metrics
-from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
+from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers.judge import (
+    GRADER_MAX_TOKENS,
+    GRADER_TEMPERATURE,
+    OptionValueError,
+    failure_share,
+    positive_whole_number,
+    server_message,
+)
 from ecom_tasks.scorers.judge_cache import ReplyCache
 from ecom_tasks.scorers.kinds import RUBRIC
-from ecom_tasks.scorers.litellm_judge import INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_CONCURRENCY, litellm_ask
+from ecom_tasks.scorers.litellm_judge import INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_CONCURRENCY, litellm_ask, retryable
 from ecom_tasks.scorers.panel import MEDIAN, check_method
+from ecom_tasks.user_errors import find_user_error
 
 #: lm-eval's per-task samples file: ``samples_<task>_<stamp>.jsonl``.
 SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
@@ -59,6 +97,16 @@ SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.
 JUDGED_TASKS = frozenset(name for name, variant in VARIANTS.items() if variant.judged)
 GRADES_PREFIX = "judge_grades_"
 RESULTS_PREFIX = "judge_results_"
+#: How ``ecom-tasks judge`` spells the grader's output limit (named in the judge's failure details).
+LIMIT_OPTION = "--grader-max-tokens N"
+#: Fields of an lm-eval document the grades file copies (text, or absent).
+DOC_FIELDS = ("id", "category", "language", "task", "difficulty")
+
+Warn = Callable[[str], None]
+
+
+def warn_stderr(message: str) -> None:
+    print(f"ecom-tasks judge: warning: {message}", file=sys.stderr, flush=True)
 
 
 class GradingStopped(EcomTasksError):
@@ -112,9 +160,12 @@ def panel_label(graders: Sequence[Grader], method: str) -> str:
 
 @dataclass
 class SamplesFile:
+    """A samples file found under ``root``, the folder (or file) the user named."""
+
     path: Path
     task: str
     stamp: str
+    root: Path | None = None
 
     @property
     def folder(self) -> Path:
@@ -124,50 +175,236 @@ class SamplesFile:
     def lm_eval_results(self) -> Path:
         return self.folder / f"results_{self.stamp}.json"
 
-    def outputs(self, slug: str) -> tuple[Path, Path]:
+    def output_names(self, slug: str) -> tuple[str, str]:
         stem = f"{self.task}_{self.stamp}.{slug}"
-        return self.folder / f"{GRADES_PREFIX}{stem}.jsonl", self.folder / f"{RESULTS_PREFIX}{stem}.json"
+        return f"{GRADES_PREFIX}{stem}.jsonl", f"{RESULTS_PREFIX}{stem}.json"
+
+    def outputs(self, slug: str) -> tuple[Path, Path]:
+        grades, results = self.output_names(slug)
+        return self.folder / grades, self.folder / results
+
+
+def _samples_in(root: Path, folder: Path, wanted: set[str]) -> list[SamplesFile]:
+    """Samples files below ``folder``: real sub-folders are walked (a symlinked one is not); an entry
+    with a samples file's name that is not a regular file inside ``root`` is refused by name."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise files.FileRefused(f"{folder}: cannot be listed ({exc.strerror})") from None
+    found = []
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            found += _samples_in(root, path, wanted)
+            continue
+        match = SAMPLES_FILE.match(entry.name)
+        if match and match.group("task") in wanted:
+            files.regular_file(path, inside=root)  # a FIFO, socket, device or outside link: refused by name
+            found.append(SamplesFile(path, match.group("task"), match.group("stamp"), root))
+    return found
 
 
 def find_samples(output_dir: str | os.PathLike[str], tasks: Sequence[str] | None = None) -> list[SamplesFile]:
     """The samples files of the judged EcomEval tasks under ``output_dir`` (``tasks``: only these)."""
-    root = Path(output_dir)
-    if not root.exists():
-        raise ConfigurationError(f"no such folder: {root}")
-    wanted = set(tasks) if tasks else JUDGED_TASKS
+    root = Path(output_dir).expanduser()
+    wanted = set(tasks) if tasks else set(JUDGED_TASKS)
     unknown = sorted(wanted - JUDGED_TASKS)
     if unknown:
         raise ConfigurationError(
             f"not a judged EcomEval task: {', '.join(unknown)}; judged tasks: {', '.join(sorted(JUDGED_TASKS))}"
         )
-    found = []
-    for path in sorted(root.rglob("samples_*.jsonl") if root.is_dir() else [root]):
-        match = SAMPLES_FILE.match(path.name)
-        if match and match.group("task") in wanted:
-            found.append(SamplesFile(path, match.group("task"), match.group("stamp")))
-    return found
+    try:
+        mode = root.stat().st_mode
+    except OSError:
+        raise ConfigurationError(f"no such folder: {root}") from None
+    if stat.S_ISDIR(mode):
+        return _samples_in(root, root, wanted)
+    match = SAMPLES_FILE.match(root.name)
+    if not match or match.group("task") not in wanted:
+        return []
+    files.regular_file(root)
+    return [SamplesFile(root, match.group("task"), match.group("stamp"), root.parent)]
 
 
-def read_samples(samples: SamplesFile) -> list[tuple[int, dict[str, Any], str]]:
-    """(doc_id, document, response) of every logged item, in doc_id order."""
-    items = []
-    with samples.path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                sample = json.loads(line)
-                doc = sample["doc"]
-                response = sample.get("filtered_resps", sample.get("resps"))
-                while isinstance(response, list):
-                    response = response[0] if response else ""
-                doc["question"], doc["reference"]  # noqa: B018  (an EcomEval document has both)
-                items.append((int(sample["doc_id"]), doc, "" if response is None else str(response)))
-            except (ValueError, KeyError, TypeError, IndexError) as exc:
-                raise ConfigurationError(
-                    f"{samples.path}:{number}: not an lm-eval sample of an EcomEval task ({type(exc).__name__}: {exc})"
-                ) from None
-    return sorted(items, key=lambda item: item[0])
+@dataclass(frozen=True)
+class Item:
+    """One logged sample: its line in the samples file (its identity), lm-eval's doc_id, the document
+    and the response."""
+
+    line: int
+    doc_id: int
+    doc: dict[str, Any]
+    response: str
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return "text"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _item(source: str, line: int, sample: Any, problems: list[Problem]) -> Item | None:
+    """The item of one samples line, or None with its problems added (every one, not just the first)."""
+
+    def problem(field_name: str, message: str) -> None:
+        problems.append(Problem(source, line, field_name, message))
+
+    if not isinstance(sample, dict):
+        problem("-", f"{_json_kind(sample)} where an lm-eval sample (a JSON object) is expected")
+        return None
+    count = len(problems)
+    doc_id = sample.get("doc_id")
+    if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
+        problem("doc_id", f"a document number (a whole number from 0) is expected, got {_json_kind(doc_id)}")
+    doc = sample.get("doc")
+    if not isinstance(doc, dict):
+        problem("doc", f"an object is expected, got {_json_kind(doc)}: not an lm-eval sample of an EcomEval task")
+        return None
+    for key in ("question", "reference"):
+        if key not in doc:
+            problem(f"doc.{key}", "missing: not an lm-eval sample of an EcomEval task")
+        elif not isinstance(doc[key], str):
+            problem(f"doc.{key}", f"text is expected, got {_json_kind(doc[key])}")
+    for key in DOC_FIELDS:
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            problem(f"doc.{key}", f"text is expected, got {_json_kind(doc[key])}")
+    name = "filtered_resps" if "filtered_resps" in sample else "resps"
+    response = sample.get(name)
+    while isinstance(response, list):  # lm-eval nests a response in lists (per filter, per repeat)
+        response = response[0] if response else ""
+    if name not in sample:
+        problem("filtered_resps", "missing: no response (the samples of lm-eval --log_samples hold filtered_resps)")
+    elif response is not None and not isinstance(response, str):
+        problem(name, f"a response (text, or a list of texts) is expected, got {_json_kind(response)}")
+    if len(problems) > count:
+        return None
+    return Item(line, doc_id, doc, response or "")
+
+
+def read_samples(samples: SamplesFile) -> list[Item]:
+    """Every logged item of ``samples``, in doc_id order; every problem of the file at once, as
+    ``file:line:field`` (:class:`DataValidationError`), before anything is graded."""
+    source = str(samples.path)
+    values, problems = files.json_lines(samples.path, inside=samples.root)
+    items: list[Item] = []
+    first_line: dict[int, int] = {}
+    for line, sample in values:
+        item = _item(source, line, sample, problems)
+        if item is None:
+            continue
+        if item.doc_id in first_line:
+            # lm-eval writes one line per document: a second would share the first one's grade.
+            problems.append(
+                Problem(
+                    source,
+                    line,
+                    "doc_id",
+                    f"doc_id {item.doc_id} is also the doc_id of line {first_line[item.doc_id]}; "
+                    "lm-eval writes one line per document, so these two cannot both be graded",
+                )
+            )
+            continue
+        first_line[item.doc_id] = line
+        items.append(item)
+    if not values and not problems:
+        problems.append(Problem(source, 0, "-", "no samples: the file is empty"))
+    if problems:
+        raise DataValidationError(problems)
+    return sorted(items, key=lambda item: item.doc_id)
+
+
+#: What the judge's results copy from the lm-eval results file: field -> the JSON types it may have.
+_LM_EVAL_FIELDS: dict[str, tuple[type, ...]] = {
+    "model_name": (str,),
+    "lm_eval_version": (str,),
+    "date": (str, int, float),
+}
+
+
+def lm_eval_run(samples: SamplesFile, warn: Warn = warn_stderr) -> dict[str, Any]:
+    """What the lm-eval results file beside the samples says about the run (model, settings). A file
+    that cannot be read, or a field of the wrong type, is left out with a warning (it only names the
+    run; the grades do not depend on it)."""
+    path = samples.lm_eval_results
+    if not os.path.lexists(path):
+        return {}
+    left_out = f"left out of the judge's {RESULTS_PREFIX}*.json"
+    try:
+        data = files.read_json(path, inside=samples.root)
+    except EcomTasksError as exc:
+        warn(f"{exc}; the lm-eval results file is {left_out}")
+        return {}
+    if not isinstance(data, dict):
+        warn(f"{path}: {_json_kind(data)} where lm-eval's results (a JSON object) are expected; {left_out}")
+        return {}
+
+    def part(value: Any, where: str) -> dict[str, Any]:
+        if value is None or isinstance(value, dict):
+            return value or {}
+        warn(f"{path}:0:{where}: an object is expected, got {_json_kind(value)}; {left_out}")
+        return {}
+
+    config = part(data.get("config"), "config")
+    task_config = part(part(data.get("configs"), "configs").get(samples.task), f"configs.{samples.task}")
+    run: dict[str, Any] = {
+        "model": config.get("model"),
+        "model_args": config.get("model_args"),
+        **{key: data.get(key) for key in _LM_EVAL_FIELDS},
+        "task_config_metadata": part(task_config.get("metadata"), f"configs.{samples.task}.metadata") or None,
+        "lm_eval_results_file": path.name,
+    }
+    for key, where, kinds in (
+        ("model", "config.model", (str,)),
+        ("model_args", "config.model_args", (str, dict)),
+        *((key, key, kinds) for key, kinds in _LM_EVAL_FIELDS.items()),
+    ):
+        value = run[key]
+        if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+            warn(f"{path}:0:{where}: {_json_kind(value)} is not what lm-eval writes here; {left_out}")
+            run[key] = None
+    return run
+
+
+@dataclass
+class Prepared:
+    """A samples file read and checked, its lm-eval run, and where its outputs go: all known before
+    the first grader call."""
+
+    samples: SamplesFile
+    items: list[Item]
+    lm_eval: dict[str, Any]
+    output: files.OutputFolder
+    grades_name: str
+    results_name: str
+
+
+def prepare(samples: SamplesFile, slug: str, warn: Warn = warn_stderr) -> Prepared:
+    """Read and check ``samples`` and its lm-eval results file, and check that its outputs can be
+    written (the folder writable; no folder at an output name; a symlink there is removed itself,
+    never followed), so that nothing paid for is lost to a bad file."""
+    items = read_samples(samples)
+    run = lm_eval_run(samples, warn)
+    inputs = [samples.path] + ([samples.lm_eval_results] if run else [])
+    output = files.OutputFolder(samples.folder, inputs=inputs, what="lm-eval output folder")
+    output.check_writable()
+    grades_name, results_name = samples.output_names(slug)
+    for name in (grades_name, results_name):
+        path = output.path(name)
+        try:
+            mode = path.lstat().st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(mode):
+            raise files.FileRefused(f"{path}: a folder where the judge writes its output; not replaced")
+        if stat.S_ISLNK(mode):
+            output.remove(name)  # a planted link: removed itself, as the rename would replace it
+    return Prepared(samples, items, run, output, grades_name, results_name)
 
 
 @dataclass
@@ -179,37 +416,59 @@ class JudgedFile:
     items: int
     grader_calls: int = 0
     cached_calls: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: Items the judge failed on; the graders' failures by status, and the detail of the first of each.
+    failed_items: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+    failure_details: dict[str, str] = field(default_factory=dict)
 
 
-def _lm_eval_run(samples: SamplesFile) -> dict[str, Any]:
-    """What the lm-eval results file beside the samples says about the run (model, settings)."""
-    if not samples.lm_eval_results.is_file():
-        return {}
-    try:
-        data = json.loads(samples.lm_eval_results.read_text(encoding="utf-8"))
-    except ValueError:
-        return {}
-    config = data.get("config") or {}
-    return {
-        "model": config.get("model"),
-        "model_args": config.get("model_args"),
-        "model_name": data.get("model_name"),
-        "lm_eval_version": data.get("lm_eval_version"),
-        "date": data.get("date"),
-        "task_config_metadata": ((data.get("configs") or {}).get(samples.task) or {}).get("metadata"),
-        "lm_eval_results_file": samples.lm_eval_results.name,
-    }
+def _refused_outcome(fields: dict[str, Any], labels: Sequence[str]) -> dict[str, float]:
+    """The outcome of an item whose question the evaluated model's server refused: grade 0 (from every
+    panel member), counted in ``context_exceeded_rate``; Inspect's ``ecomeval_judge`` scores it alike."""
+    outcome = {**outcome_of(fields, 0), context_limit.CONTEXT_EXCEEDED: 1.0}
+    if len(labels) > 1:
+        for label in labels:
+            outcome.update({f"{PANEL_PREFIX}{label}/grade": 0.0, f"{PANEL_PREFIX}{label}/graded": 1.0})
+    return outcome
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+def _failure_causes(judgements: Sequence[Judgement]) -> tuple[Counter[str], dict[str, str]]:
+    """Why the judge failed: each failed grader's status on each failed item, and a detail per status."""
+    counts: Counter[str] = Counter()
+    details: dict[str, str] = {}
+    for judgement in judgements:
+        if judgement.grade is not None:
+            continue
+        causes = [judge_status(result)[1:] for result in judgement.panel.results.values()]
+        if judgement.is_panel:
+            causes = [(status, detail) for status, detail in causes if status != "ok"] or [
+                (judgement.status, judgement.detail)
+            ]
+        for status, detail in causes:
+            counts[status] += 1
+            details.setdefault(status, detail)
+    return counts, details
 
 
-async def judge_file(
-    samples: SamplesFile,
+def _checked_options(
+    max_tokens: Any, failure_threshold: Any, concurrency: Any, max_attempts: Any
+) -> tuple[int, float, int, int]:
+    checked = []
+    for option, check, value in (
+        ("--grader-max-tokens", positive_whole_number, max_tokens),
+        ("--judge-failure-threshold", failure_share, failure_threshold),
+        ("--concurrency", positive_whole_number, concurrency),
+        ("--max-attempts", positive_whole_number, max_attempts),
+    ):
+        try:
+            checked.append(check(value))
+        except OptionValueError as exc:
+            raise ConfigurationError(f"{option} {exc}") from None
+    return tuple(checked)  # type: ignore[return-value]
+
+
+async def grade_prepared(
+    prepared: Prepared,
     graders: Sequence[Grader],
     *,
     cache: ReplyCache | None,
@@ -222,12 +481,12 @@ async def judge_file(
     initial_backoff: float = INITIAL_BACKOFF,
     progress: bool = True,
 ) -> JudgedFile:
-    """Grade one samples file and write its grades and results files (see the module docstring)."""
+    """Grade one prepared samples file and write its grades and results files (see the module docstring)."""
     from tqdm import tqdm
 
+    samples, items = prepared.samples, prepared.items
     method = check_method(method)
     specs = select_metrics(RUBRIC, parse_metric_names(metrics))
-    items = read_samples(samples)
     asks = {}
     for grader in graders:
         ask = litellm_ask(
@@ -237,72 +496,145 @@ async def judge_file(
             max_attempts=max_attempts,
             initial_backoff=initial_backoff,
         )
-        asks[grader.label] = cache.wrap(ask, grader=grader.model, version=GRADER_VERSION) if cache is not None else ask
+        if cache is not None:
+            ask = cache.wrap(
+                ask,
+                grader=grader.model,
+                version=GRADER_VERSION,
+                api_base=grader.api_base,
+                temperature=GRADER_TEMPERATURE,
+            )
+        asks[grader.label] = ask
     before = (cache.hits, cache.misses) if cache is not None else (0, 0)
     names = {g.label: g.model for g in graders}
     gate = asyncio.Semaphore(max(1, concurrency))
-    judged: dict[int, Any] = {}
+    judged: list[Judgement | None] = [None] * len(items)  # by position: a line is its own item
     bar = tqdm(total=len(items), desc=f"judge {samples.task}", unit="item", disable=not progress)
 
-    async def one(doc_id: int, doc: dict[str, Any], response: str) -> None:
+    async def one(index: int, item: Item) -> None:
         async with gate:
-            judged[doc_id] = await judge_response(
-                asks, doc, response, names=names, method=method, max_tokens=max_tokens, retries=JUDGE_RETRIES
+            judged[index] = await judge_response(
+                asks,
+                item.doc,
+                item.response,
+                names=names,
+                method=method,
+                max_tokens=max_tokens,
+                retries=JUDGE_RETRIES,
+                limit_option=LIMIT_OPTION,
             )
         bar.update(1)
 
+    # A question the evaluated model's server refused (longer than its context) left no response to grade.
+    refusals = [context_limit.from_reply(item.response) for item in items]
+    bar.update(sum(r is not None for r in refusals))
     try:
         async with asyncio.TaskGroup() as group:
-            for doc_id, doc, response in items:
-                group.create_task(one(doc_id, doc, response))
+            for index, item in enumerate(items):
+                if refusals[index] is None:
+                    group.create_task(one(index, item))
     except BaseExceptionGroup as failed:
-        first = failed.exceptions[0]
-        raise GradingStopped(
-            f"{samples.path.name}: a grader call failed for good ({type(first).__name__}: {first}); {len(judged)} of {len(items)} "
-            "items were graded and every reply received is cached: run the same command again to grade the rest"
-        ) from first
+        own = find_user_error(failed)
+        if own is not None:
+            raise own from None  # e.g. the cache file replaced by a link mid-run: its own message, no "run again"
+        graded = sum(j is not None for j in judged)
+        raise _stopped(samples, failed.exceptions[0], graded, refusals.count(None), cache) from None
     finally:
         bar.close()
+    judgements = [j for j in judged if j is not None]
+    labels = [g.label for g in graders]
     lines, outcomes = [], []
-    for doc_id, doc, response in items:
-        judgement = judged[doc_id]
-        outcome = judgement_outcome(doc, judgement)
+    for item, judgement, refused in zip(items, judged, refusals):
+        if judgement is None:  # refused by the evaluated model's server: as Inspect's ecomeval_judge scores it
+            outcome = _refused_outcome(item.doc, labels)
+            grading = {"grade": 0, "status": context_limit.CONTEXT_EXCEEDED, "detail": refused}
+        else:
+            outcome = {**judgement_outcome(item.doc, judgement), context_limit.CONTEXT_EXCEEDED: 0.0}
+            grading = judgement_metadata(judgement)
         outcomes.append(outcome)
         record = {
-            "doc_id": doc_id,
-            **{key: doc.get(key) for key in ("id", "category", "language", "task", "difficulty")},
-            "response": response,
-            **judgement_metadata(judgement),
+            "doc_id": item.doc_id,
+            "line": item.line,
+            **{key: item.doc.get(key) for key in DOC_FIELDS},
+            "response": item.response,
+            **grading,
             "outcome": outcome,
         }
-        lines.append(json.dumps(record, ensure_ascii=False))
-    summary = summarize(outcomes, specs, failure_threshold)
-    slug = panel_slug(graders, method)
-    grades_path, results_path = samples.outputs(slug)
-    _atomic_write(grades_path, "".join(line + "\n" for line in lines))
+        lines.append(files.dumps_strict(record, ensure_ascii=False) + "\n")
+    summary = {**summarize(outcomes, specs, failure_threshold), context_limit.RATE: context_limit.rate(outcomes)}
+    failures, details = _failure_causes(judgements)
+    prepared.output.write_lines(prepared.grades_name, lines)
     hits, misses = (cache.hits - before[0], cache.misses - before[1]) if cache is not None else (0, 0)
     results = {
         "benchmark": "ecomeval",
         "framework": "lm-eval",
         "task": samples.task,
         "samples_file": samples.path.name,
-        "grades_file": grades_path.name,
-        **_lm_eval_run(samples),
+        "grades_file": prepared.grades_name,
+        **prepared.lm_eval,
         "judge": panel_label(graders, method),
         "graders": [{"label": g.label, "model": g.model, "api_base": g.api_base} for g in graders],
         "panel": method if len(graders) > 1 else None,
         "grader_prompt_version": GRADER_VERSION,
-        "judge_temperature": 0.0,
+        "judge_temperature": GRADER_TEMPERATURE,
         "judge_retries": JUDGE_RETRIES,
         "grader_max_tokens": max_tokens,
         "judge_failure_threshold": failure_threshold,
+        "judge_failures": dict(failures),
         "metrics_selected": metrics or "all",
         "grader_calls": misses if cache is not None else None,
         "cached_calls": hits if cache is not None else None,
         "metrics": summary,
     }
-    _atomic_write(results_path, json.dumps(results, ensure_ascii=False, indent=2, allow_nan=True) + "\n")
-    return JudgedFile(samples, grades_path, results_path, summary, len(items), misses, hits)
+    prepared.output.write_lines(
+        prepared.results_name, [files.dumps_strict(results, ensure_ascii=False, indent=2) + "\n"]
+    )
+    return JudgedFile(
+        samples,
+        prepared.output.path(prepared.grades_name),
+        prepared.output.path(prepared.results_name),
+        summary,
+        len(items),
+        misses,
+        hits,
+        sum(j.grade is None for j in judgements),
+        dict(failures),
+        details,
+    )
+
+
+def _stopped(
+    samples: SamplesFile, error: BaseException, graded: int, total: int, cache: ReplyCache | None
+) -> GradingStopped:
+    """Why a run stopped on a grader call that failed for good, and what running again will do."""
+    said = server_message(error)
+    head = f"{samples.path.name}: a grader call failed for good ({type(error).__name__}: {said}); {graded} of {total} items were graded"
+    if cache is None:
+        return GradingStopped(f"{head}, none kept (--no-cache): run the command again to grade every item")
+    if retryable(error):
+        return GradingStopped(
+            f"{head} and every reply received is cached: run the same command again to grade the rest"
+        )
+    return GradingStopped(
+        f"{head} and every reply received is cached: the server refused the request, so fix what it says, "
+        "then run the same command to grade the rest"
+    )
+
+
+async def judge_file(
+    samples: SamplesFile,
+    graders: Sequence[Grader],
+    *,
+    cache: ReplyCache | None,
+    method: str = MEDIAN,
+    warn: Warn = warn_stderr,
+    **options: Any,
+) -> JudgedFile:
+    """Prepare (read, check) and grade one samples file (see :func:`prepare`, :func:`grade_prepared`)."""
+    prepared = prepare(samples, panel_slug(graders, check_method(method)), warn)
+    if cache is not None:
+        cache.check_writable()
+    return await grade_prepared(prepared, graders, cache=cache, method=method, **options)
 
 
 def judge_output(
@@ -313,9 +645,21 @@ def judge_output(
     tasks: Sequence[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
+    method: str = MEDIAN,
+    max_tokens: int = GRADER_MAX_TOKENS,
+    failure_threshold: float = FAILURE_THRESHOLD,
+    concurrency: int = MAX_CONCURRENCY,
+    max_attempts: int = MAX_ATTEMPTS,
+    warn: Warn = warn_stderr,
     **options: Any,
 ) -> list[JudgedFile]:
-    """Grade every judged EcomEval samples file under ``output_dir`` (see :func:`judge_file`)."""
+    """Grade every judged EcomEval samples file under ``output_dir`` (see :func:`grade_prepared`).
+    Every file is read and checked, and every output and the cache checked writable, before the first
+    grader call."""
+    max_tokens, failure_threshold, concurrency, max_attempts = _checked_options(
+        max_tokens, failure_threshold, concurrency, max_attempts
+    )
+    method = check_method(method)
     graders = graders_from(models, api_bases)
     found = find_samples(output_dir, tasks)
     if not found:
@@ -324,4 +668,16 @@ def judge_output(
             "--log_samples --output_path DIR (or --predict_only) first"
         )
     cache = ReplyCache(cache_dir) if use_cache else None
-    return [asyncio.run(judge_file(samples, graders, cache=cache, **options)) for samples in found]
+    slug = panel_slug(graders, method)
+    prepared = [prepare(samples, slug, warn) for samples in found]
+    if cache is not None:
+        cache.check_writable()
+    settings = dict(
+        method=method,
+        max_tokens=max_tokens,
+        failure_threshold=failure_threshold,
+        concurrency=concurrency,
+        max_attempts=max_attempts,
+        **options,
+    )
+    return [asyncio.run(grade_prepared(p, graders, cache=cache, **settings)) for p in prepared]
