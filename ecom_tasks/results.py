@@ -10,7 +10,7 @@ Model names (:func:`model_alias`): the tables name a model by what was served, s
 model run in both frameworks is one model. Inspect's ``ecom/baseline`` and lm-eval's
 ``ecom-baseline`` are ``ecom/baseline``; a model reached through a server you run
 (Inspect ``openai-api/<service>/<m>``, ``vllm/<m>``, ``sglang/<m>``, ``hf/<m>``, ``ollama/<m>``,
-``llama-cpp-python/<m>``; lm-eval ``local-chat-completions``, ``local-completions``, ``vllm``,
+``llama-cpp-python/<m>``; lm-eval ``local-chat-completions``, ``ecom-chat-completions``, ``local-completions``, ``vllm``,
 ``sglang``, ``hf`` with ``model=``/``pretrained=<m>``) is ``<m>``; lm-eval's hosted-API models
 take Inspect's provider prefix (``openai-chat-completions`` ``model=gpt-4o`` is ``openai/gpt-4o``,
 ``anthropic-chat-completions`` is ``anthropic/...``). Any other name is kept as recorded; the
@@ -38,6 +38,7 @@ _SERVED_INSPECT = frozenset({"openai-api", "vllm", "sglang", "hf", "ollama", "ll
 _SERVED_LM_EVAL = frozenset(
     {
         "local-chat-completions",
+        "ecom-chat-completions",
         "local-completions",
         "vllm",
         "vllm-vlm",

@@ -201,7 +201,7 @@ def test_plain_lm_eval_include_path_with_dummy_model(tmp_path: Path) -> None:
             "acc": "0",
             "acc_ci": "NaN",
             "invalid_rate": "1",
-            "truncated_rate": "0",
+            "context_exceeded_rate": "0",
         }
     }
     (results_file,) = out_dir.rglob("results_*.json")
@@ -231,7 +231,7 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
         "monbench_canonical": {
             "acc": round(expected["acc"], 4),
             "invalid_rate": round(expected["invalid_rate"], 4),
-            "truncated_rate": 0.0,
+            "context_exceeded_rate": 0.0,
         }
     }
     assert tables["Tasks"] == {
@@ -241,7 +241,7 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
                 "acc": round(expected[f"{task}/acc"], 4),
                 "acc_ci": "NaN",  # one run: no interval
                 "invalid_rate": round(expected[f"{task}/invalid_rate"], 4),
-                "truncated_rate": 0.0,
+                "context_exceeded_rate": 0.0,
             }
             for task in TASKS
         },

@@ -126,7 +126,8 @@ def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
                 grade_by_overlap(answer, record.reference)[0],
             )
         )
-    expected = summarize(outcomes, select_metrics("rubric"))
+    # Every question fitted the baseline's context: none refused.
+    expected = {**summarize(outcomes, select_metrics("rubric")), "context_exceeded_rate": 0.0}
     metrics = metrics_of(log)
     assert metrics.keys() == expected.keys()
     for key, value in expected.items():
@@ -678,8 +679,8 @@ def test_headlines_and_a_rambling_grader_through_the_loopback_judge(tmp_path, mo
         judge_bodies = list(judge.requests)
     m = metrics_of(log)
 
-    # The grader's own limit on every grader call, independent of the evaluated model's 16384.
-    assert {size[1] for size in sizes} == {limit} and model_limits == {16384}
+    # The grader's own limit on every grader call; the evaluated model's is the server's (none sent).
+    assert {size[1] for size in sizes} == {limit} and model_limits == {None}
     # Retries of a cut-off reply: one user message, the reply not re-sent, within the context.
     retries = [b for b in judge_bodies if "cut off at its length limit" in last_user_text(b)]
     assert len(retries) == 2 and all([msg["role"] for msg in b["messages"]] == ["user"] for b in retries)

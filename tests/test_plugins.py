@@ -283,6 +283,7 @@ def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
         "macro_f1",
         "invalid_rate",
         "truncated_rate",
+        "context_exceeded_rate",
         "n",
         "l2_dim_acc",
     ]
@@ -310,7 +311,8 @@ def test_a_run_selects_its_metrics_in_both_frameworks(tmp_path: Path) -> None:
     (results_file,) = out.rglob("results_*.json")
     results = json.loads(results_file.read_text())["results"]["rair_hard"]
     headline = [k.split(",")[0] for k in results if "," in k and "/" not in k and "_stderr" not in k]
-    assert headline == ["cohen_kappa", "macro_f1", "invalid_rate", "truncated_rate", "n", "l2_dim_acc"]
+    # lm-eval passes no stop reason: no truncated_rate there (the report shows it as unknown).
+    assert headline == ["cohen_kappa", "macro_f1", "invalid_rate", "context_exceeded_rate", "n", "l2_dim_acc"]
     assert results["macro_f1,none"] == pytest.approx(summary["macro_f1"].value)
     assert results["cohen_kappa,none"] == pytest.approx(summary["cohen_kappa"].value)
     # An unknown name is a clear error naming what is registered.

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from ecom_tasks.ecomeval.schema import CATEGORIES, CATEGORY_NAMES, TEXT_CATEGORIES
 
-#: Generation budget (Inspect ``max_tokens``, lm-eval ``max_gen_toks``): room for reasoning models.
-MAX_TOKENS = 16384
+#: Output limit of the evaluated model (Inspect ``max_tokens``, lm-eval ``max_gen_toks``): None leaves it
+#: to the server (vLLM: what is left of the context). Set one to cap a reasoning model (README: output limits).
+MAX_TOKENS = None
 #: The paper's judge (Sec. 4.1), the default of the ``grader`` model role.
 DEFAULT_GRADER = "openai/gpt-4.1"
 

@@ -109,7 +109,7 @@ def _monbench(variant: Any) -> str:
         Param("metrics", "str | None", "None"),
         Param("strict", "bool", "False"),
         Param("parsing", "str", "GRADER"),
-        Param("max_tokens", "int", "MAX_TOKENS"),
+        Param("max_tokens", "int | None", "MAX_TOKENS"),
     ]
     fixed = {
         "task": _literal(variant.tasks[0] if len(variant.tasks) == 1 else "all"),
@@ -130,7 +130,7 @@ def _rair(variant: Any) -> str:
         Param("data", "str | None", "None"),
         Param("language", "str | None", "None"),
         Param("metrics", "str | None", "None"),
-        Param("max_tokens", "int", "MAX_TOKENS"),
+        Param("max_tokens", "int | None", "MAX_TOKENS"),
         Param("allow_outside_images", "bool | str", "False"),
         Param("allow_url_images", "bool | str", "False"),
     ]
@@ -155,7 +155,7 @@ def _rmir(variant: Any) -> str:
         Param("metrics", "Any", "None"),
         Param("search", "str", _literal("numpy")),
         Param("cache", "str", _literal("true")),
-        Param("max_tokens", "int", "MAX_TOKENS"),
+        Param("max_tokens", "int | None", "MAX_TOKENS"),
         Param("allow_outside_images", "bool", "False"),
         Param("allow_url_images", "bool", "False"),
     ]
@@ -169,7 +169,7 @@ def _rmir(variant: Any) -> str:
 _ECOMEVAL_DETAILS = (
     "Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; "
     "multimodal true = only items with images, false = only text items. Also metrics, cache (judge replies), "
-    "max_tokens (the evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold "
+    "max_tokens (the evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold "
     "(share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image "
     "paths outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles "
     "or model names; default the grader_<n> roles, else grader) and panel (median or majority). Details: "
@@ -187,7 +187,7 @@ def _ecomeval(variant: Any) -> str:
         Param("multimodal", "bool | str | None", "None"),
         Param("metrics", "str | None", "None"),
         Param("cache", "bool | str", "True"),
-        Param("max_tokens", "int", "MAX_TOKENS"),
+        Param("max_tokens", "int | None", "MAX_TOKENS"),
         Param("grader_max_tokens", "int", "GRADER_MAX_TOKENS"),
         Param("judge_failure_threshold", "float", "FAILURE_THRESHOLD"),
         Param("allow_outside_images", "bool | str", "False"),

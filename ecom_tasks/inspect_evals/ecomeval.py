@@ -48,7 +48,7 @@ from inspect_ai.scorer import (
     metric,
     scorer,
 )
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.ecomeval.judging import (
@@ -59,18 +59,20 @@ from ecom_tasks.ecomeval.judging import (
     judgement_metadata,
     judgement_outcome,
 )
-from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, judge_agreement
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, PANEL_PREFIX, judge_agreement
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION, PROMPT_VERSION
 from ecom_tasks.ecomeval.protocol import EcomEvalItem, empty_categories, load_items, skipped_categories_message
 from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, JudgeCase, load_judge_cases
-from ecom_tasks.ecomeval.scoring import score_exact, summarize
+from ecom_tasks.ecomeval.scoring import outcome_of, score_exact, summarize
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.inspect_evals._inspect_private import inspect_is_building_tasks
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
+from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
 from ecom_tasks.scorers.inspect_judge import inspect_ask, judge_cache
-from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
+from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, outcome_values, within_context
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, grader_max_tokens
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN, check_method
@@ -174,9 +176,20 @@ def ecomeval_metrics(metrics: list[str] | None = None, failure_threshold: float 
     threshold = float(failure_threshold)
 
     def compute(scores: list[SampleScore]) -> Value:
-        return summarize(outcome_values(scores), specs, threshold)
+        outcomes = outcome_values(scores)
+        return {**summarize(outcomes, specs, threshold), RATE: context_limit.rate(outcomes)}
 
     return compute
+
+
+def _refused_outcome(fields: dict[str, Any], members: list[str]) -> dict[str, float]:
+    """The outcome of an item whose question the server refused (longer than its context): no response to
+    grade, so no judge is asked; it counts as grade 0 (from each panel member in ``members``) and apart."""
+    outcome = {**outcome_of(fields, 0), CONTEXT_EXCEEDED: 1.0}
+    if len(members) > 1:
+        for label in members:
+            outcome.update({f"{PANEL_PREFIX}{label}/grade": 0.0, f"{PANEL_PREFIX}{label}/graded": 1.0})
+    return outcome
 
 
 async def _judge(
@@ -216,9 +229,15 @@ def ecomeval_judge(
     method = _panel_method(panel)
 
     async def score(state: TaskState, target: Target) -> Score:
+        refused = context_exceeded_of(state.output)
+        if refused is not None:
+            outcome = _refused_outcome(state.metadata, [label for label, _ in panel_models(graders)])
+            return Score(
+                value=outcome, answer=CONTEXT_EXCEEDED, explanation=refused, metadata={"status": CONTEXT_EXCEEDED}
+            )
         judgement = await _judge(state.metadata, state.output.completion, cache, limit, graders, method)
         return Score(
-            value=judgement_outcome(state.metadata, judgement),
+            value={**judgement_outcome(state.metadata, judgement), CONTEXT_EXCEEDED: 0.0},
             answer=state.output.completion,
             explanation=judgement_explanation(judgement),
             metadata=judgement_metadata(judgement),
@@ -257,9 +276,17 @@ def ecomeval_exact_scorer() -> Scorer:
     for a match, 0 otherwise, so ``score`` reads as exact-match accuracy x 100. No judge."""
 
     async def score(state: TaskState, target: Target) -> Score:
+        refused = context_exceeded_of(state.output)
+        if refused is not None:
+            outcome = _refused_outcome(state.metadata, [])
+            return Score(
+                value=outcome, answer=CONTEXT_EXCEEDED, explanation=refused, metadata={"status": CONTEXT_EXCEEDED}
+            )
         matched, outcome = score_exact(state.metadata, state.output.completion)
         return Score(
-            value=outcome, answer=state.output.completion, explanation="exact match" if matched else "no exact match"
+            value={**outcome, CONTEXT_EXCEEDED: 0.0},
+            answer=state.output.completion,
+            explanation="exact match" if matched else "no exact match",
         )
 
     return score
@@ -294,7 +321,7 @@ def _task(
     multimodal: bool | str | None,
     metrics: str | None,
     cache: bool | str,
-    max_tokens: int,
+    max_tokens: int | None,
     grader_max_tokens: int | str,
     judge_failure_threshold: float | str,
     exact: bool,
@@ -326,6 +353,7 @@ def _task(
     return Task(
         dataset=dataset,
         setup=None if exact else require_grader(graders),
+        solver=within_context(generate()),
         scorer=ecomeval_exact_scorer()
         if exact
         else ecomeval_judge(cache=cache, grader_max_tokens=limit, graders=graders, panel=method),
@@ -501,7 +529,7 @@ def ecomeval(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -513,10 +541,11 @@ def ecomeval(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -536,7 +565,7 @@ def ecomeval_ecom_qa(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -548,10 +577,11 @@ def ecomeval_ecom_qa(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -571,7 +601,7 @@ def ecomeval_shopping_concepts(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -583,10 +613,11 @@ def ecomeval_shopping_concepts(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -606,7 +637,7 @@ def ecomeval_user_understanding(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -618,10 +649,11 @@ def ecomeval_user_understanding(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -641,7 +673,7 @@ def ecomeval_shopping_reasoning(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -653,10 +685,11 @@ def ecomeval_shopping_reasoning(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -676,7 +709,7 @@ def ecomeval_ecom_generation(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -688,10 +721,11 @@ def ecomeval_ecom_generation(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -711,7 +745,7 @@ def ecomeval_ecom_multimodal(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -723,10 +757,11 @@ def ecomeval_ecom_multimodal(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -746,7 +781,7 @@ def ecomeval_exact(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -758,10 +793,11 @@ def ecomeval_exact(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -781,7 +817,7 @@ def ecomeval_exact_ecom_qa(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -793,10 +829,11 @@ def ecomeval_exact_ecom_qa(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -816,7 +853,7 @@ def ecomeval_exact_shopping_concepts(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -828,10 +865,11 @@ def ecomeval_exact_shopping_concepts(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -851,7 +889,7 @@ def ecomeval_exact_user_understanding(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -863,10 +901,11 @@ def ecomeval_exact_user_understanding(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -886,7 +925,7 @@ def ecomeval_exact_shopping_reasoning(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -898,10 +937,11 @@ def ecomeval_exact_shopping_reasoning(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
@@ -921,7 +961,7 @@ def ecomeval_exact_ecom_generation(
     multimodal: bool | str | None = None,
     metrics: str | None = None,
     cache: bool | str = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     grader_max_tokens: int = GRADER_MAX_TOKENS,
     judge_failure_threshold: float = FAILURE_THRESHOLD,
     allow_outside_images: bool | str = False,
@@ -933,10 +973,11 @@ def ecomeval_exact_ecom_generation(
 
     Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
     true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's), grader_max_tokens (the grader's output limit), judge_failure_threshold (share of judge failures
-    above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths outside the data's folder,
-    http(s) URLs: refused by default), graders (a panel: comma list of model roles or model names; default the
-    grader_<n> roles, else grader) and panel (median or majority). Details: ``ecom_tasks/ecomeval/README.md``.
+    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
+    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
+    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
+    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``.
     """
     return _task(
         exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,

@@ -35,6 +35,7 @@ from ecom_tasks.monbench.protocol import MonBenchItem, Run, load_items, parse_fo
 from ecom_tasks.monbench.schema import LETTERS, TASKS
 from ecom_tasks.monbench.scoring import (
     pack_question,
+    refused_outcome,
     score_reply,
     summarize,
     unpack_question,
@@ -42,8 +43,11 @@ from ecom_tasks.monbench.scoring import (
 from ecom_tasks.monbench.variants import MAX_TOKENS, TASK_VERSION
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
+from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
 from ecom_tasks.scorers.inspect_scorers import (
     TRUNCATED_STOP_REASONS,
+    context_exceeded_reply,
     outcome_mean,
     outcome_values,
 )
@@ -61,14 +65,15 @@ FIXTURES = "ecom_tasks/fixtures/monbench"
 @metric
 def monbench_summary(category_weights: dict[str, float] | None = None, metrics: list[str] | None = None) -> Metric:
     """MonBench metrics: the selected ``choice_runs`` metrics (acc, acc_ci, plugins'), by position,
-    by format, consistency, invalid and mismatch rates. Reads only ``Score.value`` (every run of a
-    question, packed), so epoch reduction and re-scoring work."""
+    by format, consistency, invalid, mismatch and truncated rates, and the share of runs whose prompt
+    the server refused as longer than its context. Reads only ``Score.value`` (every run of a question,
+    packed), so epoch reduction and re-scoring work."""
     specs = select_metrics(CHOICE_RUNS, metrics)
     weights = {int(k): float(v) for k, v in (category_weights or {}).items()}
 
     def compute(scores: list[SampleScore]) -> Value:
         outcomes = [run for s in outcome_values(scores) for run in unpack_question(s)]
-        return summarize(outcomes, specs, category_weights=weights)
+        return {**summarize(outcomes, specs, category_weights=weights), RATE: context_limit.rate(outcomes)}
 
     return compute
 
@@ -88,19 +93,29 @@ def monbench_scorer(strict: bool = False, parsing: str = GRADER) -> Scorer:
         question = {key: state.metadata[key] for key in ("record_id", "task", "question_index", "category")}
         outcomes: dict[str, dict[str, int]] = {}
         answers: dict[str, str] = {}
+        refused: dict[str, str] = {}
         for key, run in state.metadata["runs"].items():
             reply = replies[key]
             fields = {**question, **run, "ordering": Run.from_key(key).ordering, "format": Run.from_key(key).format}
+            message = context_exceeded_reply(reply["completion"], reply["stop_reason"])
+            if message is not None:  # the server's error, not the model's answer: wrong and counted apart
+                outcomes[key], answers[key], refused[key] = refused_outcome(fields), CONTEXT_EXCEEDED, message
+                continue
             truncated = reply["stop_reason"] in TRUNCATED_STOP_REASONS
             parsed, outcomes[key] = score_reply(
                 fields, reply["completion"], strict=strict, parsing=parsing, truncated=truncated, prompt=sent[key]
             )
             answers[key] = LETTERS[parsed.position] if parsed.position is not None else parsed.status
         right = sum(o["correct"] for o in outcomes.values())
+        packed = pack_question(outcomes)
+        packed.update({f"{key}/{CONTEXT_EXCEEDED}": int(key in refused) for key in outcomes})
+        explanation = ", ".join(f"{key}: {answer}" for key, answer in answers.items())
+        if refused:
+            explanation += f"; {len(refused)} run(s) refused by the server: {next(iter(refused.values()))}"
         return Score(
-            value=pack_question(outcomes),
+            value=packed,
             answer=f"{right}/{len(outcomes)} runs right",
-            explanation=", ".join(f"{key}: {answer}" for key, answer in answers.items()),
+            explanation=explanation,
             metadata={"answers": answers},
         )
 
@@ -167,7 +182,7 @@ def monbench(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench with every setting a parameter; the defaults are ``monbench_perm``'s."""
     if task != "all" and task not in TASKS:
@@ -213,7 +228,7 @@ def monbench_perm(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench, all four tasks, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
@@ -235,7 +250,7 @@ def monbench_perm_query_ad_relevance(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Ad Relevance, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
@@ -258,7 +273,7 @@ def monbench_perm_product_co_purchase(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Product Co-Purchase, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
@@ -281,7 +296,7 @@ def monbench_perm_query_product_relation(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Product Relation, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
@@ -304,7 +319,7 @@ def monbench_perm_query_query_intent(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Query Intent, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
@@ -327,7 +342,7 @@ def monbench_cyclic(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench, all four tasks, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
@@ -349,7 +364,7 @@ def monbench_cyclic_query_ad_relevance(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Ad Relevance, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
@@ -372,7 +387,7 @@ def monbench_cyclic_product_co_purchase(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Product Co-Purchase, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
@@ -395,7 +410,7 @@ def monbench_cyclic_query_product_relation(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Product Relation, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
@@ -418,7 +433,7 @@ def monbench_cyclic_query_query_intent(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Query Intent, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
@@ -441,7 +456,7 @@ def monbench_canonical(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench, all four tasks, options in data order, Label format: one run.
 
@@ -463,7 +478,7 @@ def monbench_canonical_query_ad_relevance(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Ad Relevance, options in data order, Label format: one run.
 
@@ -485,7 +500,7 @@ def monbench_canonical_product_co_purchase(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Product Co-Purchase, options in data order, Label format: one run.
 
@@ -507,7 +522,7 @@ def monbench_canonical_query_product_relation(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Product Relation, options in data order, Label format: one run.
 
@@ -529,7 +544,7 @@ def monbench_canonical_query_query_intent(
     metrics: str | None = None,
     strict: bool = False,
     parsing: str = GRADER,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Query Intent, options in data order, Label format: one run.
 

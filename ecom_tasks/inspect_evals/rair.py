@@ -30,7 +30,7 @@ from inspect_ai.scorer import (
     metric,
     scorer,
 )
-from inspect_ai.solver import TaskState
+from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.data import parse_flag
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
@@ -42,10 +42,14 @@ from ecom_tasks.rair.protocol import RairItem, load_items
 from ecom_tasks.rair.rules import RuleSet, load_rules, provenance
 from ecom_tasks.rair.scoring import score_reply, summarize
 from ecom_tasks.rair.variants import MAX_TOKENS, TASK_VERSION
+from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import (
-    TRUNCATED_STOP_REASONS,
+    context_exceeded_of,
     outcome_mean,
     outcome_values,
+    truncated_reply,
+    within_context,
 )
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.memo import last_call_memo
@@ -54,17 +58,18 @@ FIXTURES = "ecom_tasks/fixtures/rair"
 
 
 #: rair_summary and rair_breakdown get the same scores list: one summary serves both.
-_summary = last_call_memo(lambda outcomes, specs: summarize(outcomes, specs))
+_summary = last_call_memo(lambda outcomes, specs: context_limit.with_rate(summarize(outcomes, specs), outcomes))
 
 
 def _summary_keys(metrics: list[str] | None) -> tuple[str, ...]:
-    return (*(spec.name for spec in select_metrics(LABELS, metrics)), *COUNTS, "l2_dim_acc")
+    failures = (*(key for key in COUNTS if key != "n"), context_limit.RATE)
+    return (*(spec.name for spec in select_metrics(LABELS, metrics)), *failures, "n", "l2_dim_acc")
 
 
 @metric
 def rair_summary(metrics: list[str] | None = None) -> Metric:
-    """The selected ``labels`` metrics (Acc@2, Acc@4, Macro-F1, plugins'), invalid rate, items,
-    L2 mismatch-dimension accuracy."""
+    """The selected ``labels`` metrics (Acc@2, Acc@4, Macro-F1, plugins'), invalid and truncated rates,
+    items, the share of prompts longer than the server's context, L2 mismatch-dimension accuracy."""
     specs = select_metrics(LABELS, metrics)
     keys = _summary_keys(metrics)
 
@@ -93,9 +98,17 @@ def rair_scorer() -> Scorer:
     """Score a RAIR reply: the level after ``</think>``; anything else is invalid (wrong, counted)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
+        refused = context_exceeded_of(state.output)
+        if refused is not None:  # the server's error, not the model's answer: wrong and counted apart
+            _, outcome = score_reply(state.metadata, None, truncated=False)
+            outcome[CONTEXT_EXCEEDED] = 1
+            return Score(
+                value=outcome, answer=CONTEXT_EXCEEDED, explanation=refused, metadata={"status": CONTEXT_EXCEEDED}
+            )
+        truncated = truncated_reply(state.output)
         sent = [state.input] if isinstance(state.input, str) else [message.text for message in state.input]
         parsed, outcome = score_reply(state.metadata, state.output.completion, truncated=truncated, prompt=sent)
+        outcome[CONTEXT_EXCEEDED] = 0
         return Score(
             value=outcome,
             answer=parsed.display,
@@ -139,7 +152,7 @@ def rair_task(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -149,6 +162,7 @@ def rair_task(
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
     return Task(
         dataset=rair_dataset(subset, ruleset, show_image, data, language, access),
+        solver=within_context(generate()),
         scorer=rair_scorer(),
         metrics=[rair_summary(metrics=names), rair_breakdown(metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
@@ -179,7 +193,7 @@ def rair_general(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -201,7 +215,7 @@ def rair_general_builtin_rules(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -223,7 +237,7 @@ def rair_hard(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -245,7 +259,7 @@ def rair_hard_builtin_rules(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -267,7 +281,7 @@ def rair_visual_text(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -289,7 +303,7 @@ def rair_visual_text_builtin_rules(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -311,7 +325,7 @@ def rair_visual(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:
@@ -333,7 +347,7 @@ def rair_visual_builtin_rules(
     data: str | None = None,
     language: str | None = None,
     metrics: str | None = None,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
 ) -> Task:

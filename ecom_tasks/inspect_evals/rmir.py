@@ -31,7 +31,9 @@ from ecom_tasks.rmir.prompts import PROMPT_VERSION
 from ecom_tasks.rmir.protocol import RmirItem, load_items
 from ecom_tasks.rmir.scoring import Retrieval, parse_retriever_args, pool_input_kind, ranking_specs
 from ecom_tasks.rmir.variants import MAX_TOKENS, parse_cache, parse_k, parse_mode
-from ecom_tasks.scorers.inspect_scorers import outcome_mean, outcome_values
+from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
+from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, outcome_values, within_context
 from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, STATUS_KEY, reason_then_embed
 
 FIXTURES = "ecom_tasks/fixtures/rmir"
@@ -52,7 +54,8 @@ def rmir_summary(k: Any = None, metrics: Any = None) -> Metric:
     names = tuple(spec.name for spec in ranking_specs(k, metrics))
 
     def compute(scores: list[SampleScore]) -> Value:
-        summary = summarize(outcome_values(scores), names)
+        outcomes = outcome_values(scores)
+        summary = context_limit.with_rate(summarize(outcomes, names), outcomes, failure_key="failure_rate")
         # The pool searched (from the scores' metadata): recall@K with K at or above it says nothing.
         pools = [s.score.metadata["pool"] for s in scores if isinstance((s.score.metadata or {}).get("pool"), int)]
         if pools:
@@ -97,7 +100,10 @@ def rmir_scorer(
 
     async def score(state: TaskState, target: Target) -> Score:
         description, status = None, "embed"
-        if mode == "reason_then_embed":
+        refused = context_exceeded_of(state.output) if mode == "reason_then_embed" else None
+        if refused is not None:  # the server refused the prompt: no description, counted apart
+            status = CONTEXT_EXCEEDED
+        elif mode == "reason_then_embed":
             if state.store.get(STATUS_KEY) is None:  # scored without the solver (e.g. another task's log)
                 description, status = _parse(state.output.completion)
             else:
@@ -105,10 +111,11 @@ def rmir_scorer(
         result = await anyio.to_thread.run_sync(
             lambda: retrieval.score(state.metadata, specs, mode=mode, description=description)
         )
+        explanation = f"{result.status}; description {status}" if mode == "reason_then_embed" else result.status
         return Score(
-            value=result.outcome,
+            value={**result.outcome, CONTEXT_EXCEEDED: int(refused is not None)},
             answer=description if mode == "reason_then_embed" else state.metadata["query_text"],
-            explanation=f"{result.status}; description {status}" if mode == "reason_then_embed" else result.status,
+            explanation=f"{explanation}: {refused}" if refused else explanation,
             metadata={
                 "ranked": result.ranked[:keep],
                 "scores": result.scores[:keep],
@@ -147,7 +154,7 @@ def rmir_task(
     metrics: Any = None,
     search: str = "numpy",
     cache: Any = True,
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: Any = False,
     allow_url_images: Any = False,
 ) -> Task:
@@ -183,7 +190,7 @@ def rmir_task(
     headline = f"recall@{ks[0]}"
     return Task(
         dataset=MemoryDataset([_sample(i, mode) for i in items], name="rmir", location=str(data or FIXTURES)),
-        solver=[reason_then_embed(parse=_parse)] if mode == "reason_then_embed" else [],
+        solver=[within_context(reason_then_embed(parse=_parse))] if mode == "reason_then_embed" else [],
         scorer=rmir_scorer(**scorer_args),
         metrics=[rmir_summary(k=list(ks), metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
@@ -229,7 +236,7 @@ def rmir(
     metrics: Any = None,
     search: str = "numpy",
     cache: str = "true",
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool = False,
     allow_url_images: bool = False,
 ) -> Task:
@@ -259,7 +266,7 @@ def rmir_reason(
     metrics: Any = None,
     search: str = "numpy",
     cache: str = "true",
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool = False,
     allow_url_images: bool = False,
 ) -> Task:

@@ -29,9 +29,10 @@ def task_manager(**kwargs):
 
 
 def register_models() -> None:
-    """Register ``ecom-baseline`` with lm-eval's model registry (idempotent)."""
+    """Register ``ecom-baseline`` and ``ecom-chat-completions`` with lm-eval's model registry (idempotent)."""
     # lm-eval loads its own models only while its registry is empty: load them
     # first, or registering ours would hide local-chat-completions, hf, dummy, ...
     import lm_eval.models  # noqa: F401
 
+    import ecom_tasks.lm_eval_tasks.chat_completions  # noqa: F401
     import ecom_tasks.lm_eval_tasks.models  # noqa: F401

@@ -36,9 +36,13 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.add_representer(Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
 
 
-def task_template(task_class: str, description: str, max_gen_toks: int, version: float, **extra: Any) -> dict[str, Any]:
+def task_template(
+    task_class: str, description: str, max_gen_toks: int | None, version: float, **extra: Any
+) -> dict[str, Any]:
     """Settings every ecom-tasks lm-eval task shares: our task class (metrics from the registered
-    metric specs), documents from ``utils.load_docs``, greedy decoding with the variant's budget."""
+    metric specs), documents from ``utils.load_docs``, greedy decoding with the variant's output limit
+    (None: none written, so the model class's own or the server's applies)."""
+    limit = {} if max_gen_toks is None else {"max_gen_toks": max_gen_toks}
     return {
         "class": Function(f"utils.{task_class}"),
         "output_type": "generate_until",
@@ -50,7 +54,7 @@ def task_template(task_class: str, description: str, max_gen_toks: int, version:
         "target_delimiter": "",
         **extra,
         "num_fewshot": 0,
-        "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": max_gen_toks},
+        "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, **limit},
         "metadata": {"version": version},
     }
 

@@ -2,7 +2,11 @@
 
 Accepts every ``lm_eval`` argument. Our task folder and every plugin's
 folder are added to ``--include_path`` (lm-eval takes one path there and
-does not split it), and ``ecom-baseline`` is registered as a model. A task
+does not split it), and ``ecom-baseline`` is registered as a model.
+``--model local-chat-completions`` runs ``ecom-chat-completions``, the same
+model with the same arguments, except that a prompt longer than the server's
+context is a counted failure rather than the end of the run, and the output
+limit is the server's unless ``max_gen_toks`` is set (``chat_completions.py``). A task
 name lm-eval does not know is one line naming the task meant
 (``--tasks rair_hrd``: did you mean rair_hard?), not lm-eval's traceback.
 """
@@ -27,6 +31,11 @@ def main(argv: list[str] | None = None) -> None:
     if argv is not None:
         sys.argv = [sys.argv[0], *argv]
     parser, args = parsed_command_line()
+    if getattr(args, "model", None) == "local-chat-completions":
+        from ecom_tasks.lm_eval_tasks.chat_completions import NAME
+
+        # The same model with the same arguments, made fit for real servers (chat_completions.py).
+        args.model = NAME
     if hasattr(args, "include_path"):
         # TaskManager accepts a list; the CLI only ever passes one string.
         user_paths = [args.include_path] if args.include_path else []

@@ -60,6 +60,13 @@ def score_reply(
     return parsed, outcome
 
 
+def refused_outcome(fields: Mapping[str, Any]) -> dict[str, int]:
+    """The outcome of a run whose prompt the server refused (longer than its context): wrong, and
+    neither the model's invalid answer nor a truncated one (the adapters count it apart)."""
+    _, outcome = score_reply(fields, None, truncated=False)
+    return {**outcome, "correct": 0, "invalid": 0, "mismatch": 0, "truncated": 0}
+
+
 def summarize(
     outcomes: Iterable[Mapping[str, float]],
     specs: Sequence[MetricSpec],

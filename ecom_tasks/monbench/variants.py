@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from ecom_tasks.monbench.protocol import FORMATS
 from ecom_tasks.monbench.schema import TASKS
 
-#: Generation budget of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``). The answer
-#: is a tag, but reasoning models (Table 2's top rows) think first and OpenAI counts reasoning
-#: tokens against the limit: 16k leaves them room. Lower it for a served model with a short context.
-MAX_TOKENS = 16384
+#: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``): None leaves it to
+#: the server (vLLM: what is left of the context), so no well-configured server refuses the request. Set
+#: one to cap a reasoning model (README: output limits).
+MAX_TOKENS = None
 
 #: Task version, read by the Inspect tasks and written into the lm-eval YAML: bumped when scores stop
 #: being comparable with earlier results. 2.1: replies are read as a careful grader reads them

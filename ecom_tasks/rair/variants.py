@@ -19,10 +19,10 @@ from ecom_tasks.rair.rules import BUILTIN, NONE
 #: are no answer; hedges and conflicting levels are a counted invalid, ``ambiguous``; level names map).
 TASK_VERSION = "1.2"
 
-#: Generation budget of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``). Reasoning
-#: models spend most of it thinking, and OpenAI counts reasoning tokens against it: 16k leaves them
-#: room. Lower it for a served model with a short context window.
-MAX_TOKENS = 16384
+#: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``): None leaves it to
+#: the server (vLLM: what is left of the context), so no well-configured server refuses the request. Set
+#: one to cap a reasoning model (README: output limits).
+MAX_TOKENS = None
 
 
 @dataclass(frozen=True)

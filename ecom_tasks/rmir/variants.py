@@ -16,8 +16,9 @@ DEFAULT_K = (20, 50)
 #: How deep each query is ranked: recall@K needs K, ``mrr`` finds the first positive within it
 #: (below it the reciprocal rank is 0), ``ndcg@10`` needs 10.
 RANK_DEPTH = 100
-#: Generation budget of the reason-then-embed step (reasoning models think first).
-MAX_TOKENS = 4096
+#: Output limit of the reason-then-embed step: None leaves it to the server (vLLM: what is left of the
+#: context). Set one to cap a reasoning model (README: output limits).
+MAX_TOKENS = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ plugin metric of the ``labels`` kind) without copying code::
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -27,15 +29,71 @@ from inspect_ai.scorer import (
     score_reducer,
     scorer,
 )
-from inspect_ai.solver import TaskState
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ecom_tasks.plugins import select_metrics
+from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.core import INVALID
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.labels import label_outcome, labels_of, summarize_labels
 
 #: Inspect stop reasons of a reply cut off by the token limit (counted in ``truncated_rate``).
 TRUNCATED_STOP_REASONS = ("max_tokens", "model_length")
+
+
+def context_exceeded_of(output: ModelOutput | None) -> str | None:
+    """What the server said when it refused the request because the prompt does not fit its context
+    (:mod:`ecom_tasks.scorers.context_limit`), or None for a reply of the model. Inspect hands such a
+    refusal on as a reply with stop reason ``model_length``, no usage and the error as its text."""
+    if output is None:
+        return None
+    if output.usage is not None and output.usage.output_tokens:
+        return None  # the model wrote this reply: the context filled up while it generated
+    return context_exceeded_reply(output.completion, output.stop_reason)
+
+
+def context_exceeded_reply(completion: str | None, stop_reason: str | None) -> str | None:
+    """:func:`context_exceeded_of` for a reply kept as its text and stop reason (the fan-out store)."""
+    if stop_reason != "model_length":
+        return None
+    found = context_limit.context_exceeded(completion)
+    return found.describe() if found is not None else None
+
+
+def truncated_reply(output: ModelOutput | None) -> bool:
+    """The reply stopped on a token limit (not a request the server refused before generating)."""
+    return output is not None and output.stop_reason in TRUNCATED_STOP_REASONS and context_exceeded_of(output) is None
+
+
+def context_exceeded_output(exc: BaseException, model: str) -> ModelOutput | None:
+    """The reply Inspect gives for a refusal it recognises itself (stop reason ``model_length``, the
+    server's message as its text), built for one it raises instead (vLLM's and llama.cpp's wording);
+    None when ``exc`` is another error."""
+    found = context_limit.from_exception(exc)
+    if found is None:
+        return None
+    return ModelOutput.from_content(model=model, content=found.server_message, stop_reason="model_length")
+
+
+@solver
+def within_context(inner: Solver) -> Solver:
+    """``inner`` with a ``generate`` that turns the server's refusal of a prompt longer than its
+    context into a reply :func:`context_exceeded_of` recognises, instead of failing the sample."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        async def guarded(state: TaskState, *args: Any, **kwargs: Any) -> TaskState:
+            try:
+                return await generate(state, *args, **kwargs)
+            except Exception as exc:
+                output = context_exceeded_output(exc, str(state.model))
+                if output is None:
+                    raise
+                state.output = output
+                return state
+
+        return await inner(state, guarded)
+
+    return solve
 
 
 @score_reducer  # no explicit name: Inspect namespaces it (ecom_tasks/outcome_mean) like our other objects

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from lm_eval.api.task import ConfigurableTask
+from lm_eval.api.utils import maybe_delimit
 
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.plugins import select_metrics
@@ -58,6 +59,10 @@ class OutcomeTask(ConfigurableTask):
     metric_kind: ClassVar[str]
     #: Keys whose smaller values are better (everything else: larger is better).
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
+    #: Put between the system prompt and the question when no chat template is applied (lm-eval then
+    #: joins them with nothing between). With a chat template each message is sent exactly as Inspect
+    #: sends it, so the separator is never part of the system message.
+    plain_separator: ClassVar[str] = ""
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         config = dict(config or {})
@@ -85,6 +90,34 @@ class OutcomeTask(ConfigurableTask):
             super().download(dataset_kwargs, **kwargs)
             return
         self.dataset = load(**(self.config.metadata or {}), **(self.config.dataset_kwargs or {}))
+
+    def fewshot_context(
+        self,
+        doc: dict,
+        num_fewshot: int,
+        system_instruction: str | None = None,
+        apply_chat_template: bool = False,
+        fewshot_as_multiturn: bool = False,
+        chat_template: Callable[..., str] | None = None,
+        gen_prefix: str | None = None,
+    ) -> Any:
+        """lm-eval's context; as plain text (no chat template), ``plain_separator`` after the system prompt."""
+        context = super().fewshot_context(
+            doc,
+            num_fewshot,
+            system_instruction=system_instruction,
+            apply_chat_template=apply_chat_template,
+            fewshot_as_multiturn=fewshot_as_multiturn,
+            chat_template=chat_template,
+            gen_prefix=gen_prefix,
+        )
+        if (apply_chat_template and chat_template) or not self.plain_separator or not isinstance(context, str):
+            return context
+        description = self.resolve_field(doc, self.config.description) or ""
+        system = maybe_delimit(system_instruction, description, self.config.fewshot_delimiter)
+        if system and context.startswith(system):
+            return system + self.plain_separator + context[len(system) :]
+        return context
 
     def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
         """Every metric receives the whole outcome; the aggregations pick what they need."""

@@ -32,6 +32,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from ecom_tasks.scorers.inspect_scorers import context_exceeded_output
+
 FAN_OUT = "fan_out"
 
 
@@ -67,7 +69,12 @@ def fan_out_generate(cache: bool | CachePolicy | None = None) -> Solver:
         replies: dict[str, dict[str, str]] = {}
 
         async def one(run: dict[str, str]) -> None:
-            output = await model.generate(run_messages(spec, run), **per_call)
+            try:
+                output = await model.generate(run_messages(spec, run), **per_call)
+            except Exception as exc:  # a prompt longer than the server's context: a counted reply, not a crash
+                output = context_exceeded_output(exc, str(model))
+                if output is None:
+                    raise
             replies[run["key"]] = {"completion": output.completion, "stop_reason": str(output.stop_reason)}
 
         # A plain task group (not inspect_ai.util.collect): a span per run would add 2 events per call.

@@ -35,11 +35,16 @@ Policy = Callable[[dict[str, Any]], "str | Reply"]
 class RequestRejected(Exception):
     """Raised by a policy to answer 400 (a client error clients do not retry), e.g. to make
     one sample of a run fail at once. ``code``: the error's code, e.g. ``"context_length_exceeded"``
-    as OpenAI-compatible servers answer a request longer than the context window."""
+    as OpenAI-compatible servers answer a request longer than the context window; ``kind``: its
+    ``type``; further keyword arguments: more members of the error object."""
 
-    def __init__(self, message: str = "", code: str | None = None) -> None:
+    def __init__(
+        self, message: str = "", code: str | int | None = None, kind: str = "invalid_request_error", **fields: Any
+    ) -> None:
         super().__init__(message)
         self.code = code
+        self.kind = kind  # the error's ``type``
+        self.fields = fields  # more members of the error object (llama.cpp: n_prompt_tokens, n_ctx)
 
 
 class Hang(Exception):
@@ -64,6 +69,56 @@ def hang_first(policy: Policy, requests: int = 1, seconds: float = 3600.0) -> Po
         return policy(body)
 
     return hanging
+
+
+#: How servers word a refusal of a prompt longer than their context (:func:`context_window`).
+CONTEXT_STYLES = ("openai", "vllm", "llama.cpp")
+
+
+def prompt_chars(body: dict[str, Any]) -> int:
+    """Characters of every message's text (chat) or of the prompt (completions)."""
+    if "messages" in body:
+        return sum(len(_flatten(m.get("content"))) for m in body.get("messages", []))
+    prompt = body.get("prompt", "")
+    return len(prompt) if isinstance(prompt, str) else len(prompt or [])
+
+
+def context_window(policy: Policy, max_chars: int, *, style: str = "openai", reserve_output: bool = False) -> Policy:
+    """``policy`` behind a context window of ``max_chars`` characters (one character plays one token):
+    a longer prompt is refused with HTTP 400 as the server of ``style`` words it. ``reserve_output``:
+    the request's ``max_tokens`` counts too, as vLLM counts it (a request without one is refused only
+    for its prompt)."""
+    if style not in CONTEXT_STYLES:
+        raise ValueError(f"style must be one of {CONTEXT_STYLES}, got {style!r}")
+
+    def limited(body: dict[str, Any]) -> str | Reply:
+        prompt = prompt_chars(body)
+        completion = int(body.get("max_tokens") or 0) if reserve_output else 0
+        if prompt + completion <= max_chars:
+            return policy(body)
+        if style == "llama.cpp":
+            raise RequestRejected(
+                "the request exceeds the available context size, try increasing it",
+                code=400,
+                kind="exceed_context_size_error",
+                n_prompt_tokens=prompt,
+                n_ctx=max_chars,
+            )
+        if style == "vllm":
+            raise RequestRejected(
+                f"This model's maximum context length is {max_chars} tokens. However, you requested "
+                f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+                "Please reduce the length of the messages or completion.",
+                code=400,
+                kind="BadRequestError",
+            )
+        raise RequestRejected(
+            f"This model's maximum context length is {max_chars} tokens. However, your messages resulted in "
+            f"{prompt} tokens. Please reduce the length of the messages.",
+            code="context_length_exceeded",
+        )
+
+    return limited
 
 
 def _flatten(content: Any) -> str:
@@ -109,8 +164,8 @@ def _usage(prompt: str, completion: str) -> dict[str, int]:
 
 
 class _Handler(JsonHandler):
-    def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": kind, "code": code or status}})
+    def _error(self, status: int, message: str, kind: str, code: str | int | None = None, **fields: Any) -> None:
+        self._send_json(status, {"error": {"message": message, "type": kind, "code": code or status, **fields}})
 
     def do_GET(self) -> None:
         owner = self.server.owner
@@ -142,7 +197,7 @@ class _Handler(JsonHandler):
         except Hang as exc:
             owner._released.wait(exc.seconds)
         except RequestRejected as exc:
-            self._error(400, str(exc), "invalid_request_error", exc.code)
+            self._error(400, str(exc), exc.kind, exc.code, **exc.fields)
         except Exception as exc:  # a failing policy must not kill the server
             self._error(500, f"{type(exc).__name__}: {exc}", "server_error")
 

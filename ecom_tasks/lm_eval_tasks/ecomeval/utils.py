@@ -4,7 +4,8 @@
 every selected item's question, images included, and leave the grading to
 ``ecom-tasks judge`` (lm-eval runs no judge model inside a task): run them
 with ``--log_samples`` or ``--predict_only`` so that the responses are
-written. Their only metric is ``n``. Images go to lm-eval's multimodal model
+written. Their metrics are ``n`` and ``context_exceeded_rate`` (questions the
+server refused as longer than its context: no response to grade). Images go to lm-eval's multimodal model
 classes as PIL images (``doc_to_image``); a run whose selected items have no
 image is an ordinary text task any model class runs.
 
@@ -33,9 +34,10 @@ from typing import Any
 import datasets
 
 from ecom_tasks.ecomeval.protocol import empty_categories, load_items, skipped_categories_message
-from ecom_tasks.ecomeval.scoring import exact_metric_keys, score_exact, summarize
+from ecom_tasks.ecomeval.scoring import exact_metric_keys, outcome_of, score_exact, summarize
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import ImageAccess
+from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.lm_eval import OutcomeTask
 
@@ -124,13 +126,14 @@ class EcomEvalResponseTask(OutcomeTask):
             self.MULTIMODAL = False
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
-        return ["n"]
+        return ["n", context_limit.RATE]
 
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
-        return {"n": float(len(outcomes))}
+        return {"n": float(len(outcomes)), context_limit.RATE: context_limit.rate(outcomes)}
 
     def score(self, doc: dict, reply: str) -> Any:
-        return {"n": 1.0}
+        # A question the server refused (longer than its context) has no response for the judge.
+        return {"n": 1.0, context_limit.CONTEXT_EXCEEDED: float(context_limit.from_reply(reply) is not None)}
 
 
 class EcomEvalExactTask(OutcomeTask):
@@ -140,10 +143,12 @@ class EcomEvalExactTask(OutcomeTask):
     lower_is_better = frozenset({"judge_failure_rate"})
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
-        return exact_metric_keys(specs)
+        return [*exact_metric_keys(specs), context_limit.RATE]
 
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
-        return summarize(outcomes, specs)
+        return {**summarize(outcomes, specs), context_limit.RATE: context_limit.rate(outcomes)}
 
     def score(self, doc: dict, reply: str) -> Any:
-        return score_exact(doc, reply)[1]
+        if context_limit.from_reply(reply) is not None:  # the server refused the question: 0, counted apart
+            return {**outcome_of(doc, 0), context_limit.CONTEXT_EXCEEDED: 1.0}
+        return {**score_exact(doc, reply)[1], context_limit.CONTEXT_EXCEEDED: 0.0}

@@ -13,10 +13,12 @@ FOLDER = Path(__file__).parent
 VERSION = float(TASK_VERSION)
 
 # The system prompt (instruction, output format, few-shot block) varies with the run's return
-# format, so it is a document column; `system_prefix` is a plain column (a Jinja template would be
-# re-rendered for every document) ending in the blank line that separates it from the question.
-TEMPLATE_CONFIG = task_template("MonBenchTask", "system_prefix", MAX_TOKENS, VERSION, fewshot_delimiter="\n\n")
+# format, so it is a document column (a plain column: a Jinja template would be re-rendered for every
+# document), the system message byte for byte as Inspect sends it. Without a chat template the task
+# puts a blank line between it and the question (MonBenchTask.plain_separator).
+TEMPLATE_CONFIG = task_template("MonBenchTask", "system_prompt", MAX_TOKENS, VERSION, fewshot_delimiter="\n\n")
 #: Group rows: unweighted means over the four tasks, as Table 2's "Avg." (its CI is in the Inspect task).
+#: No truncated_rate: lm-eval passes no stop reason, so that share is unknown (the report says so).
 GROUP_METRICS = (
     "acc",
     "acc_pos_A",
@@ -26,7 +28,7 @@ GROUP_METRICS = (
     "consistency",
     "invalid_rate",
     "mismatch_rate",
-    "truncated_rate",
+    "context_exceeded_rate",
 )
 
 
@@ -49,7 +51,7 @@ def render() -> dict[str, str]:
         if len(runs_for(variant.design, variant.formats)) > 1:
             metrics = [*GROUP_METRICS[:5], *(f"acc_fmt_{f}" for f in variant.formats), *GROUP_METRICS[5:]]
         else:
-            metrics = ["acc", "invalid_rate", "truncated_rate"]
+            metrics = ["acc", "invalid_rate", "context_exceeded_rate"]
         config = {
             "group": group,
             "task": members,

@@ -24,7 +24,8 @@ from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.monbench.metrics import POSITION_NAMES
 from ecom_tasks.monbench.parsing import GRADER, check_parsing
 from ecom_tasks.monbench.protocol import load_items, parse_shots, runs_for
-from ecom_tasks.monbench.scoring import score_reply, summarize
+from ecom_tasks.monbench.scoring import refused_outcome, score_reply, summarize
+from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
 from ecom_tasks.scorers.lm_eval import OutcomeTask
 
@@ -65,8 +66,6 @@ def load_docs(
         {
             "id": item.id,
             "system_prompt": item.system_prompt,
-            # The prompt plus the blank line that separates it from the question without a chat template.
-            "system_prefix": item.system_prompt + "\n\n",
             "user_prompt": item.user_prompt,
             "target": item.target_answer,
             **item.fields,
@@ -80,7 +79,9 @@ class MonBenchTask(OutcomeTask):
     """MonBench's metrics: the ``choice_runs`` metric specs plus the position, format and failure breakdown."""
 
     metric_kind = CHOICE_RUNS
-    lower_is_better = frozenset({"invalid_rate", "mismatch_rate", "truncated_rate"})
+    lower_is_better = frozenset({"invalid_rate", "mismatch_rate", context_limit.RATE})
+    #: Without a chat template lm-eval joins the system prompt and the question with nothing between.
+    plain_separator = "\n\n"
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         # Every results file records the shots and the reading (configs.<task>.metadata), defaults included.
@@ -105,12 +106,15 @@ class MonBenchTask(OutcomeTask):
         keys.append("invalid_rate")
         if "label_content" in variant["formats"]:
             keys.append("mismatch_rate")
-        keys.append("truncated_rate")
+        # No truncated_rate: lm-eval passes no stop reason, so that share is unknown (the report says so).
+        keys.append(context_limit.RATE)
         return keys
 
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
-        return summarize(outcomes, specs)
+        return {**summarize(outcomes, specs), context_limit.RATE: context_limit.rate(outcomes)}
 
     def score(self, doc: dict, reply: str) -> Any:
-        # lm-eval passes no stop reason: only a reply cut off inside <think> counts as truncated.
-        return score_reply(doc, reply, strict=self.strict, parsing=self.parsing)[1]
+        if context_limit.from_reply(reply) is not None:  # the server refused the prompt: wrong, counted apart
+            return {**refused_outcome(doc), context_limit.CONTEXT_EXCEEDED: 1}
+        outcome = score_reply(doc, reply, strict=self.strict, parsing=self.parsing)[1]
+        return {**outcome, context_limit.CONTEXT_EXCEEDED: 0}

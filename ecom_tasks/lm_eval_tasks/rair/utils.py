@@ -20,6 +20,7 @@ from ecom_tasks.images import ImageAccess
 from ecom_tasks.rair.protocol import load_items
 from ecom_tasks.rair.rules import load_rules, provenance
 from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
+from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.lm_eval import OutcomeTask
 
@@ -61,7 +62,7 @@ class RairTask(OutcomeTask):
     """RAIR's metrics: the ``labels`` metric specs plus RAIR's breakdown of the task's subset."""
 
     metric_kind = LABELS
-    lower_is_better = frozenset({"invalid_rate", "truncated_rate", "error_share", "confusion"})
+    lower_is_better = frozenset({"invalid_rate", context_limit.RATE, "error_share", "confusion"})
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         # The rules shown go into the results' config: version, sha256 and source (builtin = ours).
@@ -73,13 +74,17 @@ class RairTask(OutcomeTask):
         super().__init__(config)
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
-        return subset_metric_keys(config["dataset_kwargs"]["subset"], specs)
+        # No truncated_rate: lm-eval passes no stop reason, so the share is unknown (the report says so).
+        keys = [key for key in subset_metric_keys(config["dataset_kwargs"]["subset"], specs) if key != "truncated_rate"]
+        return [*keys[: keys.index("n")], context_limit.RATE, *keys[keys.index("n") :]]
 
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
         # A group absent from the data has 0 items (its other metrics: nan, as the aggregations give).
         counts = {key: 0.0 for key in self.aggregation() if key.startswith("n/")}
-        return {**counts, **summarize(outcomes, specs)}
+        return {**counts, **context_limit.with_rate(summarize(outcomes, specs), outcomes)}
 
     def score(self, doc: dict, reply: str) -> Any:
-        # lm-eval passes no stop reason: only a reply cut off inside <think> counts as truncated.
-        return score_reply(doc, reply)[1]
+        if context_limit.from_reply(reply) is not None:  # the server refused the prompt: wrong, counted apart
+            outcome = score_reply(doc, None, truncated=False)[1]
+            return {**outcome, context_limit.CONTEXT_EXCEEDED: 1}
+        return {**score_reply(doc, reply)[1], context_limit.CONTEXT_EXCEEDED: 0}
