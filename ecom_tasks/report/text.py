@@ -23,6 +23,7 @@ PREFERRED_COLUMNS = (
     "invalid_rate",
     "mismatch_rate",
     "truncated_rate",
+    "context_exceeded_rate",
     "l2_dim_acc",
 )
 COUNT_COLUMNS = frozenset({"n"})
@@ -36,6 +37,7 @@ SHORT_NAMES = {
     "acc_pos_D": "pos_D",
     "invalid_rate": "invalid",
     "truncated_rate": "trunc",
+    "context_exceeded_rate": "over_ctx",
     "mismatch_rate": "mismatch",
     "consistency": "consist",
 }
