@@ -351,3 +351,36 @@ def test_half_the_votes_abstaining_is_accepted_and_the_share_is_the_users(tmp_pa
     assert not (out / "data" / "monbench.jsonl").exists()
     rows = [json.loads(line) for line in (out / "work" / "votes.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sum(row["votes"] == [None] for row in rows) == 7  # the earlier, accepted build's votes
+
+
+def test_vote_outcomes_by_hand_and_where_a_stage_stops(capsys):
+    import argparse
+
+    from ecom_tasks.construction import TooManyAbstentions, abstention_share, check_abstentions, vote_outcomes
+
+    # three items of a 2-seat panel: a rule stage's empty vote () is an answer ("no rule"), not an abstention
+    outcomes = vote_outcomes(
+        "rules",
+        [
+            ([("R1",), ()], ["ok", "ok"]),
+            ([None, None], ["limit", "no_answer"]),
+            ([None, "relevant"], ["ambiguous", "ok"]),
+        ],
+    )
+    assert (outcomes.total, outcomes.answered, outcomes.cut_off, outcomes.abstained) == (6, 3, 1, 3)
+    assert outcomes.counts() == (
+        "6 votes: 3 answered, 3 abstained (1 cut off by the token limit, 2 unreadable: 1 ambiguous, 1 no_answer)"
+    )
+    check_abstentions(outcomes)  # 3 of 6 is not more than half: the build goes on, and says so
+    assert capsys.readouterr().out == f"  rules: {outcomes.counts()}\n"
+    with pytest.raises(TooManyAbstentions, match=r"stage rules stopped the build: 6 votes.*more than 40% of the votes"):
+        check_abstentions(outcomes, 0.4)
+    every = vote_outcomes("votes", [([None, None], ["limit", "limit"])])
+    with pytest.raises(TooManyAbstentions, match="With every vote abstaining") as stopped:
+        check_abstentions(every, 1.0)  # all abstained stops whatever share is accepted
+    assert "raise --max-tokens" in str(stopped.value) and "answers in the prompt's format" not in str(stopped.value)
+    check_abstentions(vote_outcomes("visual", []))  # a stage with no item has nothing to judge
+    for text in ("nan", "-0.1", "1.5", "half"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            abstention_share(text)
+    assert abstention_share("0.25") == 0.25
