@@ -454,6 +454,8 @@ class OutputFolder:
             mode = self.root.lstat().st_mode
         except FileNotFoundError:
             mode = None
+        except NotADirectoryError:
+            raise FileRefused(f"{self.root}: the {what} lies below a file, not a folder") from None
         if mode is not None and stat.S_ISLNK(mode):
             raise FileRefused(
                 f"{self.root}: the {what} is a symbolic link (to {self.root.resolve()}); name the folder itself"
@@ -501,6 +503,8 @@ class OutputFolder:
             current = current / part if part else current
             try:
                 mode = current.lstat().st_mode
+            except NotADirectoryError:
+                raise FileRefused(f"{current}: lies below a file, not a folder") from None
             except FileNotFoundError:
                 if not create:
                     raise FileRefused(f"{current}: no such folder") from None
