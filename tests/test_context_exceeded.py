@@ -126,6 +126,7 @@ def _lm_eval(server, tmp_path: Path, tasks: str, *extra: str, concurrent: int = 
     return proc, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("style", "concurrent"), [("llama.cpp", 1), ("vllm", 4)])
 def test_lm_eval_counts_it_and_finishes_the_run(tmp_path: Path, style: str, concurrent: int):
     """``local-chat-completions`` retries a 400 and aborts the run; ``ecom-lm-eval`` runs the same model
@@ -153,6 +154,7 @@ def test_lm_eval_counts_it_and_finishes_the_run(tmp_path: Path, style: str, conc
             assert reply == "Final answer: L3"
 
 
+@pytest.mark.slow
 def test_plain_local_chat_completions_still_aborts_on_a_refusal(tmp_path: Path):
     """Why ``ecom-lm-eval`` swaps the model: lm-eval's own ends the whole run with no results file."""
     from ecom_tasks.lm_eval_tasks import TASKS_DIR
@@ -182,6 +184,7 @@ def test_plain_local_chat_completions_still_aborts_on_a_refusal(tmp_path: Path):
     assert proc.returncode != 0 and not list(out.rglob("results_*.json"))
 
 
+@pytest.mark.slow
 def test_the_output_limit_is_the_servers_unless_the_user_sets_one(tmp_path: Path):
     """vLLM refuses a request whose prompt plus max_tokens exceeds the context: with no limit sent,
     a well-configured server refuses nothing; a user's limit is sent as given in both frameworks."""
