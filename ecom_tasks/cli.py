@@ -353,7 +353,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:
         formats = parse_formats(args.format)
-        result = write_report(args.paths, args.out, formats, progress=True)
+        result = write_report(
+            args.paths, args.out, formats, progress=True, baseline=args.baseline, resamples=args.resamples
+        )
     except (EcomTasksError, ValueError, FileNotFoundError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
@@ -507,6 +509,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", default="report", help="output folder (default: report)")
     report.add_argument("--format", default="md,csv,html", help="comma-separated: md, csv, html (default: all)")
+    report.add_argument("--baseline", metavar="MODEL", help="'Which model is better': a forest plot against MODEL")
+    report.add_argument(
+        "--resamples", type=_positive_int, default=1000, help="resamples of the 'Which model is better' intervals"
+    )
     report.set_defaults(func=cmd_report)
     compare = sub.add_parser("compare", help="which model is better, and how sure: intervals and paired tests")
     compare.add_argument("paths", nargs="+", metavar="PATH", help="Inspect logs, lm-eval --log_samples output folders")

@@ -115,6 +115,8 @@ class Row:
     data: str = ""
     #: Warnings a reader must see next to the numbers (fixtures, an unreliable judge).
     flags: tuple[str, ...] = ()
+    #: Text shown right after a cell's value, by column key (a comparison's significance stars).
+    marks: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ecom_tasks.files import OutputFolder
 from ecom_tasks.report.text import (
@@ -71,6 +72,8 @@ def write_report(
     *,
     progress: bool = False,
     plots: bool = True,
+    baseline: str | None = None,
+    resamples: int = 1000,
 ) -> ReportFiles:
     """Read every run under ``paths``, build the tables and write them to ``out`` (a folder).
 
@@ -87,7 +90,7 @@ def write_report(
     folder = OutputFolder(out, inputs=inputs, what="report folder")
     folder.check_writable()  # before reading every log
     merged, failed = merge_runs(read_runs(inputs, progress=progress))
-    tables = build_tables(merged)
+    tables = build_tables(merged) + _comparison_tables(inputs, merged, baseline, resamples)
     result = ReportFiles(folder.root, tables=len(tables), runs=len(merged), failed=len(failed))
     result.problems = [
         run.error if run.source in run.error else f"{run.source}: {run.error}"
@@ -125,6 +128,26 @@ def write_report(
     if "html" in chosen:
         write("report.html", render.html_page(tables, merged, failed, images, result.notice).encode("utf-8"))
     return result
+
+
+def _comparison_tables(
+    inputs: Sequence[Path], merged: Sequence[Any], baseline: str | None, resamples: int
+) -> list[Any]:
+    """ "Which model is better" tables for the tasks that two or more models ran (``report.compare``);
+    the per-item outcomes are read only for those tasks."""
+    from collections import defaultdict
+
+    from ecom_tasks.report.compare import DESIGNS, compare_runs, read_model_runs, report_tables
+
+    models: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for run in merged:
+        if run.benchmark in DESIGNS and run.status == "success":
+            models[(run.benchmark, run.task)].add(f"{run.model_name}/{run.framework}")
+    wanted = {key for key, names in models.items() if len(names) > 1}
+    if not wanted:
+        return []
+    runs, _ = read_model_runs(inputs, only=wanted)
+    return report_tables(compare_runs(runs, baseline=baseline, n_resamples=resamples), baseline)
 
 
 class _Placement:

@@ -203,15 +203,20 @@ def _first_metric(sample: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read_model_runs(paths: Sequence[str | Path]) -> tuple[list[ModelRun], list[str]]:
-    """Every finished run of ours under ``paths`` with its per-unit outcomes, and a note for each run
-    that cannot take part (no per-item outcomes logged, unfinished, not one of our benchmarks)."""
+def read_model_runs(
+    paths: Sequence[str | Path], *, only: set[tuple[str, str]] | None = None
+) -> tuple[list[ModelRun], list[str]]:
+    """Every finished run of ours under ``paths`` (of the (benchmark, task) pairs in ``only``, when given)
+    with its per-unit outcomes, and a note for each run that cannot take part (no per-item outcomes
+    logged, unfinished, not one of our benchmarks)."""
     from ecom_tasks.report.runs import _JUDGED_FILE, _RESULTS_FILE, _SAMPLES_FILE, read_runs
 
     found: list[ModelRun] = []
     notes: list[str] = []
     for run in read_runs(paths):
         design = DESIGNS.get(run.benchmark)
+        if only is not None and (run.benchmark, run.task) not in only:
+            continue
         if design is None or run.status != "success":
             if design is not None:
                 notes.append(f"{run.source}: {run.task} did not finish ({run.status}); left out")
@@ -568,3 +573,137 @@ def write_json(path: str | Path, comparison: Comparison, inputs: Sequence[str | 
     target = Path(path)
     out = files.OutputFolder(target.parent if str(target.parent) else ".", inputs=inputs)
     return out.write_text(target.name, files.dumps_strict([r.as_json() for r in comparison.records], indent=2) + "\n")
+
+
+# --- in the report ----------------------------------------------------------------------------------
+
+#: How a benchmark's headline values display in the report (``ecom_tasks.tables.Table.display``).
+DISPLAY = {"rair": "percent", "monbench": "percent", "ecomeval": "score", "rmir": "percent"}
+
+
+def report_tables(comparison: Comparison, baseline: str | None = None) -> list[Any]:
+    """The "Which model is better" tables of the report, per benchmark, task and metric with two or more
+    models: the models ranked with their intervals, the matrix of paired differences (row - column, Holm
+    marks), every pair's test in detail, and with ``baseline`` a forest plot of every model against it."""
+    from ecom_tasks.tables import Column, Row, Table, file_slug
+
+    tables: list[Table] = []
+    groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    for record in comparison.records:
+        groups[(record.benchmark, record.task, record.metric)].append(record)
+    for (benchmark, task, metric), records in groups.items():
+        models = ranked([r for r in records if r.kind == "model"])
+        pairs = [r for r in records if r.kind == "pair"]
+        if len(models) < 2:
+            continue
+        display = DISPLAY.get(benchmark, "fraction")
+        first = models[0]
+        design = (
+            f"95% percentile bootstrap over {first.unit}"
+            f"{', stratified by category' if DESIGNS[benchmark].stratum_field else ''}, "
+            f"{first.n_resamples} resamples, seed {first.seed}"
+        )
+        slug = f"better_{file_slug(task)}_{file_slug(metric)}"
+        interval_columns = [
+            Column("estimate", metric, headline=True),
+            Column("ci_low", "95% CI low"),
+            Column("ci_high", "95% CI high"),
+            Column("n", first.unit, display="count"),
+        ]
+        if any(r.paper_ci is not None for r in models):
+            interval_columns.append(Column("paper_ci", "paper's ± over runs"))
+        tables.append(
+            Table(
+                benchmark,
+                slug,
+                f"Which model is better: {task}, {metric}",
+                interval_columns,
+                [
+                    Row(
+                        r.model or "",
+                        f"rank {rank}",
+                        r.framework or "",
+                        _cells(r, ("estimate", "ci_low", "ci_high", "n", "paper_ci")),
+                    )
+                    for rank, r in enumerate(models, 1)
+                ],
+                display=display,
+                note=f"Models ranked by {metric}; {design}.",
+            )
+        )
+        if not pairs:
+            continue
+        columns_a = list(dict.fromkeys(r.a or "" for r in pairs))
+        matrix_rows: dict[str, Row] = {}
+        for r in pairs:
+            row = matrix_rows.setdefault(r.b or "", Row(r.b or "", "b", "", {}))
+            row.cells[r.a or ""] = r.estimate
+            row.marks[r.a or ""] = _mark(r.p_adjusted)
+        tables.append(
+            Table(
+                benchmark,
+                f"{slug}_pairs",
+                f"Paired differences: {task}, {metric} (row − column)",
+                [Column(a, f"− {a}") for a in columns_a],
+                list(matrix_rows.values()),
+                display=display,
+                note="Each cell is the row model's value minus the column model's on the items both ran. "
+                "* Holm-adjusted p < 0.05, ** < 0.01, *** < 0.001 (over the pairs of this metric).",
+            )
+        )
+        tables.append(
+            Table(
+                benchmark,
+                f"{slug}_tests",
+                f"Paired tests: {task}, {metric}",
+                [
+                    Column("estimate", "b − a", headline=True),
+                    Column("ci_low", "95% CI low"),
+                    Column("ci_high", "95% CI high"),
+                    Column("p_value", "p", display="fraction"),
+                    Column("p_adjusted", "p (Holm)", display="fraction"),
+                    Column("min_detectable", "detectable at 80% power"),
+                    Column("n", first.unit, display="count"),
+                ],
+                [
+                    Row(
+                        f"{r.b} − {r.a}",
+                        r.test or "",
+                        "",
+                        _cells(r, ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted", "min_detectable", "n")),
+                    )
+                    for r in pairs
+                ],
+                display=display,
+                note=f"{design}; tests: exact McNemar (per-item right or wrong) or a paired permutation test. "
+                "'Detectable': the smallest difference this many units detect with 80% power at alpha 0.05.",
+            )
+        )
+        if baseline is not None:
+            against = [r for r in pairs if r.a == baseline or (r.a or "").startswith(f"{baseline} (")]
+            if against:
+                tables.append(
+                    Table(
+                        benchmark,
+                        f"{slug}_forest",
+                        f"Against {against[0].a}: {task}, {metric}",
+                        [
+                            Column("estimate", "b − baseline", headline=True),
+                            Column("ci_low", "95% CI low"),
+                            Column("ci_high", "95% CI high"),
+                        ],
+                        [
+                            Row(r.b or "", "vs baseline", "", _cells(r, ("estimate", "ci_low", "ci_high")))
+                            for r in against
+                        ],
+                        display=display,
+                        note=f"Every model minus the baseline, with its 95% interval ({design}).",
+                        plot="forest",
+                    )
+                )
+    return tables
+
+
+def _cells(record: Record, names: Sequence[str]) -> dict[str, float]:
+    values = {name: getattr(record, name) for name in names}
+    return {name: float(value) for name, value in values.items() if value is not None}

@@ -167,7 +167,27 @@ def bars(table: Table) -> bytes:
     return _png(figure)
 
 
-DRAW = {"heatmap": heatmap, "confusion": confusion, "bars": bars}
+def forest(table: Table) -> bytes:
+    """Every row's ``estimate`` with its 95% interval (``ci_low``..``ci_high``) against a line at 0: each
+    model's difference from the baseline (``ecom-tasks report --baseline``)."""
+    from matplotlib.figure import Figure
+
+    rows = table.rows
+    scale = _scale(table)
+    figure = Figure(figsize=(7.0, 1.4 + 0.4 * len(rows)), layout="constrained")
+    ax = figure.add_subplot()
+    for i, row in enumerate(rows):
+        value, low, high = (row.cells.get(key, float("nan")) * scale for key in ("estimate", "ci_low", "ci_high"))
+        ax.errorbar([value], [i], xerr=[[value - low], [high - value]], fmt="o", color="tab:blue", capsize=3)
+    ax.axvline(0.0, color="grey", linewidth=1)
+    ax.set_yticks(range(len(rows)), labels=[row.model for row in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("difference" + (" (percentage points)" if scale == 100 else ""))
+    ax.set_title(table.title, fontsize=9)
+    return _png(figure)
+
+
+DRAW = {"heatmap": heatmap, "confusion": confusion, "bars": bars, "forest": forest}
 
 
 def draw(table: Table) -> bytes | None:

@@ -83,7 +83,7 @@ def _cell(table: Table, column: Column, row: Row) -> str:
     if value is None and column.log_key.rpartition("/")[2] == "truncated_rate":
         if any(truncation_unknown(run) for run in row.merged):
             return UNKNOWN
-    return format_value(value, column.display or table.display)
+    return format_value(value, column.display or table.display) + row.marks.get(column.key, "")
 
 
 def _source(row: Row) -> str:

@@ -1,0 +1,141 @@
+"""The report's "Which model is better" tables: two models of one task ranked with intervals, their paired
+difference with Holm marks, the tests, a forest plot against ``--baseline``; the numbers are compare's,
+in the CSV too; a hostile model name stays text in the page and in Chromium."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log, write_eval_log
+from test_report_security import IMG_PAYLOAD, PAYLOAD, Elements
+
+from ecom_tasks.inspect_evals.rair import rair_general
+from ecom_tasks.offline import apply_offline
+from ecom_tasks.rair.schema import LEVELS
+from ecom_tasks.report import write_report
+from ecom_tasks.report.compare import compare_runs, read_model_runs
+
+HOSTILE_MODEL = f"openai/{PAYLOAD}{IMG_PAYLOAD}"
+
+
+def _right(outcome: dict) -> dict:
+    """The outcome of a reply naming the gold level (everything else as it was)."""
+    gold = int(outcome["gold"])
+    fixed = dict(outcome)
+    for i, level in enumerate(LEVELS):
+        fixed[f"pred_{level}"] = int(i == gold)
+    fixed["pred_invalid"] = 0
+    fixed["acc4"] = 1
+    fixed["acc2"] = 1
+    return fixed
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory) -> tuple[Path, int, int]:
+    """The baseline's rair_general log and a second model's: the same replies, except that every item
+    the baseline got wrong is right in the second. Returns (folder, items, items fixed)."""
+    apply_offline()
+    folder = tmp_path_factory.mktemp("two-models")
+    (log,) = inspect_eval([rair_general()], model="ecom/baseline", log_dir=str(folder / "a"), display="none")
+    assert log.status == "success"
+    full = read_eval_log(log.location)
+    fixed = 0
+    for sample in full.samples or []:
+        score = sample.scores["rair_scorer"]
+        if score.value["acc4"] == 0:
+            score.value = _right(score.value)
+            fixed += 1
+    full.eval.model = HOSTILE_MODEL
+    write_eval_log(full, str(folder / "b" / "better.eval"))
+    return folder, len(full.samples or []), fixed
+
+
+def _csv(out: Path, name: str) -> list[dict[str, str]]:
+    with (out / "csv" / f"{name}.csv").open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def report(two_models, tmp_path_factory) -> Path:
+    folder, _, _ = two_models
+    out = tmp_path_factory.mktemp("comparison-report")
+    write_report([folder], out, baseline="ecom/baseline", resamples=300)
+    return out
+
+
+def test_the_tables_hold_compares_numbers(two_models, report: Path):
+    folder, items, fixed = two_models
+    ranked = _csv(report, "rair_better_rair_general_acc4")
+    assert [row["model"] for row in ranked] == [f"openai/{PAYLOAD}{IMG_PAYLOAD}", "ecom/baseline"]
+    baseline = float(ranked[1]["estimate"])
+    assert float(ranked[0]["estimate"]) == 1.0 and baseline == pytest.approx(1 - fixed / items)
+    for row in ranked:
+        assert float(row["ci_low"]) <= float(row["estimate"]) <= float(row["ci_high"]) and float(row["n"]) == items
+    (pair,) = _csv(report, "rair_better_rair_general_acc4_pairs")
+    assert float(pair["ecom/baseline"]) == pytest.approx(fixed / items)
+    (test,) = _csv(report, "rair_better_rair_general_acc4_tests")
+    assert test["setting"] == "mcnemar_exact"
+    # the same numbers compare computes (same seed, same resamples)
+    runs, _ = read_model_runs([folder])
+    records = compare_runs(runs, metric="acc4", n_resamples=300).records
+    (record,) = [r for r in records if r.kind == "pair"]
+    assert float(test["estimate"]) == pytest.approx(record.estimate)
+    assert float(test["p_adjusted"]) == pytest.approx(record.p_adjusted)
+    assert float(test["ci_low"]) == pytest.approx(record.ci_low) and float(test["ci_high"]) == pytest.approx(
+        record.ci_high
+    )
+    # every item the baseline missed is now right: McNemar's discordant pairs all go one way
+    assert record.p_value < 0.001
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "Which model is better: rair_general, acc4" in markdown
+    assert f"{100 * fixed / items:.2f}\\*\\*\\*" in markdown  # the matrix cell with its (escaped) Holm mark
+
+
+def test_the_forest_plot_against_the_baseline(report: Path):
+    (row,) = _csv(report, "rair_better_rair_general_acc4_forest")
+    assert float(row["ci_low"]) <= float(row["estimate"]) <= float(row["ci_high"])
+    assert (report / "plots" / "rair_better_rair_general_acc4_forest.png").stat().st_size > 1000
+
+
+def test_one_model_gets_no_comparison_section(two_models, tmp_path: Path):
+    folder, _, _ = two_models
+    out = tmp_path / "report"
+    write_report([folder / "a"], out, formats="csv")
+    assert not list((out / "csv").glob("*better*"))
+
+
+def test_model_names_from_logs_stay_text_in_the_section(report: Path):
+    page = (report / "report.html").read_text(encoding="utf-8")
+    parsed = Elements()
+    parsed.feed(page)
+    assert [tag for tag, _ in parsed.tags].count("script") == 1
+    assert not [(tag, name) for tag, attrs in parsed.tags for name in attrs if name.startswith("on")]
+    assert "Which model is better" in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.slow
+def test_the_section_is_inert_in_chromium(report: Path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra) not installed")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium not installed (Debian: apt-get install chromium)")
+    dialogs: list[str] = []
+    errors: list[str] = []
+    with sync_api.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto((report / "report.html").as_uri(), wait_until="load")
+            probe = page.text_content("#report-errors")
+            body = page.inner_text("body")
+        finally:
+            browser.close()
+    assert dialogs == [] and errors == [] and probe == "[]", (dialogs, errors, probe)
+    assert "Which model is better: rair_general, acc4" in body and PAYLOAD in body
