@@ -50,6 +50,11 @@ ISSUE_CASES = {
 
 # (reply, level, dimension, status, rule)
 REPLIES = [
+    # --- a filled-in attribute form (Gemma 3 270M's replies): "Size: L2" is a size, not a level ---------
+    pytest.param("- Category: dress\n- Size: L2\n- Color: red", None, None, NO_LABEL, "", id="form-size-value"),
+    pytest.param("- Size: L2\n- Color: red\n\nFinal answer: L3", "L3", None, OK, RULE_MARKER, id="form-then-answer"),
+    pytest.param("Category: L4\nBrand: L2", None, None, NO_LABEL, "", id="form-per-attribute-levels"),
+    pytest.param("Relevance: L4", "L4", None, OK, RULE_MARKER, id="form-relevance-field-is-the-answer"),
     # --- the issue's cases -----------------------------------------------------------------
     pytest.param("L3 rather than L4", "L3", None, OK, RULE_START, id="issue-rather-than"),
     pytest.param("I'd rate this L3. It can't be L4 because …", "L3", None, OK, RULE_START, id="issue-cant-be"),

@@ -602,6 +602,17 @@ def _mark_echoes(region: str, mentions: list[_Mention], bounds: _Boundaries) -> 
             mention.role, mention.why = ECHO, "the prompt's placeholder"
         elif _EXAMPLE.search(region[max(0, mention.start - 30) : mention.start]):
             mention.role, mention.why = ECHO, "an example"
+    # The value of a product attribute in a filled-in form ("- Size: L2", "Color: L1") is that attribute's
+    # value (clothing sizes look like levels), not the item's level.
+    for mention in mentions:
+        if mention.role == ECHO or mention.form:
+            continue
+        head = bounds.line_start(mention.start)
+        if mention.start - head > 48:  # a form's label is short: a long line is prose (and stays linear)
+            continue
+        label = _FIELD_LABEL.search(region, head, mention.start)
+        if label and label.end() == mention.start and _is_attribute(label.group(1)):
+            mention.role, mention.why = ECHO, "a product attribute's value in a form"
     listed = [m for m in mentions if m.role != ECHO]
     list_or_range = re.compile(f"(?:{_LIST_GAP.pattern})|(?:{_RANGE_GAP.pattern})", re.IGNORECASE)
     for chain in _chains(region, listed, list_or_range):
@@ -620,6 +631,17 @@ def _mark_echoes(region: str, mentions: list[_Mention], bounds: _Boundaries) -> 
     if len({m.number for m in heads}) >= 2:
         for m in heads:
             m.role, m.why = ECHO, "a list of level definitions"
+
+
+#: "- Size: " before a level: a field label on its own line head.
+_FIELD_LABEL = re.compile(r"^[\s>#*_`•·\-]*([^\n:：]{1,30}?)[\s*_`]*[:：][\s\"'*_`]*", re.MULTILINE)
+#: Item fields of RAIR's inputs that are not Table 8 dimensions.
+_ITEM_FIELDS = frozenset({"sku", "version", "model id", "price", "year", "pattern", "cpv", "title", "item title"})
+
+
+def _is_attribute(label: str) -> bool:
+    name = " ".join(label.split()).strip(" -–—*_`'\"").casefold()
+    return name in _ITEM_FIELDS or canonical_dimension(name) is not None
 
 
 def _pre_cue(pre: str) -> bool:
