@@ -24,6 +24,8 @@ apply_offline()
 
 from inspect_ai.log import read_eval_log  # noqa: E402
 
+from ecom_tasks.ecomeval.schema import CATEGORY_NAMES  # noqa: E402
+from ecom_tasks.ecomeval.tasks import TASKS, TASKS_BY_ID  # noqa: E402
 from ecom_tasks.report import write_report  # noqa: E402
 
 INSPECT_TASKS = (
@@ -191,9 +193,9 @@ def expected_cells(root: Path) -> dict[tuple[str, str, str, str, str], dict[str,
     """(table, model, source, setting, part) -> {column: value}: what every run row must hold."""
     expected: dict[tuple[str, str, str, str, str], dict[str, float]] = {}
 
-    def put(table, model, source, setting, part, cells):
+    def put(table, model, source, setting, part, cells, keep_blank=False):
         cells = {k: v for k, v in cells.items() if v is not None}
-        if cells:
+        if cells or keep_blank:
             expected.setdefault((table, model, source, setting, part), {}).update(cells)
 
     rair_runs = []  # (model, source, task, metrics)
@@ -340,7 +342,6 @@ ECOMEVAL_TABLES = {
         and k.startswith("task/")
     ),
     "ecomeval_difficulty": lambda k: k.startswith("difficulty/"),
-    "ecomeval_tasks": lambda k: k.startswith("task/"),
 }
 
 
@@ -357,6 +358,15 @@ def ecomeval_row(put, model, m, source: str = "inspect", setting: str | None = N
             v is not None for k, v in cells.items() if k != "judge_failure_rate"
         ):
             put(table, model, source, setting, "", cells)
+    # The per-task table: a row per task of the list of 37 (blank without items); the others apart.
+    if any(k.startswith("task/") for k in m):
+        for task in TASKS:
+            part = f"{CATEGORY_NAMES[task.category]}: {task.name}" + (
+                f" ({task.abbreviation})" if task.abbreviation else ""
+            )
+            put("ecomeval_tasks", model, source, setting, part, {"task_mean": m.get(f"task/{task.id}")}, True)
+        for key in (k for k in m if k.startswith("task/") and k.removeprefix("task/") not in TASKS_BY_ID):
+            put("ecomeval_tasks_outside", model, source, setting, key.removeprefix("task/"), {"task_mean": m[key]})
 
 
 def read_csv_tables(out: Path) -> dict[str, list[dict[str, str]]]:

@@ -31,6 +31,7 @@ from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError, load_rows
 from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD
 from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, column_field, fixture_file, load_records
+from ecom_tasks.ecomeval.tasks import canonical_task
 from ecom_tasks.files import OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.scorers.core import RUBRIC_MAX
@@ -293,7 +294,7 @@ def log_grades(paths: list[str]) -> tuple[dict[str, dict[str, float | None]], di
                 by_item[item] = float(value["grade"]) / graded if graded > 0 else None
             except (KeyError, TypeError, ValueError):
                 raise ValueError(f"{path}: sample {sample.id}: its EcomEval score holds no numeric grade") from None
-            tasks[item] = str(metadata["task"])
+            tasks[item] = canonical_task(str(metadata["task"]))  # an older log may hold another spelling
     return grades, tasks, data
 
 

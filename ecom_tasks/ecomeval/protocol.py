@@ -23,6 +23,7 @@ from ecom_tasks.ecomeval.schema import (
     canonical_category,
     load_records,
 )
+from ecom_tasks.ecomeval.tasks import canonical_task, unlisted_hint
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 
 
@@ -94,7 +95,8 @@ def select(
 ) -> list[EcomEvalRecord]:
     """The records passing every filter (comma lists allowed; None or ``all``: no filter).
 
-    ``category`` takes slugs or the paper's names; ``multimodal`` true keeps items with
+    ``category`` takes slugs or the paper's names; ``task`` any spelling of a listed task (or a
+    name outside the list, as the data has it); ``multimodal`` true keeps items with
     images, false text items; ``exact`` keeps text items with an exact-answer reference.
     """
     categories = _names(category)
@@ -103,7 +105,8 @@ def select(
     wanted_categories = _check("category", categories, CATEGORIES)
     wanted_languages = _check("language", _names(language), LANGUAGES)
     wanted_difficulties = _check("difficulty", _names(difficulty), DIFFICULTIES)
-    wanted_tasks = _names(task)
+    # Any accepted spelling of a listed task selects it (records hold canonical ids); other names as given.
+    wanted_tasks = None if _names(task) is None else [canonical_task(t) for t in _names(task)]
     modality = (
         None if multimodal is None or multimodal == "" or multimodal == "all" else parse_flag(multimodal, "multimodal")
     )
@@ -141,6 +144,7 @@ def load_items(
         shown = ", ".join(f"{k}={v!r}" for k, v in filters.items() if v not in (None, "", False))
         raise NoItemsSelected(
             f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}"
+            + unlisted_hint(_names(filters.get("task")) or [])
         )
     return build_items(records)
 

@@ -4,8 +4,11 @@ One record is one question with its reference answer. Fields:
 
 ``id``; ``category``: one of :data:`CATEGORIES` (the paper's display names,
 e.g. "Ecom Question Answering" or "Ecom Generative Ability", are mapped, see
-:data:`CATEGORY_ALIASES`); ``task``: free text from the data (the release's
-37 task names, e.g. ``brand_knowledge``); ``language``: one of
+:data:`CATEGORY_ALIASES`); ``task``: one of the 37 tasks of :mod:`ecom_tasks.ecomeval.tasks`
+under any accepted spelling ("After-Sales Service", ``PICA``, ...), stored as its
+canonical id (``after_sales_service``); a known task under another category than
+the list's is an error; a name outside the list is kept as given and named in an
+:class:`UnknownTasksWarning`; ``language``: one of
 :data:`LANGUAGES` (codes; English names are mapped); ``question``: the whole
 prompt, with its own instructions; ``reference``: the reference answer (not
 empty); ``images``: a list of paths (relative to the data file), ``data:``
@@ -42,6 +45,7 @@ from ecom_tasks.data import (
     require_text,
     validate_records,
 )
+from ecom_tasks.ecomeval.tasks import find_task
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, resolve_image
 
 #: The six categories (Sec. 3.1), as slugs, in the paper's order.
@@ -106,6 +110,10 @@ _COLUMN_FIELD = {alias: name for name, aliases in COLUMN_ALIASES.items() for ali
 
 class IgnoredColumnsWarning(UserWarning):
     """Columns of an EcomEval data source that no field reads (shown by ``ecom-tasks validate``)."""
+
+
+class UnknownTasksWarning(UserWarning):
+    """Task names outside EcomEval's 37 (kept as given; shown by ``ecom-tasks validate``)."""
 
 
 def column_key(column: str) -> str:
@@ -188,6 +196,41 @@ def _lookup(row: Row, field: str, table: dict[str, str], allowed: tuple[str, ...
     return found
 
 
+def _task(row: Row, category: str, problems: list[Problem], unknown: dict[str, list[str]]) -> str:
+    """The canonical id of the row's task; a name outside the list as given (noted in ``unknown``)."""
+    value = require_text(row, "task", problems)
+    if not value:
+        return ""
+    found = find_task(value)
+    if found is None:
+        unknown.setdefault(value, []).append(f"{row.source}:{row.index}")
+        return value
+    if category and found.category != category:
+        problems.append(
+            Problem(
+                row.source,
+                row.index,
+                "task",
+                f"{value!r} (task {found.id}) is of category {found.category} in EcomEval's list, not {category}",
+            )
+        )
+    return found.id
+
+
+def warn_unknown_tasks(unknown: dict[str, list[str]]) -> None:
+    """One :class:`UnknownTasksWarning` naming each task outside the list once, with its items."""
+    if not unknown:
+        return
+    named = "; ".join(
+        f"{name!r} ({len(places)} item{'s' if len(places) > 1 else ''}, first at {places[0]})"
+        for name, places in unknown.items()
+    )
+    warnings.warn(
+        UnknownTasksWarning(f"task(s) outside EcomEval's 37, kept as given: {named}"),
+        stacklevel=3,
+    )
+
+
 def _difficulty(row: Row, problems: list[Problem]) -> str | None:
     value = row.values.get("difficulty")
     if is_blank(value):
@@ -237,14 +280,17 @@ def validate_rows(
     """Canonical records from raw rows; raises DataValidationError listing every problem.
 
     Columns are read under their names or aliases (:data:`COLUMN_ALIASES`); other columns are
-    reported once per source with an :class:`IgnoredColumnsWarning`. ``check_images``: open every
-    image file with pillow (missing or unreadable: a problem).
+    reported once per source with an :class:`IgnoredColumnsWarning`. Tasks are stored under their
+    canonical ids; names outside the list are kept and named once in an :class:`UnknownTasksWarning`.
+    ``check_images``: open every image file with pillow (missing or unreadable: a problem).
     """
     for source, columns in ignored_columns(rows).items():
         warnings.warn(
             IgnoredColumnsWarning(f"{source}: ignored column(s) not read by ecomeval: {', '.join(columns)}"),
             stacklevel=2,
         )
+
+    unknown: dict[str, list[str]] = {}  # task outside the list -> its rows
 
     def record(row: Row, record_id: str, problems: list[Problem]) -> EcomEvalRecord:
         category = _lookup(row, "category", _CATEGORY_LOOKUP, CATEGORIES, problems)
@@ -257,7 +303,7 @@ def validate_rows(
         return EcomEvalRecord(
             id=record_id,
             category=category,
-            task=require_text(row, "task", problems),
+            task=_task(row, category, problems, unknown),
             language=_lookup(row, "language", _LANGUAGE_LOOKUP, LANGUAGES, problems),
             question=require_text(row, "question", problems),
             reference=require_text(row, "reference", problems),
@@ -271,7 +317,9 @@ def validate_rows(
     try:
         records = validate_records(renamed, record)
     except DataValidationError as exc:
+        warn_unknown_tasks(unknown)
         raise DataValidationError(twice + exc.problems) from None
+    warn_unknown_tasks(unknown)
     if twice:
         raise DataValidationError(twice)
     return records
