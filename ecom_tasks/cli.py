@@ -8,6 +8,7 @@ import inspect
 import sys
 import warnings
 from pathlib import Path
+from types import ModuleType
 
 from ecom_tasks.offline import apply_safe_defaults
 
@@ -435,7 +436,7 @@ def cmd_embed_pool(args: argparse.Namespace) -> int:
     return 0
 
 
-def construction_pipelines() -> dict[str, object]:
+def construction_pipelines() -> dict[str, ModuleType | _BrokenPipeline]:
     """benchmark -> its construction package (``ecom_tasks.<benchmark>.construction``, exposing
     ``add_build_arguments(parser)`` and ``run_build(args) -> int``), for every benchmark that has one."""
     import importlib
@@ -444,7 +445,7 @@ def construction_pipelines() -> dict[str, object]:
 
     import ecom_tasks
 
-    found: dict[str, object] = {}
+    found: dict[str, ModuleType | _BrokenPipeline] = {}
     for module in sorted(pkgutil.iter_modules(ecom_tasks.__path__), key=lambda m: m.name):
         name = f"ecom_tasks.{module.name}.construction"
         if not module.ispkg or importlib.util.find_spec(name) is None:

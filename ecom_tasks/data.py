@@ -79,7 +79,7 @@ def is_blank(value: Any) -> bool:
 def id_list(row: Row, field: str, problems: list[Problem], what: str = "ids") -> tuple[str, ...] | None:
     """The ids listed in ``field`` (a list, a Parquet array, or a CSV cell holding a JSON list); None
     when the cell is blank. A malformed cell or an empty or non-string entry is a problem (and ``()``)."""
-    value = row.values.get(field)
+    value: Any = row.values.get(field)
     if is_blank(value):
         return None
     if isinstance(value, str):

@@ -1,3 +1,5 @@
+# Hook specifications are signatures only (pluggy never runs their bodies), so their bodies are empty.
+# mypy: disable-error-code="empty-body"
 """pluggy hook specifications: what third-party plugins can add to ecom-tasks.
 
 Plugins are modules or objects exposed under the ``ecom_tasks`` entry-point
@@ -32,7 +34,7 @@ class DatasetSpec:
 
     name: str
     description: str
-    load: Callable[[Any], list[Any]]
+    load: Callable[..., list[Any]]  # load(data), or load(data, image_access=...)
     default_data: Callable[[], Any] | None = None
 
 

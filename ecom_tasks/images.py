@@ -197,9 +197,10 @@ def resolve_image(
         if not check:
             return value  # never opened nor sent by this run
         raw, reason = fetch_url_image(value)
-        reason = reason or image_problem(raw)
-        if reason:
-            problem(reason)
+        if raw is not None and not reason:
+            reason = image_problem(raw)
+        if reason or raw is None:  # fetch_url_image gives a reason whenever it gives no bytes
+            problem(reason or f"fetching {value} gave no bytes")
             return None
         return bytes_to_data_uri(raw)
     if value.startswith("data:"):

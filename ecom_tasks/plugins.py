@@ -65,7 +65,9 @@ def _unique_by_name(hook: str, named: Iterable[tuple[str, str, Any]]) -> dict[st
     return merged
 
 
-def _specs(hook: str, spec_type: type) -> Iterator[tuple[str, str, Any]]:
+def _specs(
+    hook: str, spec_type: type[hookspecs.MetricSpec] | type[hookspecs.DatasetSpec]
+) -> Iterator[tuple[str, str, Any]]:
     for plugin, specs in contributions(hook):
         for spec in specs:
             if not isinstance(spec, spec_type):

@@ -73,7 +73,7 @@ def key_name(name: str) -> str:
     return "_".join(part for part in out.split("_") if part) or "_"
 
 
-def encode_outcome(grade: int | None, groups: Mapping[str, str | None]) -> dict[str, float]:
+def encode_outcome(grade: float | None, groups: Mapping[str, str | None]) -> dict[str, float]:
     """The outcome of one item: ``grade`` 0..3, or None for a judge failure; ``groups`` field -> name."""
     outcome: dict[str, float] = {"grade": float(grade or 0), "graded": float(grade is not None)}
     for field, name in groups.items():

@@ -45,7 +45,7 @@ def score_grade(fields: Mapping[str, Any], grader_reply: str | None) -> tuple[Pa
     return parsed, outcome_of(fields, parsed.grade)
 
 
-def outcome_of(fields: Mapping[str, Any], grade: int | None) -> dict[str, float]:
+def outcome_of(fields: Mapping[str, Any], grade: float | None) -> dict[str, float]:
     """The outcome of an item graded ``grade`` (None: a judge failure)."""
     return encode_outcome(grade, _groups(fields))
 

@@ -10,6 +10,7 @@ need it. When Inspect offers one, use it instead and delete it here.
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 #: Inspect's task loader: ``inspect eval``, ``eval("name")``, eval sets and retries create a task
 #: from its name or file here (the ``@task`` wrapper itself lives in ``inspect_ai._eval.registry``,
@@ -27,7 +28,7 @@ def inspect_is_building_tasks() -> bool:
     private ``active_model()`` (still set after an in-process ``eval()`` ends, so a notebook building
     the next task would be refused) tells the two apart; the caller's frames do.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_globals.get("__name__") == _INSPECT_TASK_LOADER:
             return True

@@ -133,7 +133,8 @@ def panel_models(graders: str | list[str] | None = None) -> list[tuple[str, Any]
         if len({label for label, _ in chosen}) != len(chosen):
             raise ConfigurationError(f"graders: a grader is named twice in {names}")
         return chosen
-    numbered = sorted((r for r in roles if PANEL_ROLE.match(r)), key=lambda r: int(PANEL_ROLE.match(r).group(1)))
+    panel_roles = [match for match in map(PANEL_ROLE.match, roles) if match is not None]
+    numbered = [match.string for match in sorted(panel_roles, key=lambda match: int(match.group(1)))]
     if numbered:
         return [(role, get_model(role=role, required=True)) for role in numbered]
     return [(GRADER_ROLE, get_model(role=GRADER_ROLE, default=DEFAULT_GRADER))]

@@ -17,7 +17,7 @@ import anyio
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
-from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
+from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
@@ -57,7 +57,7 @@ def rmir_summary(k: Any = None, metrics: Any = None) -> Metric:
         outcomes = outcome_values(scores)
         summary = context_limit.with_rate(summarize(outcomes, names), outcomes, failure_key="failure_rate")
         # The pool searched (from the scores' metadata): recall@K with K at or above it says nothing.
-        pools = [s.score.metadata["pool"] for s in scores if isinstance((s.score.metadata or {}).get("pool"), int)]
+        pools = [pool for s in scores if isinstance(pool := (s.score.metadata or {}).get("pool"), int)]
         if pools:
             summary["pool_size"] = float(max(pools))
         return summary
@@ -130,7 +130,7 @@ def rmir_scorer(
 
 def _sample(item: RmirItem, mode: str) -> Sample:
     if mode == "reason_then_embed":
-        content = (
+        content: list[Content] = (
             [ContentImage(image=item.image), ContentText(text=item.prompt)]
             if item.image
             else [ContentText(text=item.prompt)]

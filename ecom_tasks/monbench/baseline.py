@@ -47,7 +47,7 @@ def last_options_block(text: str) -> tuple[str, list[str]] | None:
         window = [_OPTION.match(line.strip()) for line in lines[end - 3 : end + 1]]
         if all(window) and [m.group(1) for m in window] == ["A", "B", "C", "D"]:  # type: ignore[union-attr]
             start = end - 3
-            question_lines = []
+            question_lines: list[str] = []
             for line in reversed(lines[:start]):
                 if not line.strip():
                     break

@@ -61,6 +61,7 @@ def output_format_block(task: str, fmt: str) -> str:
     vocab = RELATION_LABELS.get(task)
     content_spec = "/".join(vocab) if vocab else OPEN_CONTENT_PLACEHOLDER
     label_spec = label_tag("/".join(LETTERS))
+    example: str | None
     if fmt == "label":
         spec, example = label_spec, label_tag("A")
     elif fmt == "content":

@@ -20,7 +20,9 @@ from ecom_tasks.monbench.prompts import (
 )
 from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord, load_records
 
-ORDERINGS: tuple[tuple[int, int, int, int], ...] = tuple(itertools.permutations(range(4)))  # type: ignore[assignment]
+ORDERINGS: tuple[tuple[int, int, int, int], ...] = tuple(
+    (a, b, c, d) for a, b, c, d in itertools.permutations(range(4))
+)
 FORMATS = ("label", "content", "label_content")
 #: The four cyclic rotations: each original option visits each position exactly once.
 CYCLIC_ORDERINGS = tuple(ORDERINGS.index(tuple((i + s) % 4 for i in range(4))) for s in range(4))

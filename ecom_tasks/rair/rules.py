@@ -189,13 +189,13 @@ def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> Rul
         if rule_id.casefold() in seen:
             problems.append(Problem(source, i, "rules.id", f"duplicate rule id {rule_id!r}"))
         seen.add(rule_id.casefold())
-        dimension, level = entry.get("dimension"), entry.get("level")
+        dimension, rule_level = entry.get("dimension"), entry.get("level")
         if dimension not in DIMENSIONS:
             problems.append(Problem(source, i, "rules.dimension", f"{dimension!r} is not one of the 16 dimensions"))
-        if level not in LEVELS:
-            problems.append(Problem(source, i, "rules.level", f"{level!r} is not one of {', '.join(LEVELS)}"))
+        if rule_level not in LEVELS:
+            problems.append(Problem(source, i, "rules.level", f"{rule_level!r} is not one of {', '.join(LEVELS)}"))
         text = _text(entry.get("text"), "rules.text", source, problems, i)
-        rules.append(Rule(rule_id.strip(), str(dimension), str(level), text))
+        rules.append(Rule(rule_id.strip(), str(dimension), str(rule_level), text))
     if problems:
         raise DataValidationError(problems)
     return RuleSet(

@@ -52,10 +52,10 @@ def _content_words(text: str) -> set[str]:
 def respond_generation(text: str) -> str:
     captions = _CAPTION.findall(text)
     if not captions:
-        blocks = "\n".join(f"<{c}>{build_prompts.ABSTAIN}</{c}>" for c in build_prompts.CATEGORY_TAGS)
-        return f"I cannot see the image and no caption came with it.\n<image>unknown</image>\n{blocks}"
+        abstentions = "\n".join(f"<{c}>{build_prompts.ABSTAIN}</{c}>" for c in build_prompts.CATEGORY_TAGS)
+        return f"I cannot see the image and no caption came with it.\n<image>unknown</image>\n{abstentions}"
     caption = captions[-1].strip().rstrip(".")
-    blocks = []
+    blocks: list[str] = []
     for category in build_prompts.CATEGORY_TAGS:
         query, target = _TEMPLATES[category]
         blocks.append(

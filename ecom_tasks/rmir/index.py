@@ -102,7 +102,7 @@ def check_vectors(
         matrix.eliminate_zeros()
         return matrix, np.diff(matrix.indptr) == 0
     try:
-        array = np.asarray(vectors, dtype=np.float32)
+        array: np.ndarray = np.asarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as exc:
         raise EmbedderOutputError(f"{who}: not a numeric matrix ({exc})") from exc
     if array.ndim != 2 or array.shape[0] != n or array.shape[1] < 1 or (dim is not None and array.shape[1] != dim):

@@ -24,6 +24,7 @@ one cache the run reads.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -267,7 +268,8 @@ def _embed_on_ray(
     cached = store.get(list(distinct))
     store.report()
     todo = sorted(h for h in distinct if h not in cached)  # shard-contiguous batches
-    fill = dict(
+    fill = functools.partial(
+        PoolFill,
         engine="ray",
         embedder_id=pool_id,
         cache_dir=store.dir,
@@ -276,7 +278,7 @@ def _embed_on_ray(
         cached=len(cached),
     )
     if not todo:
-        return PoolFill(**fill, embedded=0, workers=0, seconds=time.monotonic() - start)
+        return fill(embedded=0, workers=0, seconds=time.monotonic() - start)
     store.check_writable()  # an unwritable folder fails here, before any worker starts
     started = not ray.is_initialized()
     if started:
@@ -317,4 +319,4 @@ def _embed_on_ray(
             "the other batches are cached: run the command again to embed the rest"
         )
     embedded = sum(int(row["embedded"]) for row in results)
-    return PoolFill(**fill, embedded=embedded, workers=size, seconds=time.monotonic() - start)
+    return fill(embedded=embedded, workers=size, seconds=time.monotonic() - start)

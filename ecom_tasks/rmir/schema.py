@@ -431,10 +431,8 @@ def load_every_split(
     data: str | os.PathLike[str] | None = None, *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS
 ) -> list[RmirData]:
     """Each split validated on its own against its pool (``ecom-tasks validate``); one item when unsplit."""
-    return [
-        load_data(data, split=s, check_images=check_images, image_access=image_access)
-        for s in (query_splits(data) or [None])
-    ]
+    splits: list[str | None] = [*query_splits(data)] or [None]
+    return [load_data(data, split=s, check_images=check_images, image_access=image_access) for s in splits]
 
 
 def select_queries(data: RmirData, category: str | None) -> list[QueryRecord]:

@@ -112,9 +112,11 @@ def server_message(error: BaseException) -> str:
         seen.add(id(current))
         body = getattr(current, "body", None)
         if isinstance(body, dict):
-            inner = body.get("error") if isinstance(body.get("error"), dict) else body
-            if isinstance(inner.get("message"), str):
-                return inner["message"]
+            error_object = body.get("error")
+            inner = error_object if isinstance(error_object, dict) else body
+            message = inner.get("message")
+            if isinstance(message, str):
+                return message
         current = current.__cause__ or current.__context__
     text = str(getattr(error, "message", None) or error)
     # litellm prefixes its class names: "litellm.BadRequestError: ...: OpenAIException - <server text>"

@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
 from ecom_tasks.scorers.judge import Ask, JudgeResult, ParsedT, run_judge
 
@@ -47,6 +47,8 @@ OK = "ok"
 PANEL_NO_GRADE = "panel_no_grade"
 #: ``majority``: no grade was given by more than half of the graders that gave one.
 NO_MAJORITY = "no_majority"
+
+_Grade = TypeVar("_Grade", bound=Hashable)
 
 
 def check_method(method: str) -> str:
@@ -154,7 +156,7 @@ NO_QUORUM = "no_quorum"
 SPLIT_QUORUM = "split_quorum"
 
 
-def quorum(grades: Sequence[Hashable | None], min_votes: int) -> tuple[Hashable | None, str]:
+def quorum(grades: Sequence[_Grade | None], min_votes: int) -> tuple[_Grade | None, str]:
     """(the grade at least ``min_votes`` graders gave, status) from one item's grades (None: that
     grader failed or abstained). Unlike ``majority``, the count is absolute: a failed grader is a
     vote for nothing, so with 3 graders and ``min_votes=2`` one grade from the single grader that

@@ -20,11 +20,12 @@ The replies go to the sample store under ``fan_out`` (run key -> ``{"completion"
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
 from inspect_ai.model import (
     CachePolicy,
+    ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
     ModelOutput,
@@ -48,8 +49,12 @@ def fan_out_spec(systems: dict[str, str], runs: list[tuple[str, str, str]]) -> d
     return {"systems": dict(systems), "runs": [{"key": k, "system": s, "user": u} for k, s, u in runs]}
 
 
-def run_messages(spec: dict[str, Any], run: dict[str, str]) -> list[ChatMessageSystem | ChatMessageUser]:
+def run_messages(spec: dict[str, Any], run: dict[str, str]) -> list[ChatMessage]:
     return [ChatMessageSystem(content=spec["systems"][run["system"]]), ChatMessageUser(content=run["user"])]
+
+
+class _CacheArgument(TypedDict, total=False):
+    cache: bool | CachePolicy
 
 
 @solver
@@ -60,33 +65,40 @@ def fan_out_generate(cache: bool | CachePolicy | None = None) -> Solver:
     eval's own setting (``eval(..., cache=True)``, ``inspect eval --cache``) applies.
     """
     # Passed only when given: generate()'s own default then applies the eval's cache setting.
-    per_call = {} if cache is None else {"cache": cache}
+    per_call: _CacheArgument = {} if cache is None else {"cache": cache}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         spec = state.metadata[FAN_OUT]
         model = get_model()
 
-        replies: dict[str, dict[str, str]] = {}
+        outputs: dict[str, ModelOutput] = {}
 
         async def one(run: dict[str, str]) -> None:
             try:
                 output = await model.generate(run_messages(spec, run), **per_call)
             except Exception as exc:  # a prompt longer than the server's context: a counted reply, not a crash
-                output = context_exceeded_output(exc, str(model))
-                if output is None:
+                refused = context_exceeded_output(exc, str(model))
+                if refused is None:
                     raise
-            replies[run["key"]] = {"completion": output.completion, "stop_reason": str(output.stop_reason)}
+                output = refused
+            outputs[run["key"]] = output
 
         # A plain task group (not inspect_ai.util.collect): a span per run would add 2 events per call.
         async with anyio.create_task_group() as group:
             for run in spec["runs"]:
                 group.start_soon(one, run)
-        ordered = {run["key"]: replies[run["key"]] for run in spec["runs"]}
+        ordered = {
+            run["key"]: {
+                "completion": outputs[run["key"]].completion,
+                "stop_reason": str(outputs[run["key"]].stop_reason),
+            }
+            for run in spec["runs"]
+        }
         state.store.set(FAN_OUT, ordered)
         # The Sample's own output: the first run's reply (its conversation is the Sample's input).
-        first = ordered[spec["runs"][0]["key"]]
+        first = outputs[spec["runs"][0]["key"]]
         state.output = ModelOutput.from_content(
-            model=str(model), content=first["completion"], stop_reason=first["stop_reason"]
+            model=str(model), content=first.completion, stop_reason=first.stop_reason
         )
         return state
 

@@ -40,7 +40,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, LIMIT_REMINDER, RETRY_REMINDER, Message
+from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, LIMIT_REMINDER, RETRY_REMINDER, Ask, Message
 from ecom_tasks.scorers.panel import run_panel
 
 #: Sample-store key of the panel's replies.
@@ -54,7 +54,9 @@ def judge_roles(judges: int, role_prefix: str = "judge") -> list[str]:
     return [f"{role_prefix}_{i}" for i in range(1, int(judges) + 1)]
 
 
-def _ask(model: Model, state: TaskState, config: GenerateConfig, cache: bool | CachePolicy, outputs: list[ModelOutput]):
+def _ask(
+    model: Model, state: TaskState, config: GenerateConfig, cache: bool | CachePolicy, outputs: list[ModelOutput]
+) -> Ask:
     """An :data:`~ecom_tasks.scorers.judge.Ask` whose first message is the Sample's own input (text
     that ``run_judge`` adds to it, a limit reminder, is appended as a text part)."""
     opening = list(state.messages)
@@ -105,7 +107,9 @@ def panel_generate(
         return parse(reply) if parse is not None else reply
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        asks, names, outputs = {}, {}, {}
+        asks: dict[str, Ask] = {}
+        names: dict[str, str] = {}
+        outputs: dict[str, list[ModelOutput]] = {}
         for number, role in enumerate(roles, start=1):
             model = get_model(role=role)  # the evaluated model when the run does not bind the role
             config = GenerateConfig(temperature=temperature, seed=None if seed is None else int(seed) + number)

@@ -282,7 +282,7 @@ def _item(source: str, line: int, sample: Any, problems: list[Problem]) -> Item 
         problem("filtered_resps", "missing: no response (the samples of lm-eval --log_samples hold filtered_resps)")
     elif response is not None and not isinstance(response, str):
         problem(name, f"a response (text, or a list of texts) is expected, got {_json_kind(response)}")
-    if len(problems) > count:
+    if len(problems) > count or not isinstance(doc_id, int):  # a bad doc_id was reported above
         return None
     return Item(line, doc_id, doc, response or "")
 

@@ -213,17 +213,19 @@ def rair_build_visual(
 ) -> Task:
     """Visual-necessity assessment (Sec. 4.3 Stage 2, Fig. 12): every voter sees each pair that has an image."""
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    records = [r for r in candidates(data, data_sha256, check_images=True, image_access=access) if r.image]
+    with_images = [
+        (r, image) for r in candidates(data, data_sha256, check_images=True, image_access=access) if (image := r.image)
+    ]
     samples = [
         Sample(
             id=r.id,
             input=[
                 ChatMessageSystem(content=prompts.VISUAL_SYSTEM),
-                ChatMessageUser(content=[ContentText(text=prompts.visual_user(r)), ContentImage(image=r.image)]),
+                ChatMessageUser(content=[ContentText(text=prompts.visual_user(r)), ContentImage(image=image)]),
             ],
             metadata={"query": r.query, "title": r.title},
         )
-        for r in records
+        for r, image in with_images
     ]
     return Task(
         dataset=MemoryDataset(samples, name="rair_build_visual", location=data),

@@ -52,7 +52,7 @@ def intent_decision(votes: Sequence[str | None], min_votes: int = MIN_VOTES) -> 
     agreement = (counts[winner] / len(votes)) if winner is not None and votes else 0.0
     if winner == OTHER:
         return IntentDecision(None, NOT_HARD, hard_votes, agreement)
-    return IntentDecision(winner if status == OK else None, status, hard_votes, agreement)  # type: ignore[arg-type]
+    return IntentDecision(winner if status == OK else None, status, hard_votes, agreement)
 
 
 def visual_decision(votes: Sequence[int | None], min_votes: int = MIN_VOTES) -> tuple[bool, int]:

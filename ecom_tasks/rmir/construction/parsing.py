@@ -10,7 +10,9 @@ a counted failure with a status, never a guess.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ecom_tasks.rmir.construction.prompts import ABSTAIN, CATEGORY_TAGS
 from ecom_tasks.scorers.replies import answer_region
@@ -135,7 +137,10 @@ def _verdict_text(region: str, tags: tuple[str, ...]) -> str | None:
     return lines[-1].strip() if lines else None
 
 
-def _word(value: str, words: dict[str, object]) -> object | None:
+_Word = TypeVar("_Word")
+
+
+def _word(value: str, words: Mapping[str, _Word]) -> _Word | None:
     """The single verdict word ``value`` holds ("**Yes.**" -> yes); None when it holds none or
     several different ones ("True or False")."""
     tokens = re.findall(r"[a-z]+|[是否]", value.lower())
@@ -163,7 +168,7 @@ def parse_filter(reply: str | None) -> FilterParse:
         return FilterParse(None, "empty")
     text = _verdict_text(region, ("verdict", "is_valid"))
     value = _word(text, _FILTER_WORDS) if text is not None else None
-    return FilterParse(value, "ok") if value is not None else FilterParse(None, "no_verdict")  # type: ignore[arg-type]
+    return FilterParse(value, "ok") if value is not None else FilterParse(None, "no_verdict")
 
 
 @dataclass(frozen=True)
@@ -189,4 +194,4 @@ def parse_judgement(reply: str | None) -> JudgeParse:
     if text is None and _is_abstain(region):
         return JudgeParse(ABSTAIN, "ok")
     value = _word(text, _JUDGE_WORDS) if text is not None else None
-    return JudgeParse(value, "ok") if value is not None else JudgeParse(None, "no_verdict")  # type: ignore[arg-type]
+    return JudgeParse(value, "ok") if value is not None else JudgeParse(None, "no_verdict")

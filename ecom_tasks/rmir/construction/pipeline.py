@@ -254,6 +254,7 @@ def write_dataset(
     def place(seed_id: str) -> str:
         if seed_id not in names:
             source = seeds[seed_id].image
+            assert source is not None, "load_seeds refuses a seed without an image"
             names[seed_id] = image_file_name(seed_id, source)
             place_image(source, f"{IMAGES}/{names[seed_id]}", images, output=output)
         return f"images/{names[seed_id]}"

@@ -16,6 +16,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.data import DataValidationError, Problem, Row, is_blank, load_rows, parse_flag, refusal
@@ -75,7 +76,7 @@ def _inputs(rows: list[Row], problems: list[Problem]) -> tuple[str, ...]:
         return ()
     chosen = []
     for row in rows:
-        value = row.values.get(INPUT_COLUMN)
+        value: Any = row.values.get(INPUT_COLUMN)  # a JSON, CSV or Parquet cell
         if is_blank(value):
             continue
         try:
