@@ -44,8 +44,8 @@ def last_options_block(text: str) -> tuple[str, list[str]] | None:
     """The question and A-D options of the last multiple-choice block in ``text``."""
     lines = text.splitlines()
     for end in range(len(lines) - 1, 2, -1):
-        window = [_OPTION.match(line.strip()) for line in lines[end - 3 : end + 1]]
-        if all(window) and [m.group(1) for m in window] == ["A", "B", "C", "D"]:  # type: ignore[union-attr]
+        window = [m for line in lines[end - 3 : end + 1] if (m := _OPTION.match(line.strip())) is not None]
+        if len(window) == 4 and [m.group(1) for m in window] == ["A", "B", "C", "D"]:
             start = end - 3
             question_lines: list[str] = []
             for line in reversed(lines[:start]):
@@ -53,7 +53,7 @@ def last_options_block(text: str) -> tuple[str, list[str]] | None:
                     break
                 question_lines.insert(0, line)
             question = "\n".join(line for line in question_lines if line.strip().rstrip(":") != "Options")
-            return question, [m.group(2).strip() for m in window]  # type: ignore[union-attr]
+            return question, [m.group(2).strip() for m in window]
     return None
 
 

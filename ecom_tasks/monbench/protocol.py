@@ -113,8 +113,8 @@ class MonBenchItem:
 
 def displayed_choices(record: MonBenchRecord, ordering: int) -> tuple[tuple[str, str, str, str], int]:
     order = ORDERINGS[ordering]
-    shown = tuple(record.choices[i] for i in order)
-    return shown, order.index(record.answer)  # type: ignore[return-value]
+    first, second, third, fourth = (record.choices[i] for i in order)
+    return (first, second, third, fourth), order.index(record.answer)
 
 
 def parse_shots(value: int | str | None) -> int:
