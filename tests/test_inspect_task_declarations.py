@@ -31,7 +31,7 @@ MODULES = {"ecomeval": ecomeval, "monbench": monbench, "rair": rair, "rmir": rmi
 #: The -T parameters of each benchmark's presets before the tasks were generated (the old _preset
 #: functions), in order: the generated functions must keep them.
 PARAMETERS = {
-    "monbench": ["data", "shots", "split", "category_weights", "metrics", "strict", "parsing", "max_tokens"],
+    "monbench": ["data", "shots", "split", "category_weights", "metrics", "strict", "max_tokens"],
     "rair": ["rules", "image", "data", "language", "metrics", "max_tokens", "allow_outside_images", "allow_url_images"],
     "rmir": [
         "data",

@@ -135,13 +135,11 @@ def test_inspect_task_args_are_recorded_and_shots_reach_the_prompt(tmp_path, mon
     assert all(s.count("Here are some examples") == 1 for s in seen)
     assert len(set(seen)) == 1
     # The shots and the reading are in the log's eval.metadata, where the report reads them.
-    recorded = {
-        key: log.eval.metadata[key] for key in ("benchmark", "shots", "parsing", "strict", "tasks", "design", "formats")
-    }
+    recorded = {key: log.eval.metadata[key] for key in ("benchmark", "shots", "strict", "tasks", "design", "formats")}
+    assert "parsing" not in log.eval.metadata  # both readings are in every run
     assert recorded == {
         "benchmark": "monbench",
         "shots": 5,
-        "parsing": "grader",
         "strict": False,
         "tasks": ["query_ad_relevance"],
         "design": "canonical",
@@ -158,7 +156,7 @@ def test_inspect_every_log_records_its_shots(shots, expected, tmp_path):
     assert log.eval.metadata["shots"] == expected
 
 
-def test_inspect_strict_parsing_reads_as_task_version_2_0(tmp_path):
+def test_inspect_run_reports_the_strict_reading_beside_the_careful_one(tmp_path):
     def dressed_letter(messages):  # "<Label>A. Substitute</Label>": the first option with its text
         _, options = last_options_block(messages[-1][1])
         return f"<Label>A. {options[0]}</Label>"
@@ -167,13 +165,10 @@ def test_inspect_strict_parsing_reads_as_task_version_2_0(tmp_path):
     answered_a = sum(r.answer == 0 for r in records) / len(records)  # canonical order
     assert answered_a > 0
     args = {"task": "query_query_intent", "design": "canonical", "formats": "label"}
-    grader, log = run_inspect(monbench(**args), scripted_inspect_model(dressed_letter), tmp_path / "grader")
-    assert (grader["acc"], grader["invalid_rate"]) == (pytest.approx(answered_a), 0.0)
-    strict, log = run_inspect(
-        monbench(**args, parsing="strict"), scripted_inspect_model(dressed_letter), tmp_path / "strict"
-    )
-    assert (strict["acc"], strict["invalid_rate"]) == (0.0, 1.0)
-    assert log.eval.metadata["parsing"] == "strict"
+    metrics, _ = run_inspect(monbench(**args), scripted_inspect_model(dressed_letter), tmp_path)
+    assert (metrics["acc"], metrics["invalid_rate"]) == (pytest.approx(answered_a), 0.0)
+    # The strict reading takes only a bare letter in <Label>: every reply is invalid there.
+    assert (metrics["acc_strict"], metrics["invalid_rate_strict"]) == (0.0, 1.0)
 
 
 def test_unknown_task_parameter_is_a_clear_error():
@@ -181,8 +176,8 @@ def test_unknown_task_parameter_is_a_clear_error():
         monbench(task="ads")
     with pytest.raises(ConfigurationError, match="shots must be one of 0, 1, 5, got 3"):
         monbench(shots=3)
-    with pytest.raises(ConfigurationError, match="parsing must be one of grader, strict, got 'loose'"):
-        monbench(parsing="loose")
+    with pytest.raises(TypeError, match="parsing"):  # the setting is gone: both readings are in every run
+        monbench(parsing="strict")
 
 
 class ScriptedLM(LM):
@@ -223,10 +218,8 @@ def test_lm_eval_first_option_model_gets_exactly_a_quarter():
     assert results["monbench_perm"]["acc"] == pytest.approx(0.25)
 
 
-@pytest.mark.parametrize(
-    ("metadata", "shots", "parsing"), [({}, 0, "grader"), ({"shots": "5", "parsing": "strict"}, 5, "strict")]
-)
-def test_lm_eval_results_record_shots_and_parsing(metadata, shots, parsing):
+@pytest.mark.parametrize(("metadata", "shots"), [({}, 0), ({"shots": "5"}, 5)])
+def test_lm_eval_results_record_shots(metadata, shots):
     results = lm_eval.simple_evaluate(
         model=ScriptedLM(first_shown),
         tasks=["monbench_canonical"],
@@ -235,7 +228,7 @@ def test_lm_eval_results_record_shots_and_parsing(metadata, shots, parsing):
     )
     for task in TASKS:
         recorded = results["configs"][f"monbench_canonical_{task}"]["metadata"]
-        assert (recorded["shots"], recorded["parsing"], recorded["version"]) == (shots, parsing, float(TASK_VERSION))
+        assert (recorded["shots"], recorded["version"]) == (shots, float(TASK_VERSION))
 
 
 def first_option_with_text(messages):
@@ -246,23 +239,21 @@ def first_option_with_text(messages):
     return " ".join(tag.format(options[0]) for tag in tags)
 
 
-def test_lm_eval_strict_parsing_reads_as_task_version_2_0():
+def test_lm_eval_run_reports_both_readings():
     # Every question is right in 18 of its 72 runs (tests/test_monbench_http_grading.py); the strict
     # reading keeps only the 6 Content runs among them. limit=72: each task's first question.
-    for parsing, acc, invalid in (("grader", 0.25, 0.0), ("strict", 6 / 72, 48 / 72)):
-        results = lm_eval.simple_evaluate(
-            model=ScriptedLM(first_option_with_text),
-            tasks=["monbench_perm"],
-            limit=len(runs_for("full")),
-            task_manager=task_manager(metadata={"parsing": parsing}),
-            bootstrap_iters=0,
-        )["results"]
-        for task in TASKS:
-            row = results[f"monbench_perm_{task}"]
-            assert row["acc,none"] == pytest.approx(acc) and row["invalid_rate,none"] == pytest.approx(invalid), (
-                parsing,
-                task,
-            )
+    results = lm_eval.simple_evaluate(
+        model=ScriptedLM(first_option_with_text),
+        tasks=["monbench_perm"],
+        limit=len(runs_for("full")),
+        task_manager=task_manager(),
+        bootstrap_iters=0,
+    )["results"]
+    for task in TASKS:
+        row = results[f"monbench_perm_{task}"]
+        assert (row["acc,none"], row["invalid_rate,none"]) == (pytest.approx(0.25), 0.0), task
+        assert row["acc_strict,none"] == pytest.approx(6 / 72), task
+        assert row["invalid_rate_strict,none"] == pytest.approx(48 / 72), task
 
 
 def test_lm_eval_oracle_model_is_right_in_every_run():

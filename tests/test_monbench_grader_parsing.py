@@ -313,7 +313,7 @@ def test_label_content_strict_agreement_uses_the_grader_reading():
     assert (parsed.status, parsed.disagreement) == ("mismatch", True)
 
 
-def test_score_reply_takes_the_reading():
+def test_score_reply_carries_both_readings():
     fields = {
         "record_id": "mb-paper-t6",
         "task": "query_query_intent",
@@ -326,8 +326,21 @@ def test_score_reply_takes_the_reading():
     }
     _, outcome = score_reply(fields, "<Label>B. Complement</Label>")
     assert (outcome["correct"], outcome["invalid"]) == (1, 0)
-    _, outcome = score_reply(fields, "<Label>B. Complement</Label>", parsing=STRICT)
-    assert (outcome["correct"], outcome["invalid"]) == (0, 1)
+    assert (outcome["correct_strict"], outcome["invalid_strict"]) == (0, 1)  # strict: a bare letter only
+    _, outcome = score_reply(fields, "<Label>B</Label>")
+    assert (outcome["correct"], outcome["invalid"], outcome["correct_strict"], outcome["invalid_strict"]) == (
+        1,
+        0,
+        1,
+        0,
+    )
+    _, outcome = score_reply(fields, "<Label>A</Label>")
+    assert (outcome["correct"], outcome["invalid"], outcome["correct_strict"], outcome["invalid_strict"]) == (
+        0,
+        0,
+        0,
+        0,
+    )
 
 
 def test_an_unknown_reading_is_a_configuration_error():

@@ -8,6 +8,12 @@ provider and lm-eval's ``local-chat-completions`` the metrics must be exactly
 what scikit-learn computes from the asserted levels, hedges being invalid
 predictions: wrong for every metric, a recall miss of their gold level in
 Macro-F1 (not a class of their own), and counted in ``invalid_rate``.
+
+The same run reports the strict reading beside it (``acc2_strict`` ...): only a
+reply that is exactly the requested output (``L3``, after any reasoning) counts;
+a bare ``L2`` (the prompt asks for ``[L2-<attribute> Mismatch]``) and every
+sentence are invalid there. Its figures are scikit-learn's too, from the
+replies that are exactly a level.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ TEMPLATES = (
     ("<think>Is it {other}? The details decide.</think>\nFinal answer: {level}, not {other}.", True),
     ("是{level}而不是{other}。", True),
     ("{other} would need every attribute to match; the item is {level}.", True),
+    ("{level}", True),
+    ("<think>Is it {other}? No.</think>\n{level}", True),
     ("{level} or {other}", False),
     ("Either {level} or {other}, hard to say.", False),
 )
@@ -64,10 +72,32 @@ def scripted(user_prompt: str, gold: str) -> tuple[str, str]:
     return template.format(level=level, other=other), level if asserts else HEDGE
 
 
+#: The templates that are exactly the requested output after the reasoning (the strict reading's).
+EXACT_TEMPLATES = {"{level}", "<think>Is it {other}? No.</think>\n{level}"}
+
+
+def strict_level(user_prompt: str, gold: str) -> str:
+    """The level the strict reading takes from the reply: the level of an exact-output reply, except a
+    bare L2 (the prompt asks for the mismatch form); otherwise invalid."""
+    digest = zlib.crc32(user_prompt.encode("utf-8"))
+    template, _ = TEMPLATES[(digest >> 8) % len(TEMPLATES)]
+    level = scripted(user_prompt, gold)[1]
+    return level if template in EXACT_TEMPLATES and level != "L2" else HEDGE
+
+
 def expected(items) -> dict[str, float]:
-    """Acc@2, Acc@4 and Macro-F1 (over L1-L4) by scikit-learn, from the levels the replies assert."""
+    """Both readings' figures: the careful one's from the levels the replies assert, the strict one's
+    (``*_strict``) from the levels exact-output replies give."""
+    careful = _figures(items, lambda item: scripted(item.user_prompt, item.target)[1])
+    strict = _figures(items, lambda item: strict_level(item.user_prompt, item.target))
+    del strict["n"]
+    return {**careful, **{f"{key}_strict": value for key, value in strict.items()}}
+
+
+def _figures(items, predict) -> dict[str, float]:
+    """Acc@2, Acc@4 and Macro-F1 (over L1-L4) by scikit-learn, invalid rate and count."""
     gold = [item.target for item in items]
-    pred = [scripted(item.user_prompt, item.target)[1] for item in items]
+    pred = [predict(item) for item in items]
 
     def side(label: str) -> str:
         return HEDGE if label == HEDGE else "relevant" if label in ("L3", "L4") else "irrelevant"
@@ -107,6 +137,9 @@ def test_the_script_contrasts_levels_and_hedges(served):
     for subset in SUBSETS:
         figures = expected(items[subset])
         assert 0 < figures["macro_f1"] < 1 and 0 < figures["acc4"] < 1
+        # the strict reading is a different figure, and not a trivial one
+        assert 0 < figures["acc4_strict"] < figures["acc4"] and figures["invalid_rate_strict"] > figures["invalid_rate"]
+        assert 0 < figures["macro_f1_strict"] < figures["macro_f1"]
 
 
 def _matches(template: str, reply: str) -> bool:

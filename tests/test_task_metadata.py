@@ -57,7 +57,6 @@ CASES = {
             "design": "cyclic",
             "formats": ["label", "content", "label_content"],
             "shots": 0,
-            "parsing": "grader",
             "strict": False,
             "split": "test",
         },

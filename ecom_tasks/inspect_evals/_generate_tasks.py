@@ -108,7 +108,6 @@ def _monbench(variant: Any) -> str:
         Param("category_weights", "str | None", "None"),
         Param("metrics", "str | None", "None"),
         Param("strict", "bool", "False"),
-        Param("parsing", "str", "GRADER"),
         Param("max_tokens", "int | None", "MAX_TOKENS"),
     ]
     fixed = {

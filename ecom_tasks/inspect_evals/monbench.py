@@ -29,7 +29,6 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from ecom_tasks.data import parse_flag
-from ecom_tasks.monbench.parsing import GRADER, check_parsing
 from ecom_tasks.monbench.prompts import PROMPT_VERSION
 from ecom_tasks.monbench.protocol import MonBenchItem, Run, load_items, parse_formats, parse_shots
 from ecom_tasks.monbench.schema import LETTERS, TASKS
@@ -64,7 +63,8 @@ FIXTURES = "ecom_tasks/fixtures/monbench"
 
 @metric
 def monbench_summary(category_weights: dict[str, float] | None = None, metrics: list[str] | None = None) -> Metric:
-    """MonBench metrics: the selected ``choice_runs`` metrics (acc, acc_ci, plugins'), by position,
+    """MonBench metrics: the selected ``choice_runs`` metrics (acc, acc_ci, plugins') and the same on
+    the strict reading (``acc_strict`` ...), by position,
     by format, consistency, invalid, mismatch and truncated rates, and the share of runs whose prompt
     the server refused as longer than its context. Reads only ``Score.value`` (every run of a question,
     packed), so epoch reduction and re-scoring work."""
@@ -79,12 +79,11 @@ def monbench_summary(category_weights: dict[str, float] | None = None, metrics: 
 
 
 @scorer(metrics=[monbench_summary()])
-def monbench_scorer(strict: bool = False, parsing: str = GRADER) -> Scorer:
+def monbench_scorer(strict: bool = False) -> Scorer:
     """Score every run of a MonBench question: only the requested tags count; invalid replies are
-    wrong and counted. ``strict``: a Label+Content reply is right only when both tags name the
-    right option. ``parsing``: what a tag may hold, ``grader`` (what a careful human grader
-    accepts) or ``strict`` (task version 2.0's reading)."""
-    check_parsing(parsing)
+    wrong and counted. Both readings of every reply: the careful one (what a careful human grader
+    accepts, the headline) and the strict one (exactly the requested tags, the ``_strict`` metrics).
+    ``strict``: a Label+Content reply is right only when both tags name the right option."""
 
     async def score(state: TaskState, target: Target) -> Score:
         replies = fan_out_replies(state)
@@ -103,7 +102,7 @@ def monbench_scorer(strict: bool = False, parsing: str = GRADER) -> Scorer:
                 continue
             truncated = reply["stop_reason"] in TRUNCATED_STOP_REASONS
             parsed, outcomes[key] = score_reply(
-                fields, reply["completion"], strict=strict, parsing=parsing, truncated=truncated, prompt=sent[key]
+                fields, reply["completion"], strict=strict, truncated=truncated, prompt=sent[key]
             )
             answers[key] = LETTERS[parsed.position] if parsed.position is not None else parsed.status
         right = sum(o["correct"] for o in outcomes.values())
@@ -181,7 +180,6 @@ def monbench(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench with every setting a parameter; the defaults are ``monbench_perm``'s."""
@@ -193,7 +191,7 @@ def monbench(
     return Task(
         dataset=monbench_dataset(TASKS if task == "all" else (task,), design, formats, shots, data, split),
         solver=fan_out_generate(),
-        scorer=monbench_scorer(strict=strict, parsing=check_parsing(parsing)),
+        scorer=monbench_scorer(strict=strict),
         metrics=[monbench_summary(category_weights=_weights(category_weights), metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version=TASK_VERSION,
@@ -208,7 +206,6 @@ def monbench(
             design=design,
             formats=list(parse_formats(formats)),
             shots=shots,
-            parsing=parsing,
             strict=strict,
             split=split,
             category_weights=_weights(category_weights),
@@ -227,17 +224,16 @@ def monbench_perm(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench, all four tasks, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="all", design="full", formats="label,content,label_content", data=data, shots=shots, split=split,
-        category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing, max_tokens=max_tokens,
+        category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -249,18 +245,16 @@ def monbench_perm_query_ad_relevance(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Ad Relevance, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_ad_relevance", design="full", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -272,18 +266,16 @@ def monbench_perm_product_co_purchase(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Product Co-Purchase, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="product_co_purchase", design="full", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -295,18 +287,16 @@ def monbench_perm_query_product_relation(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Product Relation, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_product_relation", design="full", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -318,18 +308,16 @@ def monbench_perm_query_query_intent(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Query Intent, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_query_intent", design="full", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -341,17 +329,16 @@ def monbench_cyclic(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench, all four tasks, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="all", design="cyclic", formats="label,content,label_content", data=data, shots=shots, split=split,
-        category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing, max_tokens=max_tokens,
+        category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -363,18 +350,16 @@ def monbench_cyclic_query_ad_relevance(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Ad Relevance, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_ad_relevance", design="cyclic", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -386,18 +371,16 @@ def monbench_cyclic_product_co_purchase(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Product Co-Purchase, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="product_co_purchase", design="cyclic", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -409,18 +392,16 @@ def monbench_cyclic_query_product_relation(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Product Relation, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_product_relation", design="cyclic", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -432,18 +413,16 @@ def monbench_cyclic_query_query_intent(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Query Intent, 4 cyclic option rotations x 3 return formats = 12 runs per question.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_query_intent", design="cyclic", formats="label,content,label_content", data=data, shots=shots,
-        split=split, category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing,
-        max_tokens=max_tokens,
+        split=split, category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -455,17 +434,16 @@ def monbench_canonical(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench, all four tasks, options in data order, Label format: one run.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="all", design="canonical", formats="label", data=data, shots=shots, split=split,
-        category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing, max_tokens=max_tokens,
+        category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -477,17 +455,16 @@ def monbench_canonical_query_ad_relevance(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Ad Relevance, options in data order, Label format: one run.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_ad_relevance", design="canonical", formats="label", data=data, shots=shots, split=split,
-        category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing, max_tokens=max_tokens,
+        category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -499,17 +476,16 @@ def monbench_canonical_product_co_purchase(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Product Co-Purchase, options in data order, Label format: one run.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="product_co_purchase", design="canonical", formats="label", data=data, shots=shots, split=split,
-        category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing, max_tokens=max_tokens,
+        category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -521,17 +497,16 @@ def monbench_canonical_query_product_relation(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Product Relation, options in data order, Label format: one run.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_product_relation", design="canonical", formats="label", data=data, shots=shots, split=split,
-        category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing, max_tokens=max_tokens,
+        category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 
@@ -543,17 +518,16 @@ def monbench_canonical_query_query_intent(
     category_weights: str | None = None,
     metrics: str | None = None,
     strict: bool = False,
-    parsing: str = GRADER,
     max_tokens: int | None = MAX_TOKENS,
 ) -> Task:
     """MonBench Query-Query Intent, options in data order, Label format: one run.
 
-    Parameters: data, shots, split, category_weights, metrics, strict, parsing, max_tokens. Every setting, and what each
-    means: ``ecom_tasks/monbench/README.md``.
+    Parameters: data, shots, split, category_weights, metrics, strict, max_tokens. Every setting, and what each means:
+    ``ecom_tasks/monbench/README.md``.
     """
     return monbench(
         task="query_query_intent", design="canonical", formats="label", data=data, shots=shots, split=split,
-        category_weights=category_weights, metrics=metrics, strict=strict, parsing=parsing, max_tokens=max_tokens,
+        category_weights=category_weights, metrics=metrics, strict=strict, max_tokens=max_tokens,
     )
 
 

@@ -36,7 +36,7 @@ from ecom_tasks.data import parse_flag
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.rair.metrics import COUNTS
+from ecom_tasks.rair.metrics import COUNTS, strict_keys
 from ecom_tasks.rair.prompts import PROMPT_VERSION
 from ecom_tasks.rair.protocol import RairItem, load_items
 from ecom_tasks.rair.rules import RuleSet, load_rules, provenance
@@ -63,19 +63,21 @@ _summary = last_call_memo(lambda outcomes, specs: context_limit.with_rate(summar
 
 def _summary_keys(metrics: list[str] | None) -> tuple[str, ...]:
     failures = (*(key for key in COUNTS if key != "n"), context_limit.RATE)
-    return (*(spec.name for spec in select_metrics(LABELS, metrics)), *failures, "n", "l2_dim_acc")
+    specs = select_metrics(LABELS, metrics)
+    return (*(spec.name for spec in specs), *strict_keys(specs), *failures, "n", "l2_dim_acc")
 
 
 @metric
 def rair_summary(metrics: list[str] | None = None) -> Metric:
-    """The selected ``labels`` metrics (Acc@2, Acc@4, Macro-F1, plugins'), invalid and truncated rates,
+    """The selected ``labels`` metrics (Acc@2, Acc@4, Macro-F1, plugins'), the same on the strict reading
+    (``acc2_strict`` ...: exactly the requested output), invalid and truncated rates,
     items, the share of prompts longer than the server's context, L2 mismatch-dimension accuracy."""
     specs = select_metrics(LABELS, metrics)
     keys = _summary_keys(metrics)
 
     def compute(scores: list[SampleScore]) -> Value:
         result = _summary(outcome_values(scores), tuple(specs))
-        return {key: result[key] for key in keys}
+        return {key: result[key] for key in keys if key in result}
 
     return compute
 

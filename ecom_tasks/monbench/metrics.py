@@ -9,6 +9,8 @@ metric item alike:
 ``position`` displayed position of the correct option (0 = A)
 ``category`` 1-based query category, 0 when unknown
 ``correct`` / ``invalid`` / ``mismatch`` / ``truncated`` (stopped on the token limit): 0 or 1
+``correct_strict`` / ``invalid_strict``: the same for the strict reading of the reply (exactly the
+requested tags); absent in old logs
 
 A *run* is one (ordering, format) pair over all questions of a task. The
 accuracy metrics (``acc``, ``acc_ci`` and any plugin metric of the
@@ -38,6 +40,10 @@ OUTCOME_FIELDS = (
     "mismatch",
     "truncated",
 )
+#: The strict reading's fields, and the careful fields they stand in for when its metrics are computed.
+STRICT_FIELDS = {"correct_strict": "correct", "invalid_strict": "invalid"}
+#: Suffix of the strict reading's metrics (``acc_strict``): the same metric code on the strict answer.
+STRICT_SUFFIX = "_strict"
 POSITION_NAMES = ("A", "B", "C", "D")
 _COLUMN = {name: i for i, name in enumerate(OUTCOME_FIELDS)}
 
@@ -101,6 +107,27 @@ def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, 
     return summary
 
 
+def _strict_table(outcomes: Sequence[Mapping[str, float]]) -> np.ndarray | None:
+    """The outcome table with the strict reading in the ``correct`` and ``invalid`` columns, or None
+    when some outcome has no strict reading (old logs)."""
+    if isinstance(outcomes, np.ndarray) or not all(field in o for o in outcomes for field in STRICT_FIELDS):
+        return None
+    fields = [next((s for s, c in STRICT_FIELDS.items() if c == f), f) for f in OUTCOME_FIELDS]
+    return np.array([[o[f] for f in fields] for o in outcomes], dtype=float).reshape(-1, len(OUTCOME_FIELDS))
+
+
+def strict_summary(table: np.ndarray, specs: Sequence[MetricSpec], confidence: float = 0.95) -> dict[str, float]:
+    """The strict reading's metrics of a strict outcome table: the selected ``choice_runs`` metrics
+    and the invalid rate, suffixed ``_strict``."""
+    result = {**compute_metrics(specs, choice_runs(table, confidence)), "invalid_rate": _mean(_col(table, "invalid"))}
+    return {f"{key}{STRICT_SUFFIX}": value for key, value in result.items()}
+
+
+def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
+    """The keys :func:`strict_summary` gives."""
+    return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]
+
+
 def reweighted_accuracy(outcomes: Sequence[Mapping[str, float]], weights: Mapping[int, float]) -> float:
     """Accuracy with each category's accuracy weighted by a target distribution.
 
@@ -132,21 +159,35 @@ def summarize(
     The selected ``choice_runs`` metrics (``specs``) are computed on the whole
     table: for ``acc``/``acc_ci`` that is the unweighted task mean with its CI
     over runs (each run averaged over tasks), Table 2's "Avg.". MonBench's own
-    breakdowns at the top level are unweighted means of the per-task values.
+    breakdowns at the top level are unweighted means of the per-task values. Outcomes that carry
+    the strict reading also give its metrics (``acc_strict``, ``invalid_rate_strict``, ...).
     """
-    table = _table(list(outcomes))
+    outcomes = list(outcomes)
+    table = _table(outcomes)
+    strict_table = _strict_table(outcomes)
     tasks = [int(t) for t in np.unique(_col(table, "task"))]
 
-    def task_summary(part: np.ndarray) -> dict[str, float]:
-        return {**compute_metrics(specs, choice_runs(part, confidence)), **task_breakdown(part, format_names)}
+    def task_summary(part: np.ndarray, strict_part: np.ndarray | None) -> dict[str, float]:
+        summary = {**compute_metrics(specs, choice_runs(part, confidence)), **task_breakdown(part, format_names)}
+        if strict_part is not None:
+            summary.update(strict_summary(strict_part, specs, confidence))
+        return summary
 
     if len(tasks) <= 1:
-        result = task_summary(table)
+        result = task_summary(table, strict_table)
     else:
-        per_task = {t: task_summary(table[_col(table, "task") == t]) for t in tasks}
+        per_task = {
+            t: task_summary(
+                table[_col(table, "task") == t],
+                None if strict_table is None else strict_table[_col(table, "task") == t],
+            )
+            for t in tasks
+        }
         result = {key: _nanmean([summary[key] for summary in per_task.values()]) for key in per_task[tasks[0]]}
         result["n_items"] = float(len(table))
         result.update(compute_metrics(specs, choice_runs(table, confidence)))
+        if strict_table is not None:
+            result.update(strict_summary(strict_table, specs, confidence))
         for t, summary in per_task.items():
             result.update({f"{task_names[t]}/{k}": v for k, v in summary.items()})
     if category_weights:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.monbench.metrics import summarize as summarize_outcomes
-from ecom_tasks.monbench.parsing import GRADER, MISMATCH, UNCLOSED_THINK, ParsedAnswer, parse_reply
+from ecom_tasks.monbench.parsing import MISMATCH, UNCLOSED_THINK, ParsedAnswer, parse_reply, parse_strict
 from ecom_tasks.monbench.protocol import FORMATS, Run
 from ecom_tasks.monbench.schema import CATEGORIES, TASKS
 
@@ -17,7 +17,6 @@ def score_reply(
     completion: str | None,
     *,
     strict: bool = False,
-    parsing: str = GRADER,
     truncated: bool | None = None,
     prompt: Sequence[str] | None = None,
 ) -> tuple[ParsedAnswer, dict[str, int]]:
@@ -25,7 +24,8 @@ def score_reply(
 
     ``strict``: Label+Content replies must have agreeing tags (else wrong); by default the label
     decides. ``mismatch`` counts label/content disagreements in both modes.
-    ``parsing``: what a tag may hold, ``grader`` (default) or ``strict`` (task version 2.0's reading).
+    The parse is the careful reading (the headline); the outcome also carries the strict reading
+    (``parse_strict``: exactly the requested tags) in ``correct_strict`` and ``invalid_strict``.
     ``truncated``: the reply stopped on the token limit, when the framework knows; otherwise a
     reply cut off inside ``<think>`` counts as truncated.
     ``prompt``: the system and user message sent (default: ``fields``' ``system_prompt`` and
@@ -38,7 +38,6 @@ def score_reply(
         fields["format"],
         fields["displayed"],
         strict=strict,
-        parsing=parsing,
         prompt=prompt,
         truncated=truncated,
     )
@@ -57,6 +56,9 @@ def score_reply(
         "mismatch": int(parsed.status == MISMATCH or parsed.disagreement),
         "truncated": int(truncated),
     }
+    strict_parse = parse_strict(completion, fields["format"], fields["displayed"], strict=strict)
+    outcome["correct_strict"] = int(strict_parse.position == int(fields["target_position"]))
+    outcome["invalid_strict"] = int(strict_parse.invalid)
     return parsed, outcome
 
 
@@ -64,7 +66,8 @@ def refused_outcome(fields: Mapping[str, Any]) -> dict[str, int]:
     """The outcome of a run whose prompt the server refused (longer than its context): wrong, and
     neither the model's invalid answer nor a truncated one (the adapters count it apart)."""
     _, outcome = score_reply(fields, None, truncated=False)
-    return {**outcome, "correct": 0, "invalid": 0, "mismatch": 0, "truncated": 0}
+    no_answer = {"correct": 0, "invalid": 0, "mismatch": 0, "truncated": 0, "correct_strict": 0, "invalid_strict": 0}
+    return {**outcome, **no_answer}
 
 
 def summarize(
@@ -78,7 +81,7 @@ def summarize(
 
 
 #: Per-run outcome fields that vary between runs of one question (``<run key>/<field>`` when packed).
-RUN_FIELDS = ("position", "correct", "invalid", "mismatch", "truncated")
+RUN_FIELDS = ("position", "correct", "invalid", "mismatch", "truncated", "correct_strict", "invalid_strict")
 #: Per-question fields, the same in every run.
 QUESTION_FIELDS = ("task", "question", "category")
 
@@ -92,7 +95,7 @@ def pack_question(run_outcomes: Mapping[str, Mapping[str, int]]) -> dict[str, in
     first = next(iter(run_outcomes.values()))
     packed = {field: first[field] for field in QUESTION_FIELDS}
     for key, outcome in run_outcomes.items():
-        packed.update({f"{key}/{field}": outcome[field] for field in RUN_FIELDS})
+        packed.update({f"{key}/{field}": outcome[field] for field in RUN_FIELDS if field in outcome})
     return packed
 
 

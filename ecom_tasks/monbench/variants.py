@@ -26,7 +26,7 @@ MAX_TOKENS = None
 
 #: Task version, read by the Inspect tasks and written into the lm-eval YAML: bumped when scores stop
 #: being comparable with earlier results. 2.1: replies are read as a careful grader reads them
-#: (``parsing=grader``; ``parsing=strict`` is 2.0's reading).
+#: (2.0's strict reading is reported beside it in every run, as ``acc_strict``).
 TASK_VERSION = "2.1"
 
 

@@ -12,6 +12,8 @@ outcome here has, besides ``gold`` and ``pred_L1`` .. ``pred_L4``,
 ``dim_scored``    1 when gold and prediction are both L2 and the gold dimension is known
 ``dim_match``     1 when, in addition, the predicted dimension is the gold one
 ``truncated``     1 when the reply stopped on the token limit
+``strict_pred_L1`` .. ``strict_pred_invalid``, ``strict_acc4``, ``strict_acc2``: the same for the
+                  strict reading of the reply (exactly the requested output); absent in old logs
 
 The headline metrics (Acc@2, Acc@4, Macro-F1 and any plugin metric of the
 ``labels`` kind) are the registered metric specs, computed by
@@ -32,6 +34,9 @@ INVALID_CODE = len(LEVELS)  # the prediction index of an invalid answer
 PRED_LABELS = (*LEVELS, INVALID)
 #: Keys every summary has besides the selected label metrics.
 COUNTS = ("invalid_rate", "truncated_rate", "n")
+#: Suffix of the strict reading's metrics (``acc2_strict``): the same metric code on the strict prediction.
+STRICT_SUFFIX = "_strict"
+STRICT_PREFIX = "strict_"
 NO_DIMENSION = "none"
 OTHER_DIMENSION = "other"
 
@@ -70,6 +75,26 @@ def encode_outcome(
         truncated=int(truncated),
     )
     return outcome
+
+
+def strict_fields(gold: int, pred: int) -> dict[str, int]:
+    """The strict reading's prediction fields of one item (``pred``: 0..3 or ``INVALID_CODE``)."""
+    labels = label_outcome(LEVELS, gold, pred)
+    del labels["gold"]
+    same_side = pred != INVALID_CODE and (pred >= 2) == (gold >= 2)
+    fields = {**labels, "acc4": int(pred == gold), "acc2": int(same_side)}
+    return {f"{STRICT_PREFIX}{name}": value for name, value in fields.items()}
+
+
+def strict_view(outcome: Outcome) -> dict[str, float]:
+    """The outcome with its strict prediction in the careful prediction's fields."""
+    strict = {key[len(STRICT_PREFIX) :]: value for key, value in outcome.items() if key.startswith(STRICT_PREFIX)}
+    return {**outcome, **strict}
+
+
+def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
+    """The strict reading's headline keys: each selected metric's and the invalid rate, suffixed."""
+    return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]
 
 
 def headline(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec], *, group: bool = False) -> dict[str, float]:
@@ -165,12 +190,19 @@ def summarize(
 
     ``specs`` are the selected ``labels``-kind metrics. ``groups`` maps an
     outcome field (``industry``, ``intent``) to its names (1-based in the
-    outcome). Keys: each spec's name, ``invalid_rate n l2_dim_acc``,
+    outcome). Keys: each spec's name, ``invalid_rate n l2_dim_acc``, ``<name>_strict`` and
+    ``invalid_rate_strict`` (the strict reading, when the outcomes carry it),
     ``<metric>/<field>/<name>``, ``confusion/<gold>/<pred>``,
     ``error_share/<dimension>``.
     """
     outcomes = list(outcomes)
     result = headline(outcomes, specs)
+    # Old logs carry no strict reading: their strict keys are absent, not made up.
+    if outcomes and all(f"{STRICT_PREFIX}acc4" in o for o in outcomes):
+        strict = headline([strict_view(o) for o in outcomes], specs)
+        result.update(
+            {f"{name}{STRICT_SUFFIX}": strict[name] for name in (*(spec.name for spec in specs), "invalid_rate")}
+        )
     result["l2_dim_acc"] = mismatch_dimension_accuracy(outcomes)
     for kind, names in (groups or {}).items():
         for field, index, name in _group_keys(kind, names):
@@ -191,7 +223,7 @@ def metric_keys(
     specs: Sequence[MetricSpec], groups: Mapping[str, Sequence[str]] | None = None, dimensions: Sequence[str] = ()
 ) -> list[str]:
     """Every key ``summarize`` can produce, in its order (for frameworks that need a fixed list)."""
-    keys = [*(spec.name for spec in specs), *COUNTS, "l2_dim_acc"]
+    keys = [*(spec.name for spec in specs), *COUNTS, *strict_keys(specs), "l2_dim_acc"]
     for kind, names in (groups or {}).items():
         keys += [
             f"{m}/{field}/{name}" for field, _, name in _group_keys(kind, names) for m in group_metric_names(specs)

@@ -11,9 +11,10 @@ from ecom_tasks.rair.metrics import (
     encode_outcome,
     metric_keys,
     mismatch_dimension_table,
+    strict_fields,
 )
 from ecom_tasks.rair.metrics import summarize as summarize_outcomes
-from ecom_tasks.rair.parsing import OTHER_DIMENSION, ParsedRelevance, parse_reply
+from ecom_tasks.rair.parsing import OTHER_DIMENSION, ParsedRelevance, parse_reply, parse_strict
 from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
 from ecom_tasks.scorers.replies import answer_region
 
@@ -34,6 +35,9 @@ def score_reply(
     prompt: Sequence[str] | None = None,
 ) -> tuple[ParsedRelevance, dict[str, int]]:
     """Parse ``completion`` for the sample described by ``fields``; return the parse and the outcome.
+
+    The outcome carries both readings: the careful one (``parsed``, the headline) and the strict
+    one (``parse_strict``: exactly the requested output) in its ``strict_*`` fields.
 
     ``truncated``: the reply stopped on the token limit, when the framework
     knows; otherwise a reply cut off inside ``<think>`` counts as truncated.
@@ -58,6 +62,8 @@ def score_reply(
         pred_dim=pred_dim,
         truncated=truncated,
     )
+    strict = parse_strict(completion)
+    outcome.update(strict_fields(outcome["gold"], LEVELS.index(strict.label) if strict.label else INVALID_CODE))
     return parsed, outcome
 
 

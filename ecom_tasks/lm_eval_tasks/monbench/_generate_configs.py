@@ -21,12 +21,14 @@ TEMPLATE_CONFIG = task_template("MonBenchTask", "system_prompt", MAX_TOKENS, VER
 #: No truncated_rate: lm-eval passes no stop reason, so that share is unknown (the report says so).
 GROUP_METRICS = (
     "acc",
+    "acc_strict",
     "acc_pos_A",
     "acc_pos_B",
     "acc_pos_C",
     "acc_pos_D",
     "consistency",
     "invalid_rate",
+    "invalid_rate_strict",
     "mismatch_rate",
     "context_exceeded_rate",
 )
@@ -49,9 +51,9 @@ def render() -> dict[str, str]:
     for group, members in LM_EVAL_GROUPS.items():
         variant = VARIANTS[group]
         if len(runs_for(variant.design, variant.formats)) > 1:
-            metrics = [*GROUP_METRICS[:5], *(f"acc_fmt_{f}" for f in variant.formats), *GROUP_METRICS[5:]]
+            metrics = [*GROUP_METRICS[:6], *(f"acc_fmt_{f}" for f in variant.formats), *GROUP_METRICS[6:]]
         else:
-            metrics = ["acc", "invalid_rate", "context_exceeded_rate"]
+            metrics = ["acc", "acc_strict", "invalid_rate", "invalid_rate_strict", "context_exceeded_rate"]
         config = {
             "group": group,
             "task": members,

@@ -4,12 +4,13 @@ in ``ecom_tasks.monbench``).
 The variant (tasks, design, formats) is fixed by the task's YAML; user options
 arrive through ``--metadata``: ``data`` (file, folder or hub id), ``split``
 (test | validation), ``shots`` (0, 1, 5), ``strict`` (Label+Content right only
-when both tags agree; default false), ``parsing`` (``grader`` | ``strict``:
-what a tag may hold; default grader), ``metrics`` (the ``choice_runs``
+when both tags agree; default false), ``metrics`` (the ``choice_runs``
 metrics to compute; default all) and ``questions`` (the first N questions of
 each task with all their runs: lm-eval's ``--limit`` counts documents, and a
-document is one run). ``shots``, ``parsing`` and ``questions`` (when given) are
-written into the task config's ``metadata``, so the results file records them.
+document is one run). ``shots`` and ``questions`` (when given) are written into
+the task config's ``metadata``, so the results file records them. Every run
+reports both readings of each reply: the careful one (``acc``, the headline)
+and the strict one (``acc_strict``: exactly the requested tags).
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ import datasets
 
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.monbench.metrics import POSITION_NAMES
-from ecom_tasks.monbench.parsing import GRADER, check_parsing
+from ecom_tasks.monbench.metrics import POSITION_NAMES, strict_keys
 from ecom_tasks.monbench.protocol import load_items, parse_shots, runs_for
 from ecom_tasks.monbench.scoring import refused_outcome, score_reply, summarize
 from ecom_tasks.scorers import context_limit
@@ -84,21 +84,19 @@ class MonBenchTask(OutcomeTask):
     plain_separator = "\n\n"
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
-        # Every results file records the shots and the reading (configs.<task>.metadata), defaults included.
+        # Every results file records the shots (configs.<task>.metadata), the default included.
         config = dict(config or {})
         metadata = dict(config.get("metadata") or {})
         metadata["shots"] = parse_shots(metadata.get("shots", 0))
-        metadata["parsing"] = check_parsing(str(metadata.get("parsing", GRADER)))
         if metadata.get("questions") is not None:
             metadata["questions"] = parse_questions(metadata["questions"])
         config["metadata"] = metadata
         super().__init__(config)
         self.strict = parse_flag(metadata.get("strict", False), "strict")
-        self.parsing = metadata["parsing"]
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
         variant = config["dataset_kwargs"]
-        keys = [spec.name for spec in specs]
+        keys = [*(spec.name for spec in specs), *strict_keys(specs)]
         if len(runs_for(variant["design"], variant["formats"])) > 1:  # a single run has no breakdown
             keys += [f"acc_pos_{name}" for name in POSITION_NAMES]
             keys += [f"acc_fmt_{name}" for name in variant["formats"]]
@@ -116,5 +114,5 @@ class MonBenchTask(OutcomeTask):
     def score(self, doc: dict, reply: str) -> Any:
         if context_limit.from_reply(reply) is not None:  # the server refused the prompt: wrong, counted apart
             return {**refused_outcome(doc), context_limit.CONTEXT_EXCEEDED: 1}
-        outcome = score_reply(doc, reply, strict=self.strict, parsing=self.parsing)[1]
+        outcome = score_reply(doc, reply, strict=self.strict)[1]
         return {**outcome, context_limit.CONTEXT_EXCEEDED: 0}
