@@ -303,3 +303,30 @@ def test_rmir_reason_then_embed_counts_a_refused_description_apart(tmp_path: Pat
     assert (metrics["context_exceeded_rate"], metrics["failure_rate"], metrics["recall@20"]) == (1.0, 0.0, 0.0)
     score = log.samples[0].scores["rmir_scorer"]
     assert score.metadata["description_status"] == "context_exceeded" and "context of 10 tokens" in score.explanation
+
+
+def test_within_context_turns_a_refusal_into_a_counted_reply_for_any_solver(tmp_path: Path):
+    """A user's own solver wrapped in ``within_context``: llama.cpp's refusal (which Inspect raises) becomes
+    the ``model_length`` reply the scorers count, and a prompt that fits is answered as before."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import generate
+
+    from ecom_tasks.scorers.inspect_scorers import within_context
+
+    samples = [Sample(input="short", target="x", id="fits"), Sample(input="long " * 40, target="x", id="over")]
+    task = Task(dataset=samples, solver=within_context(generate()))
+    with serve_openai_compatible(context_window(lambda body: "an answer", 60, style="llama.cpp")) as server:
+        (log,) = inspect_eval(
+            task,
+            model="openai-api/vllm/test-model",
+            model_base_url=server.base_url,
+            model_args={"api_key": "x"},
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
+    assert log.status == "success", log.error
+    outputs = {sample.id: sample.output for sample in log.samples}
+    assert outputs["fits"].completion == "an answer" and outputs["fits"].stop_reason == "stop"
+    assert outputs["over"].stop_reason == "model_length"
+    assert "context" in outputs["over"].completion  # the server's own words

@@ -300,7 +300,7 @@ def test_an_unwritable_cache_or_output_is_found_before_the_first_grader_call(tmp
     (folder_cache / FILE_NAME).mkdir(parents=True)
     caches = {
         tmp_path / "a-file": "not a folder",
-        tmp_path / "a-file" / "judge": "cannot",
+        tmp_path / "a-file" / "judge": "below a file",
         link_cache: "symbolic link",
         fifo_cache: "FIFO",
         folder_cache: FILE_NAME,

@@ -263,9 +263,10 @@ def monbench_row(put, model, source, all_tasks: dict, per_task: dict) -> None:
         ("monbench_format", ["acc_fmt_label", "acc_fmt_content", "acc_fmt_label_content"]),
         ("monbench_robustness", ["consistency", "invalid_rate", "mismatch_rate", "truncated_rate"]),
     ):
-        put(table, model, source, setting, "all tasks", {n: all_tasks[n] for n in names})
+        # lm-eval records no truncated_rate (it passes no stop reason): the report shows "unknown" there
+        put(table, model, source, setting, "all tasks", {n: all_tasks[n] for n in names if n in all_tasks})
         for t, title in MONBENCH_TASKS.items():
-            put(table, model, source, setting, title, {n: per_task[t][n] for n in names})
+            put(table, model, source, setting, title, {n: per_task[t][n] for n in names if n in per_task[t]})
 
 
 def rair_rows(put, model, source, task, m) -> None:

@@ -16,6 +16,7 @@ and ``panel/<label>/graded`` (see ``metrics.py``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,10 +72,11 @@ async def judge_response(
     limit_option: str = INSPECT_LIMIT_OPTION,
 ) -> Judgement:
     """Grade ``response`` to the item of ``fields`` (question, reference) with every grader of ``asks``."""
+    prompt = grader_prompt(fields, response)
     panel = await run_panel(
         asks,
-        grader_prompt(fields, response),
-        parse_grade,
+        prompt,
+        functools.partial(parse_grade, prompt=prompt),  # what the grader copies from its prompt is not read
         method=method,
         names=names,
         grade_of=_grade_of,

@@ -49,8 +49,8 @@ def _panel(run: MergedRun) -> list[str]:
     named = str(run.info.get("graders") or "")
     if named and named != "roles":
         return [run.roles.get(name, name) for name in named.split(",")]
-    numbered = sorted((r for r in run.roles if PANEL_ROLE.match(r)), key=lambda r: int(PANEL_ROLE.match(r).group(1)))
-    return [run.roles[r] for r in numbered]
+    numbers = {r: int(m.group(1)) for r in run.roles if (m := PANEL_ROLE.match(r))}
+    return [run.roles[r] for r in sorted(numbers, key=numbers.__getitem__)]
 
 
 def _judge(run: MergedRun) -> str:

@@ -106,7 +106,8 @@ def select(
     wanted_languages = _check("language", _names(language), LANGUAGES)
     wanted_difficulties = _check("difficulty", _names(difficulty), DIFFICULTIES)
     # Any accepted spelling of a listed task selects it (records hold canonical ids); other names as given.
-    wanted_tasks = None if _names(task) is None else [canonical_task(t) for t in _names(task)]
+    task_names = _names(task)
+    wanted_tasks = None if task_names is None else [canonical_task(t) for t in task_names]
     modality = (
         None if multimodal is None or multimodal == "" or multimodal == "all" else parse_flag(multimodal, "multimodal")
     )

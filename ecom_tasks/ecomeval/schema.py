@@ -261,7 +261,7 @@ def _images(row: Row, problems: list[Problem], check: bool, access: ImageAccess 
                 return ()
         else:
             value = [text]
-    if hasattr(value, "tolist"):  # numpy arrays from Parquet
+    if value is not None and hasattr(value, "tolist"):  # numpy arrays from Parquet
         value = value.tolist()
     if isinstance(value, dict) or hasattr(value, "save"):  # one hub image (a feature dict or a PIL image)
         value = [value]

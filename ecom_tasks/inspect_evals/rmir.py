@@ -33,8 +33,14 @@ from ecom_tasks.rmir.scoring import Retrieval, parse_retriever_args, pool_input_
 from ecom_tasks.rmir.variants import MAX_TOKENS, parse_cache, parse_k, parse_mode
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
-from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, outcome_values, within_context
-from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, STATUS_KEY, reason_then_embed
+from ecom_tasks.scorers.inspect_scorers import (
+    TRUNCATED_STOP_REASONS,
+    context_exceeded_of,
+    outcome_mean,
+    outcome_values,
+    within_context,
+)
+from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, IMAGES_DROPPED_KEY, STATUS_KEY, reason_then_embed
 
 FIXTURES = "ecom_tasks/fixtures/rmir"
 #: 2.0.0: pool images are embedded without their captions by default (image-capable embedders score
@@ -42,8 +48,8 @@ FIXTURES = "ecom_tasks/fixtures/rmir"
 VERSION = "2.0.0"
 
 
-def _parse(completion: str | None) -> tuple[str | None, str]:
-    parsed = parse_reply(completion)
+def _parse(completion: str | None, **context: Any) -> tuple[str | None, str]:
+    parsed = parse_reply(completion, **context)  # context: the prompt sent and whether a limit cut the reply
     return parsed.text, parsed.status
 
 
@@ -105,11 +111,20 @@ def rmir_scorer(
             status = CONTEXT_EXCEEDED
         elif mode == "reason_then_embed":
             if state.store.get(STATUS_KEY) is None:  # scored without the solver (e.g. another task's log)
-                description, status = _parse(state.output.completion)
+                truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
+                description, status = _parse(
+                    state.output.completion, prompt=state.user_prompt.text, truncated=truncated
+                )
             else:
                 description, status = state.store.get(DESCRIPTION_KEY), state.store.get(STATUS_KEY)
         result = await anyio.to_thread.run_sync(
-            lambda: retrieval.score(state.metadata, specs, mode=mode, description=description)
+            lambda: retrieval.score(
+                state.metadata,
+                specs,
+                mode=mode,
+                description=description,
+                images_dropped=state.store.get(IMAGES_DROPPED_KEY),
+            )
         )
         explanation = f"{result.status}; description {status}" if mode == "reason_then_embed" else result.status
         return Score(

@@ -50,7 +50,7 @@ _COLUMN = {name: i for i, name in enumerate(OUTCOME_FIELDS)}
 # Vectorized with numpy: Inspect recomputes metrics on every live progress update.
 
 
-def _table(outcomes: Sequence[Mapping[str, float]]) -> np.ndarray:
+def _table(outcomes: Sequence[Mapping[str, float]] | np.ndarray) -> np.ndarray:
     """Outcomes as an (n, fields) float array, columns in OUTCOME_FIELDS order."""
     if isinstance(outcomes, np.ndarray):
         return outcomes
@@ -128,7 +128,7 @@ def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
     return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]
 
 
-def reweighted_accuracy(outcomes: Sequence[Mapping[str, float]], weights: Mapping[int, float]) -> float:
+def reweighted_accuracy(outcomes: Sequence[Mapping[str, float]] | np.ndarray, weights: Mapping[int, float]) -> float:
     """Accuracy with each category's accuracy weighted by a target distribution.
 
     ``weights`` maps 1-based category ids to their share of real traffic;

@@ -658,7 +658,7 @@ def _pre_cue(pre: str) -> bool:
 
 def _for_cue(pre: str) -> bool:
     match = _FOR_CUE.search(pre[-60:].lower().rstrip(" \t\"'*([【“「").removesuffix(" an").removesuffix(" a"))
-    return bool(match) and (match.group("verb") or "") not in _FOR_PICKS
+    return match is not None and (match.group("verb") or "") not in _FOR_PICKS
 
 
 def _conditional(region: str, start: int, end: int, at: int) -> bool:
@@ -733,7 +733,7 @@ def _marker_mention(region: str, mentions: list[_Mention]) -> _Mention | None:
             line_start = region.rfind("\n", 0, marker.start()) + 1
             if not _HEADING_START.fullmatch(region, line_start, marker.start()):
                 continue
-        lead = _AFTER_MARKER.match(region, marker.end()).end()
+        lead = _match_end(_AFTER_MARKER, region, marker.end())
         index = bisect.bisect_left(starts, marker.end())
         if index < len(mentions) and mentions[index].start <= lead:
             mention = mentions[index]
@@ -753,8 +753,14 @@ def _is_lone(region: str, mention: _Mention, bounds: _Boundaries) -> bool:
     )
 
 
+def _match_end(pattern: re.Pattern[str], region: str, at: int) -> int:
+    """Where ``pattern`` (one that also matches the empty string) stops matching from ``at``."""
+    match = pattern.match(region, at)
+    return at if match is None else match.end()
+
+
 def _first_sentence_end(region: str) -> int:
-    opening = _DECOR_ONLY.match(region).end()
+    opening = _match_end(_DECOR_ONLY, region, 0)
     end = re.compile(r"[.!?。](?=[\s*_`\"')\]】]|$)|\n").search(region, opening)
     return end.start() if end else len(region)
 
@@ -876,7 +882,7 @@ def _read(region: str) -> ParsedRelevance:
         return _result(region, marked, RULE_MARKER, mentions)
 
     first_end = _first_sentence_end(region)
-    tiers = {RULE_FORM: [], RULE_LONE_LINE: [], RULE_START: [], RULE_STATED: []}
+    tiers: dict[str, list[_Mention]] = {RULE_FORM: [], RULE_LONE_LINE: [], RULE_START: [], RULE_STATED: []}
     for mention in mentions:
         if mention.role == ASSERTED and (tier := _tier(region, mention, first_end, bounds)) is not None:
             tiers[tier].append(mention)

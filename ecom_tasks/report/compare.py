@@ -21,7 +21,7 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.report import stats
-from ecom_tasks.results import INSPECT, Run
+from ecom_tasks.results import INSPECT, UNREADABLE, Run
 
 
 @dataclass(frozen=True)
@@ -215,6 +215,9 @@ def read_model_runs(
     notes: list[str] = []
     for run in read_runs(paths):
         design = DESIGNS.get(run.benchmark)
+        if run.status == UNREADABLE:  # a FIFO, malformed JSON...: named, never silently dropped
+            notes.append(run.error if run.source in run.error else f"{run.source}: {run.error}")
+            continue
         if only is not None and (run.benchmark, run.task) not in only:
             continue
         if design is None or run.status != "success":
@@ -351,7 +354,7 @@ def _protocol(run: Run) -> dict[str, str]:
 
 def _distinct_labels(runs: list[ModelRun]) -> None:
     """Give each run of a task a distinct label: the framework is added where a name repeats."""
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     for run in runs:
         counts[run.label] += 1
     for run in runs:

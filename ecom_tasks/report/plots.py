@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 from ecom_tasks.tables import Row, Table
 
@@ -47,7 +48,7 @@ def _heatmap(
     columns: Sequence[str],
     vmax: float | None,
     fmt: str,
-) -> None:
+) -> Any:
     import numpy as np
 
     data = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)

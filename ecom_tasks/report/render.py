@@ -243,9 +243,10 @@ def _settings_json(settings: Sequence[tuple[str, str]]) -> str:
 
 
 def run_records(merged: Sequence[MergedRun], failed: Sequence[Run]) -> list[dict[str, object]]:
-    records = []
-    for run in [*merged, *failed]:
-        is_merged = isinstance(run, MergedRun)
+    records: list[dict[str, object]] = []
+    everything: list[MergedRun | Run] = [*merged, *failed]
+    for run in everything:
+        merged_run = run if isinstance(run, MergedRun) else None
         records.append(
             {
                 "status": run.status,
@@ -256,10 +257,10 @@ def run_records(merged: Sequence[MergedRun], failed: Sequence[Run]) -> list[dict
                 "model_in_tables": run.model_name,
                 "data": run.data,
                 "settings": _settings_json(run.settings),
-                "runs_merged": run.count if is_merged else 0,
-                "disagree": " ".join(run.disagree) if is_merged else "",
+                "runs_merged": merged_run.count if merged_run else 0,
+                "disagree": " ".join(merged_run.disagree) if merged_run else "",
                 "created": run.created,
-                "source": run.latest.source if is_merged else run.source,
+                "source": merged_run.latest.source if merged_run else run.source,
                 "error": run.error,
             }
         )
@@ -268,7 +269,8 @@ def run_records(merged: Sequence[MergedRun], failed: Sequence[Run]) -> list[dict
 
 def runs_view(merged: Sequence[MergedRun], failed: Sequence[Run], fields: Sequence[str]) -> Grid:
     rows = []
-    for run, record in zip([*merged, *failed], run_records(merged, failed)):
+    everything: list[MergedRun | Run] = [*merged, *failed]
+    for run, record in zip(everything, run_records(merged, failed)):
         texts = {**{k: str(v) for k, v in record.items()}, "settings": settings_text(run.settings)}
         cells = [Cell(texts[k], css="num" if k == "runs_merged" else "") for k in fields]
         rows.append(GridRow(cells, "" if record["status"] == "success" else "failed"))
@@ -306,11 +308,18 @@ def md_escape(value: Any) -> str:
 
 @functools.cache
 def _environments() -> tuple[Environment, Environment]:
-    common = dict(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    html_env = Environment(loader=DictLoader({"report.html": templates.HTML}), autoescape=True, **common)
-    md_env = Environment(
-        loader=DictLoader({"report.md": templates.MARKDOWN}), autoescape=False, finalize=md_escape, **common
-    )
+    def environment(template: str, text: str, **options: Any) -> Environment:
+        return Environment(
+            loader=DictLoader({template: text}),
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+            **options,
+        )
+
+    html_env = environment("report.html", templates.HTML, autoescape=True)
+    md_env = environment("report.md", templates.MARKDOWN, autoescape=False, finalize=md_escape)
     return html_env, md_env
 
 

@@ -266,7 +266,7 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
         shared = {k: v for k, v in parts[0][0].items() if all(p[0].get(k) == v for p in parts[1:])}
         return shared, {}
 
-    runs = []
+    runs: list[Run] = []
     for section in ("results", "groups"):
         for raw_name, values in (results.get(section) or {}).items():
             name = raw_name.strip(" -")

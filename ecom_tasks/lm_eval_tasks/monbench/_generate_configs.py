@@ -38,7 +38,7 @@ def render() -> dict[str, str]:
     files = {TEMPLATE: dump(TEMPLATE_CONFIG, "monbench")}
     for variant in VARIANTS.values():
         if len(variant.tasks) == 1:
-            config = {
+            config: dict[str, object] = {
                 "include": TEMPLATE,
                 "task": variant.name,
                 "dataset_kwargs": {

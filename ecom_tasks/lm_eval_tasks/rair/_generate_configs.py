@@ -34,7 +34,7 @@ def render() -> dict[str, str]:
     files = {TEMPLATE: dump(TEMPLATE_CONFIG, "rair")}
     for variant in VARIANTS.values():
         if variant.in_lm_eval:
-            config = {
+            config: dict[str, object] = {
                 "include": TEMPLATE,
                 "task": variant.name,
                 "dataset_kwargs": {"subset": variant.subset, "variant_rules": variant.rules},

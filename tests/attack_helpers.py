@@ -1,0 +1,226 @@
+"""The attacks of the attack matrix (tests/test_attack_matrix.py), their sandbox, and a runner for the
+frameworks' data loaders.
+
+Each matrix row gets a :class:`Sandbox`: its inputs, its output folder and a ``victim`` folder (a
+shell start-up file, a secret, real images) that a planted link points at. Everything in the sandbox
+outside the folders a row may write is hashed before and after the command (:func:`tree_digest`):
+a changed victim, a truncated input or a file written beside the output folder all show up.
+
+Run as a script (``python attack_helpers.py JOBS RESULTS``) it builds one framework task per job
+(Inspect through ``inspect_ai.eval``, lm-eval through ``ecom_tasks.lm_eval_tasks.task_manager``),
+each under its own alarm, and writes one JSON result line per job as it finishes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+#: Digits of the huge integer attack (Python refuses to parse more than 4,300 by default).
+HUGE_DIGITS = 5000
+#: Nesting depth of the deep JSON attack (Python's parser gives up near 1,000).
+DEEP_LEVELS = 100_000
+#: Bytes that are not UTF-8 (a lone 0xff and 0xfe can start no UTF-8 sequence).
+NOT_UTF8 = b"\xff\xfe"
+
+#: What each decoding attack puts as a JSON Lines file's first line (the valid lines stay after it).
+BAD_LINES: dict[str, bytes] = {
+    "deep_nesting": b'{"id": "deep", "nested": ' + b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS + b"}",
+    "huge_int": b'{"id": "huge", "number": ' + b"7" * HUGE_DIGITS + b"}",
+    "non_utf8": b'{"id": "bytes-' + NOT_UTF8 + b'"}',
+}
+#: The decoding attacks, the empty file among them.
+DECODING_ATTACKS = (*BAD_LINES, "empty_file")
+
+
+def poison_json_lines(path: Path, attack: str) -> Path:
+    """``path`` (JSON Lines) with the attack's line first, or emptied for ``empty_file``."""
+    if attack == "empty_file":
+        path.write_bytes(b"")
+    else:
+        path.write_bytes(BAD_LINES[attack] + b"\n" + path.read_bytes())
+    return path
+
+
+def poison_json_document(path: Path, attack: str) -> Path:
+    """``path`` (one JSON document) replaced by the attack's document, or emptied for ``empty_file``."""
+    path.write_bytes(b"" if attack == "empty_file" else BAD_LINES[attack])
+    return path
+
+
+def make_fifo(path: Path) -> Path:
+    """A named pipe at ``path`` (replacing a file there): opening it for reading waits for a writer."""
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    os.mkfifo(path)
+    return path
+
+
+def plant_symlink(path: Path, target: Path) -> Path:
+    """A symlink at ``path`` (replacing what is there) pointing at ``target``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+    path.symlink_to(target)
+    return path
+
+
+def running_as_root() -> bool:
+    return os.geteuid() == 0
+
+
+def make_unwritable(folder: Path) -> Path:
+    """``folder`` made impossible to write into: read-only (0o500), or, for root (whom permissions do
+    not stop), a regular file where the folder should be. Returns the path the message should name."""
+    if running_as_root():
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.write_text("a regular file where a folder is needed\n", encoding="utf-8")
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o500)
+    return folder
+
+
+def restore_writable(root: Path) -> None:
+    """Undo :func:`make_unwritable`'s chmod under ``root`` so pytest can remove the sandbox."""
+    for folder, dirs, _ in os.walk(root):
+        for name in dirs:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | stat.S_IWUSR | stat.S_IXUSR | stat.S_IRUSR)
+
+
+def _describe(path: Path) -> str:
+    info = path.lstat()
+    kind = stat.S_IFMT(info.st_mode)
+    perms = oct(stat.S_IMODE(info.st_mode))
+    if stat.S_ISLNK(info.st_mode):
+        return f"symlink -> {os.readlink(path)}"
+    if stat.S_ISREG(info.st_mode):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        return f"file {perms} {info.st_size} {digest}"
+    if stat.S_ISDIR(info.st_mode):
+        return f"folder {perms}"
+    return f"special {kind:o} {perms}"  # a FIFO or socket: never opened (a FIFO would block)
+
+
+def tree_digest(root: Path, skip: Iterable[Path] = ()) -> dict[str, str]:
+    """Every entry below ``root`` (relative path -> type, permissions, content hash or link target),
+    leaving out the ``skip`` paths and what lies below them; symlinks are described, never followed."""
+    skipped = {os.path.abspath(p) for p in skip}
+    found: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if os.path.join(folder, d) not in skipped]
+        for name in [*dirs, *files]:
+            path = os.path.join(folder, name)
+            if path not in skipped:
+                found[os.path.relpath(path, root)] = _describe(Path(path))
+    return found
+
+
+def digest_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """What changed between two :func:`tree_digest` results, one line per path."""
+    lines = []
+    for path in sorted(set(before) | set(after)):
+        if before.get(path) != after.get(path):
+            lines.append(f"{path}: {before.get(path, '(absent)')} => {after.get(path, '(absent)')}")
+    return lines
+
+
+def names_file(text: str, path: Path) -> bool:
+    """Whether ``text`` names ``path`` (as given, or with its links resolved)."""
+    return any(form in text for form in {str(path), os.path.realpath(path)})
+
+
+# --- the frameworks' data loaders, run in one process, one alarm per job ------------------------------
+
+
+def _build_inspect(job: dict) -> None:
+    from inspect_ai import eval as inspect_eval
+
+    logs = inspect_eval(
+        job["task"],
+        task_args={"data": job["data"]},
+        model=job.get("model", "ecom/baseline"),
+        model_roles=job.get("model_roles"),
+        limit=1,
+        display="none",
+        log_dir=job["log_dir"],
+    )
+    if logs and logs[0].status != "success":
+        raise RuntimeError(f"the run ended {logs[0].status}: {logs[0].error}")
+
+
+def _build_lm_eval(job: dict) -> None:
+    from ecom_tasks.lm_eval_tasks import task_manager
+
+    loaded = task_manager(include_defaults=False, metadata={"data": job["data"]}).load([job["task"]])
+    for task in loaded["tasks"].values():  # the documents are read when first asked for
+        list(task.eval_docs)
+
+
+def _holds(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` is, contains (exception groups) or was caused by an exception of ``kind``."""
+    seen, stack = set(), [exc]
+    while stack:
+        item = stack.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, kind):
+            return True
+        stack += [item.__cause__, item.__context__, *getattr(item, "exceptions", ())]
+    return False
+
+
+def run_loader_jobs(jobs_file: str, results_file: str) -> None:
+    """Build each job's task; a result line per job: ``ok``, ``refused`` (an ``EcomTasksError``: what
+    the excepthook of both frameworks prints as one short message), ``traceback`` or ``hang``."""
+    import signal
+    import traceback
+
+    from ecom_tasks.user_errors import find_user_error, user_message
+
+    class Alarm(BaseException):  # not an Exception: no library's ``except Exception`` swallows it
+        pass
+
+    def alarm(signum, frame):
+        raise Alarm()
+
+    signal.signal(signal.SIGALRM, alarm)
+    builders = {"inspect": _build_inspect, "lm-eval": _build_lm_eval}
+    jobs = json.loads(Path(jobs_file).read_text(encoding="utf-8"))
+    with open(results_file, "a", encoding="utf-8") as out:
+        for job in jobs:
+            signal.alarm(job["timeout"])
+            try:
+                builders[job["framework"]](job)
+                result = {"status": "ok", "message": ""}
+            except Alarm:
+                result = {"status": "hang", "message": f"no answer within {job['timeout']} s"}
+            except BaseException as exc:  # noqa: BLE001  (every failure is the row's finding)
+                error = find_user_error(exc)
+                if _holds(exc, Alarm):  # raised inside an event loop, it may come wrapped
+                    result = {"status": "hang", "message": f"no answer within {job['timeout']} s"}
+                elif error is not None:
+                    result = {"status": "refused", "message": user_message(error)}
+                else:
+                    result = {"status": "traceback", "message": "".join(traceback.format_exception(exc))}
+            finally:
+                signal.alarm(0)
+            out.write(json.dumps({"id": job["id"], **result}) + "\n")
+            out.flush()
+
+
+if __name__ == "__main__":
+    run_loader_jobs(sys.argv[1], sys.argv[2])
