@@ -525,14 +525,19 @@ def ranked(records: Sequence[Record]) -> list[Record]:
     )
 
 
+def by_metric(comparison: Comparison) -> dict[tuple[str, str, str], list[Record]]:
+    """The records by (benchmark, task, metric), in the order compared."""
+    groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    for record in comparison.records:
+        groups[(record.benchmark, record.task, record.metric)].append(record)
+    return groups
+
+
 def format_comparison(comparison: Comparison) -> str:
     """The comparison as terminal tables: per benchmark, task and metric the models ranked with their
     intervals, then every pair's difference b - a with its interval, p-values and what the run detects."""
     blocks: list[str] = []
-    groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
-    for record in comparison.records:
-        groups[(record.benchmark, record.task, record.metric)].append(record)
-    for (benchmark, task, metric), records in groups.items():
+    for (benchmark, task, metric), records in by_metric(comparison).items():
         models = ranked([r for r in records if r.kind == "model"])
         pairs = [r for r in records if r.kind == "pair"]
         first = records[0]
@@ -591,10 +596,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
     from ecom_tasks.tables import Column, Row, Table, file_slug
 
     tables: list[Table] = []
-    groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
-    for record in comparison.records:
-        groups[(record.benchmark, record.task, record.metric)].append(record)
-    for (benchmark, task, metric), records in groups.items():
+    for (benchmark, task, metric), records in by_metric(comparison).items():
         models = ranked([r for r in records if r.kind == "model"])
         pairs = [r for r in records if r.kind == "pair"]
         if len(models) < 2:
