@@ -242,3 +242,25 @@ def test_compare_two_models_across_frameworks_over_http(tmp_path, items):
         )
     )
     assert baseline.stdout.count(" - model-b ") == 2  # both model-a runs against model-b only
+
+
+def test_runs_pair_by_their_data_not_by_how_a_framework_spells_its_location():
+    from ecom_tasks.report.compare import ModelRun, compare_runs
+    from ecom_tasks.results import FIXTURES, Run
+
+    def run(model: str, framework: str, data: str, info: dict) -> ModelRun:
+        record = Run("rmir", "rmir", framework, model, (), {}, "success", f"{model}.log", info=info, data=data)
+        values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+        units = stats.Units(
+            tuple(f"q{i}" for i in range(6)), tuple(({"recall@20": v, "failed": 0, "category": 1},) for v in values)
+        )
+        return ModelRun(record, units, model)
+
+    inspect_run = run("a", "inspect", "mine.jsonl (sha256:abcdef123456)", {"data_sha256": "abcdef123456"})
+    same_file = run("b", "lm-eval", "/home/me/mine.jsonl", {})
+    result = compare_runs([inspect_run, same_file], metric="recall@20", n_resamples=50)
+    assert [r.kind for r in result.records].count("pair") == 1 and not result.refused
+    fixtures = run("c", "lm-eval", FIXTURES, {})
+    other_hash = run("d", "inspect", "mine.jsonl (sha256:999999999999)", {"data_sha256": "999999999999"})
+    refused = compare_runs([inspect_run, fixtures, other_hash], metric="recall@20", n_resamples=50).refused
+    assert len(refused) == 3 and all("different data" in line for line in refused)

@@ -21,7 +21,7 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.report import stats
-from ecom_tasks.results import INSPECT, UNREADABLE, Run
+from ecom_tasks.results import FIXTURES, INSPECT, UNKNOWN_DATA, UNREADABLE, Run
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,10 @@ def _protocol_difference(design: Design, a: ModelRun, b: ModelRun) -> str | None
     sha_a, sha_b = a.run.info.get("data_sha256"), b.run.info.get("data_sha256")
     if sha_a and sha_b and sha_a != sha_b:
         return f"different data (sha256 {str(sha_a)[:12]}... vs {str(sha_b)[:12]}...)"
-    if a.run.data != b.run.data and "?" not in (a.run.data, b.run.data):
+    # Locations are spelled differently across frameworks (a hash recorded or not, relative or absolute);
+    # beyond the hashes above, the bundled fixtures against other data is what a location tells apart.
+    known = UNKNOWN_DATA not in (a.run.data, b.run.data)
+    if known and (a.run.data == FIXTURES) != (b.run.data == FIXTURES):
         return f"different data ({a.run.data} vs {b.run.data})"
     settings_a, settings_b = _protocol(a.run), _protocol(b.run)
     for key in design.protocol:
