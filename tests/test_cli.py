@@ -202,6 +202,10 @@ def test_plain_lm_eval_include_path_with_dummy_model(tmp_path: Path) -> None:
             "acc_ci": "NaN",
             "invalid_rate": "1",
             "context_exceeded_rate": "0",
+            # the strict reading beside the careful one (issue 27): nothing to read either way
+            "acc_strict": "0",
+            "acc_ci_strict": "NaN",
+            "invalid_rate_strict": "1",
         }
     }
     (results_file,) = out_dir.rglob("results_*.json")
@@ -232,6 +236,9 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
             "acc": round(expected["acc"], 4),
             "invalid_rate": round(expected["invalid_rate"], 4),
             "context_exceeded_rate": 0.0,
+            # the baseline writes exactly the requested format: the strict reading agrees
+            "acc_strict": round(expected["acc"], 4),
+            "invalid_rate_strict": round(expected["invalid_rate"], 4),
         }
     }
     assert tables["Tasks"] == {
@@ -242,6 +249,9 @@ def test_ecom_lm_eval_monbench_group_table(tmp_path: Path) -> None:
                 "acc_ci": "NaN",  # one run: no interval
                 "invalid_rate": round(expected[f"{task}/invalid_rate"], 4),
                 "context_exceeded_rate": 0.0,
+                "acc_strict": round(expected[f"{task}/acc"], 4),
+                "acc_ci_strict": "NaN",
+                "invalid_rate_strict": round(expected[f"{task}/invalid_rate"], 4),
             }
             for task in TASKS
         },
