@@ -236,6 +236,11 @@ def read_model_runs(
         if len(units) == 0:
             notes.append(f"{run.source}: {run.task} holds no scored items; left out")
             continue
+        try:  # e.g. lm-eval's EcomEval responses not judged yet: no grades to compare
+            design.summarize(units.flatten(range(len(units))))
+        except (KeyError, ValueError, TypeError) as exc:
+            notes.append(f"{run.source}: {run.task} has no scored outcomes to compare ({type(exc).__name__}: {exc})")
+            continue
         found.append(ModelRun(run, units, model_label(run)))
     return found, notes
 
