@@ -117,6 +117,8 @@ class Row:
     flags: tuple[str, ...] = ()
     #: Text shown right after a cell's value, by column key (a comparison's significance stars).
     marks: dict[str, str] = field(default_factory=dict)
+    #: A row computed across runs (a comparison), not one run's numbers: the CSV's kind says so.
+    comparison: bool = False
 
 
 @dataclass

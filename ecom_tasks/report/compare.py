@@ -637,6 +637,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
                         f"rank {rank}",
                         r.framework or "",
                         _cells(r, ("estimate", "ci_low", "ci_high", "n", "paper_ci")),
+                        comparison=True,
                     )
                     for rank, r in enumerate(models, 1)
                 ],
@@ -649,7 +650,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
         columns_a = list(dict.fromkeys(r.a or "" for r in pairs))
         matrix_rows: dict[str, Row] = {}
         for r in pairs:
-            row = matrix_rows.setdefault(r.b or "", Row(r.b or "", "b", "", {}))
+            row = matrix_rows.setdefault(r.b or "", Row(r.b or "", "b", "", {}, comparison=True))
             row.cells[r.a or ""] = r.estimate
             row.marks[r.a or ""] = _mark(r.p_adjusted)
         tables.append(
@@ -684,6 +685,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
                         r.test or "",
                         "",
                         _cells(r, ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted", "min_detectable", "n")),
+                        comparison=True,
                     )
                     for r in pairs
                 ],
@@ -706,7 +708,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
                             Column("ci_high", "95% CI high"),
                         ],
                         [
-                            Row(r.b or "", "vs baseline", "", _cells(r, ("estimate", "ci_low", "ci_high")))
+                            Row(r.b or "", "vs baseline", "", _cells(r, ("estimate", "ci_low", "ci_high")), comparison=True)
                             for r in against
                         ],
                         display=display,

@@ -357,7 +357,7 @@ def table_csv(table: Table) -> str:
         cells = [repr(row.cells[c.key]) if c.key in row.cells else "" for c in table.columns]
         writer.writerow(
             [
-                "reference" if row.reference else "run",
+                "reference" if row.reference else "comparison" if row.comparison else "run",
                 row.model,
                 row.setting,
                 row.source,
