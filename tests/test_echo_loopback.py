@@ -6,13 +6,17 @@ upper, lower or title case, doubled or dropped spaces, markdown added, moved
 or removed, lines run together or spread apart), starting at the top or at a
 later line, and cut off by the token limit (finish reason ``length``) at a
 point that depends on the prompt. A careful human gives every such reply no
-credit: every reply is invalid and every score is 0, for RAIR and MonBench,
-through Inspect's ``openai-api`` provider and lm-eval's
-``local-chat-completions``.
+credit: every reply is invalid and every score is 0, for RAIR, MonBench and
+EcomEval (judged and exact), through Inspect's ``openai-api`` provider and
+lm-eval's ``local-chat-completions`` (then ``ecom-tasks judge``). For the
+judged EcomEval the same server is the grader too: its echo of the grader
+prompt is a judge failure, never a grade.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import random
 import re
 import zlib
@@ -23,6 +27,10 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 
+from ecom_tasks import cli
+from ecom_tasks.ecomeval.protocol import select
+from ecom_tasks.ecomeval.schema import load_records as load_ecomeval_records
+from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact
 from ecom_tasks.inspect_evals.monbench import monbench
 from ecom_tasks.inspect_evals.rair import rair_general, rair_hard
 from ecom_tasks.lm_eval_tasks import task_manager
@@ -156,3 +164,106 @@ def test_lm_eval_monbench_gives_an_echo_nothing(server):
             if "," in key
         }
         assert (row["acc"], row["invalid_rate"]) == (0.0, 1.0), task
+
+
+# --- EcomEval: the echoing server is the evaluated model and the grader ----------------------------
+
+GRADER = "grader"
+
+
+def echo_or_grader_policy(body: dict) -> Reply:
+    """The evaluated model echoes and is cut off; the grader echoes its prompt (or the judge's reminder) and
+    stops on its own, so its reply reaches the grade parser instead of failing on the token limit."""
+    reply = echo_policy(body)
+    if body["model"].removeprefix("openai/") == GRADER:
+        return Reply(reply.content, "stop")
+    return reply
+
+
+@pytest.fixture(scope="module")
+def judged_server():
+    with serve_openai_compatible(echo_or_grader_policy, model_name="echo") as served:
+        yield served
+
+
+def _ecomeval_judged_nothing(metrics: dict[str, float], statuses: list[str], items: int) -> None:
+    """Every item a judge failure (never a grade), so no score and the headline marked unreliable."""
+    from ecom_tasks.ecomeval.parsing import FAILURE_STATUSES
+
+    assert len(statuses) == items and set(statuses) <= set(FAILURE_STATUSES), set(statuses)
+    assert metrics["judge_failure_rate"] == 1.0 and metrics["score_unreliable"] == 1.0
+    for key in ("score", "score_items"):  # no graded item: NaN (null in strict JSON), else 0
+        assert metrics[key] is None or math.isnan(metrics[key]) or metrics[key] == 0.0, metrics
+
+
+@pytest.mark.slow
+def test_inspect_ecomeval_gives_an_echo_nothing_and_reads_no_grade_in_a_graders_echo(judged_server, tmp_path):
+    grader = get_model(f"openai-api/vllm/{GRADER}", base_url=judged_server.base_url, api_key="test-key", memoize=False)
+    (log,) = inspect_eval(
+        ecomeval(cache=False),
+        model=_model(judged_server),
+        model_roles={"grader": grader},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    metrics = _metrics(log)
+    statuses = [s.scores["ecomeval_judge"].metadata["status"] for s in log.samples]
+    _ecomeval_judged_nothing(metrics, statuses, len(load_ecomeval_records()))
+    replies = [r for s in log.samples for r in s.scores["ecomeval_judge"].metadata["grader_replies"]]
+    assert all(replies) and len(replies) >= len(statuses)  # the grader answered (with echoes) every time
+
+
+@pytest.mark.slow
+def test_lm_eval_then_judge_gives_an_echo_nothing(judged_server, tmp_path, capsys):
+    from lm_eval.loggers import EvaluationTracker
+
+    out = tmp_path / "out"
+    tracker = EvaluationTracker(output_path=str(out))
+    results = lm_eval.simple_evaluate(
+        model="local-chat-completions",
+        model_args=f"model=echo,base_url={judged_server.chat_completions_url},num_concurrent=8,max_images=10",
+        tasks=["ecomeval"],
+        apply_chat_template=True,
+        task_manager=task_manager(include_defaults=False),
+        bootstrap_iters=0,
+        log_samples=True,
+        evaluation_tracker=tracker,
+    )
+    tracker.save_results_aggregated(results=results, samples=results["samples"])
+    for task, samples in results["samples"].items():
+        tracker.save_results_samples(task_name=task, samples=samples)
+    argv = ["judge", str(out), "--grader", f"openai/{GRADER}", "--api-base", judged_server.base_url]
+    with pytest.raises(SystemExit) as exit_code:
+        cli.main([*argv, "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    assert exit_code.value.code == 1  # the judge failed on every item: said, and not exit 0
+    warning = capsys.readouterr().err
+    items = len(load_ecomeval_records())
+    assert f"the judge failed on {items} of {items} items (100.0%)" in warning and "score_unreliable" in warning
+    [grades] = out.rglob("judge_grades_ecomeval_*.jsonl")
+    statuses = [json.loads(line)["status"] for line in grades.read_text(encoding="utf-8").splitlines()]
+    [results_file] = out.rglob("judge_results_ecomeval_*.json")
+    metrics = json.loads(results_file.read_text(encoding="utf-8"))["metrics"]
+    _ecomeval_judged_nothing(metrics, statuses, items)
+
+
+@pytest.mark.slow
+def test_inspect_ecomeval_exact_gives_an_echo_nothing(server, tmp_path):
+    (log,) = inspect_eval(ecomeval_exact(), model=_model(server), log_dir=str(tmp_path), display="none")
+    metrics = _metrics(log)
+    assert metrics["score"] == 0.0 and metrics["score_items"] == 0.0
+    explanations = {s.scores["ecomeval_exact_scorer"].explanation for s in log.samples}
+    assert explanations == {"no exact match"} and len(log.samples) == len(select(load_ecomeval_records(), exact=True))
+
+
+@pytest.mark.slow
+def test_lm_eval_ecomeval_exact_gives_an_echo_nothing(server):
+    results = lm_eval.simple_evaluate(
+        model="local-chat-completions",
+        model_args=f"model=echo,base_url={server.chat_completions_url},num_concurrent=8",
+        tasks=["ecomeval_exact"],
+        apply_chat_template=True,
+        task_manager=task_manager(include_defaults=False),
+        bootstrap_iters=0,
+    )
+    row = {key.split(",")[0]: value for key, value in results["results"]["ecomeval_exact"].items() if "," in key}
+    assert row["score"] == 0.0 and row["score_items"] == 0.0, row

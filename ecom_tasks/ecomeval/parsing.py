@@ -187,6 +187,12 @@ _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)")
 _ANSWER_IS = re.compile(
     r"(?:answer|option|choice)\s*(?:is|:)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])", re.IGNORECASE
 )
+# An option entry of a listing: "A. 10", "(B) 20", "C) shoes" at the start of a line or after a space.
+_OPTION_ENTRY = re.compile(r"(?:^|(?<=\s))[(\[]?((?-i:[A-J]))[).:\]](?=\s)", re.MULTILINE)
+# A reply that is one option line ("D. Request a return ...") and nothing else.
+_ONE_OPTION_LINE = re.compile(r"^[\s*_#`]*[(\[]?[A-J][).:\]][^\n]*\S[^\n]*[\s*_`]*$")
+# What reads as an answer (kept whole, never an echo on its own): a stated choice or a lone letter.
+_LETTER_ANSWER = re.compile(_ANSWER_IS.pattern + r"|(?<![A-Za-z])(?-i:[A-J])(?![A-Za-z])", re.IGNORECASE)
 _PREFIX = re.compile(r"^(?:final\s+answer|answer|output|result)\s*[:：]\s*", re.IGNORECASE)
 
 
@@ -212,24 +218,35 @@ def normalise(text: str) -> str:
 
 
 def option_letter(reply: str) -> str | None:
-    """The option a reply picks: its leading letter ("B. Trousers ...", "(B)") or the last
-    "answer is B" / "Answer: B"."""
+    """The option a reply picks: the last "answer is B" / "Answer: B", else its leading letter ("B. Trousers
+    ...", "(B)") or its final line's ("... so\nB. 20"). A reply listing two or more options ("A. 10\nB. 20",
+    copied or made up) picks none of them unless it states its answer."""
     text = _TAG.sub(" ", reply).replace("*", "").strip()
     stated = _ANSWER_IS.findall(text)
     if stated:
         return stated[-1].upper()
-    lead = _LEADING_LETTER.match(text)
-    return lead.group(1).upper() if lead else None
+    if len({letter.upper() for letter in _OPTION_ENTRY.findall(text)}) > 1:
+        return None
+    for candidate in (text, final_line(text) or ""):
+        lead = _LEADING_LETTER.match(candidate)
+        if lead:
+            return lead.group(1).upper()
+    return None
 
 
-def exact_match(reference: str, reply: str | None) -> bool:
+def exact_match(reference: str, reply: str | None, *, prompt: str | None = None, truncated: bool | None = None) -> bool:
     """Whether ``reply`` gives the exact answer ``reference`` (after normalisation).
 
-    An option-letter reference matches the letter the reply picks; any other
-    reference must equal the whole normalised reply.
+    An option-letter reference matches the letter the reply picks in what it wrote itself: text copied
+    from ``prompt`` (the question, with its options and instructions; ``scorers.replies.find_echoes``) is
+    not read, except a reply that is one of the question's option lines and nothing else. Any other
+    reference must equal the whole normalised reply. ``truncated``: the reply was stopped by a limit.
     """
     region = answer_region(reply) or ""
     target = reference.strip()
     if OPTION_LETTER.match(target):
-        return option_letter(region) == target.upper()
+        own = strip_echoes(region, prompt, answers=_LETTER_ANSWER, truncated=truncated) if prompt else region
+        if not own.strip() and _ONE_OPTION_LINE.match(region) and not truncated:
+            own = region  # the model restated the option it chose, as its whole reply
+        return option_letter(own) == target.upper()
     return bool(region.strip()) and normalise(region) == normalise(target)

@@ -52,7 +52,7 @@ def outcome_of(fields: Mapping[str, Any], grade: float | None) -> dict[str, floa
 
 def score_exact(fields: Mapping[str, Any], reply: str | None) -> tuple[bool, dict[str, float]]:
     """Exact-answer scoring: grade 3 for a match with the reference after normalisation, else 0."""
-    matched = exact_match(fields["reference"], reply)
+    matched = exact_match(fields["reference"], reply, prompt=fields.get("question"))  # its echo is not read
     return matched, outcome_of(fields, RUBRIC_MAX if matched else 0)
 
 

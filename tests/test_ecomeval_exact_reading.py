@@ -1,0 +1,52 @@
+"""The careful exact reading of an option answer (``ecomeval_exact``): what a human grader accepts as the
+option a reply picks, and what it does not (a listing of options, a copy of the question)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecom_tasks.ecomeval.parsing import exact_match, option_letter
+
+QUESTION = (
+    "A customer buys 2 packs of socks at 10 dollars each. How much do they pay?\n"
+    "A. 10\nB. 20\nC. 30\nD. Request a return or exchange from the order page\n"
+    "Answer with the option letter only."
+)
+
+# (reply, the option a careful human reads in it, or None)
+REPLIES = [
+    ("B", "B"),
+    ("**B**", "B"),
+    ("The answer is B.", "B"),
+    ("Answer: B", "B"),
+    ("B. 20", "B"),
+    ("(B) 20", "B"),
+    ("Two packs at 10 dollars each cost 20 dollars.\nB. 20", "B"),
+    ("2 x 10 = 20, so\n\nB", "B"),
+    ("<think>2 x 10 = 20</think>B", "B"),
+    ("D. Request a return or exchange from the order page", "D"),  # the chosen option restated, alone
+    ("A. 10\nB. 20\nC. 30\nD. 40\nThe answer is B.", "B"),  # a listing, then a stated answer
+    # Listings of options, copied or made up: no choice in them.
+    ("A. 10\nB. 20", None),
+    ("A. 10 B. 20", None),
+    ("A) 15\nB) 25\nC) 35", None),
+    ("(A) 10\n(B) 20\n(C) 30", None),
+    # Copies of the question, garbled and cut off: no choice either.
+    ("A. 10\nB. 20\nC. 30\nD. REQUEST A RETURN OR EXCHANGE FROM THE ORDER PAGE\nANSWER WITH THE OPTION", None),
+    ("**D. Request a return or exchange from the order page**\n\nAnswer  with  the  option  le", None),
+    ("how much do they pay?\n## A. 10 B. 20", None),
+    ("A customer buys 2 packs of socks at 10 dollars each. How much do they pay? A. 10", None),
+    ("Answer with the option letter only.", None),
+    ("I think it is probably the second one", None),
+]
+
+
+@pytest.mark.parametrize(("reply", "picked"), REPLIES)
+def test_the_option_a_careful_reader_accepts(reply, picked):
+    matched = {letter for letter in "ABCD" if exact_match(letter, reply, prompt=QUESTION)}
+    assert matched == ({picked} if picked else set())
+
+
+def test_a_listing_is_no_choice_without_the_prompt_too():
+    assert option_letter("A. 10\nB. 20") is None and option_letter("B. 20") == "B"
+    assert exact_match("A", "A. 10\nB. 20") is False and exact_match("B", "Total: 20\nB. 20") is True
