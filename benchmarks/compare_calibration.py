@@ -22,6 +22,7 @@ the package's. Run: ``python benchmarks/compare_calibration.py [--reps 1000]``.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -252,7 +253,7 @@ SCENARIOS = [
 ]
 
 
-def run(scenario: Scenario, reps: int, resamples: int, seed: int) -> dict[str, float]:
+def run(scenario: Scenario, reps: int, resamples: int, seed: int, progress: int = 0) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     truth = scenario.truth(scenario.effect)
     counts = {"null_significant": 0, "covered": 0, "naive_null_significant": 0, "naive_covered": 0}
@@ -276,6 +277,9 @@ def run(scenario: Scenario, reps: int, resamples: int, seed: int) -> dict[str, f
                     counts[f"{prefix}null_significant"] += result.p_value < 0.05
                 else:
                     counts[f"{prefix}covered"] += result.ci_low <= truth <= result.ci_high
+        if progress and (rep + 1) % progress == 0:  # a long run's partial figures, should it be cut short
+            done = ", ".join(f"{key} {100 * value / (rep + 1):.1f}%" for key, value in counts.items())
+            print(f"  {scenario.name}: {rep + 1} repetitions: {done}", file=sys.stderr, flush=True)
     shares = {key: value / reps for key, value in counts.items()}
     shares["truth"] = truth
     return shares
@@ -286,6 +290,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--progress", type=int, default=0, help="print the running figures every N repetitions")
     parser.add_argument("--only", help="comma-separated: run the scenarios whose name starts with one of these")
     args = parser.parse_args()
     print(f"{args.reps} repetitions, {args.resamples} resamples each; targets: 3-7% false positives, 93-97% coverage")
@@ -295,7 +300,7 @@ def main() -> None:
         if args.only and not scenario.name.startswith(tuple(args.only.split(","))):
             continue
         start = time.time()
-        shares = run(scenario, args.reps, args.resamples, args.seed)
+        shares = run(scenario, args.reps, args.resamples, args.seed, args.progress)
         cells = [
             f"{100 * shares[key]:.1f}%" if scenario.naive is not None or not key.startswith("naive") else "-"
             for key in ("null_significant", "covered", "naive_null_significant", "naive_covered")
