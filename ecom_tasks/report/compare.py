@@ -550,7 +550,7 @@ def format_comparison(comparison: Comparison) -> str:
         pairs = [r for r in records if r.kind == "pair"]
         first = records[0]
         lines = [
-            f"{benchmark} / {task} / {metric}  (95% percentile bootstrap over {first.unit}"
+            f"{benchmark} / {task} / {metric}  (95% expanded percentile bootstrap over {first.unit}"
             f"{', stratified by category' if DESIGNS[benchmark].stratum_field else ''}; "
             f"{first.n_resamples} resamples, seed {first.seed})"
         ]
@@ -612,7 +612,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
         display = DISPLAY.get(benchmark, "fraction")
         first = models[0]
         design = (
-            f"95% percentile bootstrap over {first.unit}"
+            f"95% expanded percentile bootstrap over {first.unit}"
             f"{', stratified by category' if DESIGNS[benchmark].stratum_field else ''}, "
             f"{first.n_resamples} resamples, seed {first.seed}"
         )
