@@ -31,7 +31,6 @@ from ecom_tasks.report import write_report  # noqa: E402
 INSPECT_TASKS = (
     "ecom_tasks/monbench_cyclic",
     "ecom_tasks/rair_general",
-    "ecom_tasks/rair_general_builtin_rules",
     "ecom_tasks/rair_hard",
     "ecom_tasks/rair_visual",
     "ecom_tasks/rair_visual_text",
@@ -124,6 +123,7 @@ def logs(tmp_path_factory) -> Path:
     for model in ("ecom/baseline", _mockllm()):
         # RMIR with the model describing the answer image first; EcomEval with the model as its own judge.
         done = inspect_eval(list(INSPECT_TASKS), model=model, **options)
+        done += inspect_eval(["ecom_tasks/rair_general"], model=model, task_args={"rules": "builtin"}, **options)
         done += inspect_eval(["ecom_tasks/rmir"], model=model, task_args={"mode": "reason_then_embed"}, **options)
         done += inspect_eval(["ecom_tasks/ecomeval"], model=model, model_roles={"grader": model}, **options)
         assert all(log.status == "success" for log in done), [log.error for log in done]
@@ -138,7 +138,8 @@ def logs(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def report(logs: Path, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
-    result = write_report([logs], out, plots=False)
+    # Few resamples: this test checks the run rows; tests/test_report_comparison.py checks the comparison's numbers.
+    result = write_report([logs], out, plots=False, resamples=99)
     assert result.failed == 0 and result.runs > 0
     return out
 
@@ -162,7 +163,10 @@ def inspect_logs(root: Path) -> dict[tuple[str, str, str], dict[str, float]]:
     for path in sorted((root / "inspect").glob("*.eval")):
         log = read_eval_log(str(path), header_only=True)
         metrics = {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
-        key = (log.eval.task.split("/")[-1], log.eval.model, str(log.eval.task_args.get("mode", "")))
+        task = log.eval.task.split("/")[-1]
+        if (log.eval.metadata or {}).get("rules_source") == "builtin":
+            task += "_builtin_rules"  # rair_general -T rules=builtin: lm-eval's rair_general_builtin_rules
+        key = (task, log.eval.model, str(log.eval.task_args.get("mode", "")))
         assert key not in found, f"two logs for {key}"
         found[key] = metrics
         shots = (log.eval.metadata or {}).get("shots", log.eval.task_args.get("shots"))

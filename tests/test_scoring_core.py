@@ -37,6 +37,11 @@ def test_accuracy_and_macro_f1_match_sklearn(data):
     assert accuracy(gold, pred) == pytest.approx(accuracy_score(gold, pred))
     expected = f1_score(gold, pred, labels=LABELS, average="macro", zero_division=0)
     assert macro_f1(gold, pred, LABELS) == pytest.approx(expected)
+    # Weighted (a MonBench/RAIR answer split over labels): the same as sklearn's sample_weight.
+    weights = [0.25 + (i % 4) / 4 for i in range(len(gold))]
+    assert accuracy(gold, pred, sample_weight=weights) == pytest.approx(
+        accuracy_score(gold, pred, sample_weight=weights)
+    )
 
 
 @settings(max_examples=200, deadline=None)
