@@ -444,6 +444,9 @@ def prepare_output(output: OutputFolder, *, files_out: Iterable[str] = (), folde
 #: statuses the stages' scorers record; every other status of a missing vote is an unreadable reply.
 ANSWERED = "ok"
 CUT_OFF = "limit"
+#: A missing vote the model declined to give in the prompt's own words (RMIR's ``ABSTAIN`` verdict, a
+#: generation reply that declines every category): an abstention, but neither cut off nor unreadable.
+DECLINED = "declined"
 #: A stage whose votes are more than this share abstentions (cut off or unreadable) stops the build:
 #: its data set would be decided by tie-breaks, not votes (``--max-abstention-share``).
 MAX_ABSTENTION_SHARE = 0.5
@@ -455,25 +458,28 @@ class TooManyAbstentions(EcomTasksError):
 
 @dataclass
 class VoteOutcomes:
-    """What became of every vote of one stage: answered, cut off by the token limit, or unreadable
-    (by the parser's status: ``no_answer``, ``ambiguous``, ``empty``, ``unclosed_think``, ...)."""
+    """What became of every vote of one stage: answered, cut off by the token limit, declined, or
+    unreadable (by the parser's status: ``no_answer``, ``ambiguous``, ``empty``, ``unclosed_think``, ...)."""
 
     stage: str
     answered: int = 0
     cut_off: int = 0
     unreadable: Counter = field(default_factory=Counter)
+    declined: int = 0
 
     def add(self, vote: Any, status: str | None) -> None:
         if vote is not None:
             self.answered += 1
         elif status == CUT_OFF:
             self.cut_off += 1
+        elif status == DECLINED:
+            self.declined += 1
         else:
             self.unreadable[status or "no_vote"] += 1
 
     @property
     def abstained(self) -> int:
-        return self.cut_off + sum(self.unreadable.values())
+        return self.cut_off + self.declined + sum(self.unreadable.values())
 
     @property
     def total(self) -> int:
@@ -485,7 +491,8 @@ class VoteOutcomes:
 
     def counts(self) -> str:
         """``12 votes: 3 answered, 9 abstained (8 cut off by the token limit, 1 unreadable: 1 no_answer)``."""
-        why = f"{self.cut_off} cut off by the token limit, {sum(self.unreadable.values())} unreadable"
+        declined = f"{self.declined} declined, " if self.declined else ""
+        why = f"{self.cut_off} cut off by the token limit, {declined}{sum(self.unreadable.values())} unreadable"
         if self.unreadable:
             why += ": " + ", ".join(f"{count} {status}" for status, count in sorted(self.unreadable.items()))
         return f"{self.total} votes: {self.answered} answered, {self.abstained} abstained ({why})"
@@ -525,6 +532,8 @@ def check_abstentions(outcomes: VoteOutcomes, max_share: float = MAX_ABSTENTION_
         advice.append("raise --max-tokens (replies were stopped by the token limit)")
     if outcomes.unreadable:
         advice.append("use a model that answers in the prompt's format")
+    if outcomes.declined:
+        advice.append("read why the model declined (the stage's log) and change the inputs or the model")
     how_many = "every vote" if outcomes.abstained == outcomes.total else f"more than {max_share:.0%} of the votes"
     where = f"; the stage's replies are in {log.location}" if getattr(log, "location", None) else ""
     raise TooManyAbstentions(
@@ -553,7 +562,8 @@ def add_abstention_argument(parser: Any) -> None:
         type=abstention_share,
         default=MAX_ABSTENTION_SHARE,
         help=(
-            "stop when more than this share of a stage's votes abstained (cut off by the token limit or unreadable)"
+            "stop when more than this share of a stage's votes abstained (cut off by the token limit, unreadable,"
+            " or declined)"
             f" instead of writing a data set decided by tie-breaks (default {MAX_ABSTENTION_SHARE})"
         ),
     )

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_image_arguments, add_panel_arguments, add_stage_arguments, stage_options
+from ecom_tasks.construction import (
+    add_abstention_argument,
+    add_image_arguments,
+    add_panel_arguments,
+    add_stage_arguments,
+    stage_options,
+)
 
 
 def _json_object(text: str) -> dict:
@@ -114,6 +120,14 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("generate", "filter", "retrieve", "judge"),
         help="stop after this stage (default: all, then write the data)",
     )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="output limit of every model call (default: generation 4096, filter and judges 2048; raise it for "
+        "reasoning models)",
+    )
+    add_abstention_argument(parser)
     add_image_arguments(parser, images_default="copy", source="seed table")
     add_stage_arguments(parser)
 
@@ -148,6 +162,8 @@ def run_build(args: argparse.Namespace) -> int:
         images=args.images,
         image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
         stage_options=stage_options(args),
+        max_tokens=args.max_tokens,
+        max_abstention_share=args.max_abstention_share,
     )
     build(options)
     return 0

@@ -36,8 +36,13 @@ from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.construction import (
+    DECLINED,
+    MAX_ABSTENTION_SHARE,
     Stage,
     StageOptions,
+    TooManyAbstentions,
+    VoteOutcomes,
+    check_abstentions,
     file_sha256,
     image_file_name,
     place_image,
@@ -45,6 +50,7 @@ from ecom_tasks.construction import (
     read_jsonl,
     run_stage,
     scored_samples,
+    vote_outcomes,
     write_jsonl,
 )
 from ecom_tasks.data import ConfigurationError, fixtures_dir
@@ -59,7 +65,7 @@ from ecom_tasks.rmir.construction.assembly import (
     Candidate,
     assemble,
 )
-from ecom_tasks.rmir.construction.prompts import CATEGORY_TAGS
+from ecom_tasks.rmir.construction.prompts import ABSTAIN, CATEGORY_TAGS
 from ecom_tasks.rmir.construction.seeds import Seeds, load_seeds
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
 
@@ -103,6 +109,10 @@ class BuildOptions:
     images: str = "copy"  # copy | link (a hard link, else a copy: the data set then shares the seed files)
     image_access: ImageAccess = DEFAULT_ACCESS
     stage_options: dict[str, Any] = field(default_factory=dict)  # StageOptions fields (display, max_connections, ...)
+    #: Output limit of every model stage (None: each stage's own, tasks.*_MAX_TOKENS).
+    max_tokens: int | None = None
+    #: A model stage whose votes abstain more than this share (or all of them) stops the build.
+    max_abstention_share: float = MAX_ABSTENTION_SHARE
 
 
 @dataclass
@@ -226,6 +236,45 @@ def vote_rows(log: Any, triplets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+# --- abstentions ----------------------------------------------------------------------------------
+
+
+def stage_outcomes(stage: str, log: Any) -> VoteOutcomes:
+    """What became of a model stage's votes: a generation reply is one vote (answered when it gave a
+    pair; declined when it declined every category it answered), the filter's verdict one, each judge's
+    one (``ABSTAIN``: declined); a missing vote counts by its status (cut off by the token limit, unreadable)."""
+    from ecom_tasks.rmir.construction.tasks import SCORER_FILTER, SCORER_GENERATE, SCORER_JUDGE
+
+    scores = _by_id(log, {"generate": SCORER_GENERATE, "filter": SCORER_FILTER, "judge": SCORER_JUDGE}[stage])
+    scored: list[tuple[list[Any], list[Any]]] = []  # (votes, statuses) of each item
+    for score in scores.values():
+        meta = score.metadata or {}
+        if stage == "generate":
+            declined = not meta.get("pairs") and not meta.get("missing") and meta.get("abstained")
+            scored.append(([True] if meta.get("pairs") else [None], [DECLINED if declined else meta.get("status")]))
+        elif stage == "filter":
+            scored.append(([meta.get("valid")], [meta.get("status")]))
+        else:
+            votes, statuses = meta.get("votes") or {}, meta.get("statuses") or {}
+            scored.append(
+                (
+                    [None if votes[role] == ABSTAIN else votes[role] for role in votes],
+                    [DECLINED if votes[role] == ABSTAIN else statuses.get(role) for role in votes],
+                )
+            )
+    return vote_outcomes(stage, scored)
+
+
+def _check_abstentions(stage: str, log: Any, options: BuildOptions, output: OutputFolder) -> None:
+    """Print the stage's votes; stop the build (no data set) when too many abstained."""
+    try:
+        check_abstentions(stage_outcomes(stage, log), options.max_abstention_share, log=log)
+    except TooManyAbstentions:
+        for name in (QUERIES, POOL, IMAGES):  # an earlier build's data set must not pass for this one's
+            output.remove(name)
+        raise
+
+
 # --- the data set --------------------------------------------------------------------------------
 
 
@@ -285,7 +334,11 @@ def write_dataset(
 
 
 def build(options: BuildOptions) -> BuildResult:
-    """Run (or resume) the stages up to ``options.until`` and, after the judge stage, write the data set."""
+    """Run (or resume) the stages up to ``options.until`` and, after the judge stage, write the data set.
+
+    After each model stage its votes' outcomes are printed; a stage whose votes abstained more than
+    ``max_abstention_share`` (or all of them) stops the build
+    (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set."""
     if options.until not in STAGE_NAMES:
         raise ConfigurationError(f"--until must be one of {', '.join(STAGE_NAMES)}, got {options.until!r}")
     unknown = [
@@ -308,7 +361,9 @@ def build(options: BuildOptions) -> BuildResult:
     seeds_sha256 = file_sha256(seeds.file)
     common = _common_args(options, seeds, seeds_sha256)
     stage_options = StageOptions(log_root=out / "logs", output=output, **options.stage_options)
-    shown = {"captions": True} if options.captions else {}
+    model_stage_args: dict[str, Any] = {"captions": True} if options.captions else {}
+    if options.max_tokens is not None:  # only when given: a build without it resumes its earlier logs
+        model_stage_args["max_tokens"] = options.max_tokens
     last = STAGE_NAMES.index(options.until) + 1
     result = BuildResult()
 
@@ -316,11 +371,12 @@ def build(options: BuildOptions) -> BuildResult:
     stage = Stage(
         "generate",
         "ecom_tasks/rmir_build_generate",
-        {**common, **_input(output, INPUTS, [{"seed": s} for s in order]), **shown},
+        {**common, **_input(output, INPUTS, [{"seed": s} for s in order]), **model_stage_args},
         items=len(order),
         model=options.model,
     )
     result.logs["generate"] = log = run_stage(stage, stage_options, index=1, of=4)
+    _check_abstentions("generate", log, options, output)
     generated, counts = generated_rows(log, order)
     _say(
         f"  generated {counts['pairs']} queries from {len(order)} images; {counts['abstained']} abstentions, "
@@ -334,11 +390,12 @@ def build(options: BuildOptions) -> BuildResult:
     stage = Stage(
         "filter",
         "ecom_tasks/rmir_build_filter",
-        {**common, **_input(output, GENERATED, generated), **shown},
+        {**common, **_input(output, GENERATED, generated), **model_stage_args},
         items=len(generated),
         model=options.model,
     )
     result.logs["filter"] = log = run_stage(stage, stage_options, index=2, of=4)
+    _check_abstentions("filter", log, options, output)
     filtered, counts = filtered_rows(log, generated)
     _say(
         f"  kept {counts['approved']} of {len(generated)} queries; {counts['rejected']} rejected, {counts['no_verdict']} without a verdict"
@@ -371,7 +428,7 @@ def build(options: BuildOptions) -> BuildResult:
         result.files["triplets"] = output.path(TRIPLETS)
         return result
 
-    judge_args = {"judges": options.judges, "temperature": options.judge_temperature, **shown}
+    judge_args = {"judges": options.judges, "temperature": options.judge_temperature, **model_stage_args}
     if options.seed is not None:
         judge_args["seed"] = options.seed
     roles = dict(options.model_roles)
@@ -386,6 +443,7 @@ def build(options: BuildOptions) -> BuildResult:
         model_roles=roles,
     )
     result.logs["judge"] = log = run_stage(stage, stage_options, index=4, of=4)
+    _check_abstentions("judge", log, options, output)
     votes = vote_rows(log, triplets)
     write_jsonl(VOTES, votes, output=output)
     result.files["votes"] = output.path(VOTES)

@@ -31,7 +31,7 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from ecom_tasks.construction import check_sha256, read_jsonl
+from ecom_tasks.construction import CUT_OFF, check_sha256, read_jsonl
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.provenance import fixtures_location, task_metadata
@@ -42,6 +42,7 @@ from ecom_tasks.rmir.construction.seeds import Seeds, check_seed_images, load_se
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput
 from ecom_tasks.rmir.index import PoolIndex, is_sparse
 from ecom_tasks.rmir.scoring import POOL_CAPTION, make_embedder, parse_retriever_args, pool_input_kind
+from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS, PROMPT_TOO_LONG
 from ecom_tasks.solvers.panel_votes import panel_generate, panel_replies
 
 VERSION = "1.0.0"
@@ -115,6 +116,16 @@ def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
     )
 
 
+def _failure(stops: list[str], status: str) -> str:
+    """A judge's status when its last reply was not cut off: the parse's, or the server's refusal."""
+    return stops[-1] if status == "ok" and stops and stops[-1] == PROMPT_TOO_LONG else status
+
+
+def _cut_off(state: TaskState) -> bool:
+    """Whether the stage's one reply was stopped by the token limit."""
+    return str(state.output.stop_reason) in LIMIT_STOP_REASONS
+
+
 # --- stage 1: query generation (Sec. 3.1.1) ------------------------------------------------------
 
 
@@ -124,6 +135,7 @@ def rmir_generation_scorer() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         parsed = parse_generation(state.output.completion)
+        cut_off = parsed.failed and _cut_off(state)
         pairs = {c: {"query": p.query, "target": p.target, "reasoning": p.reasoning} for c, p in parsed.pairs.items()}
         return Score(
             value={
@@ -135,7 +147,7 @@ def rmir_generation_scorer() -> Scorer:
             answer=f"{len(pairs)} pair(s)",
             explanation=parsed.status,
             metadata={
-                "status": parsed.status,
+                "status": CUT_OFF if cut_off else parsed.status,
                 "pairs": pairs,
                 "abstained": list(parsed.abstained),
                 "missing": list(parsed.missing),
@@ -214,7 +226,7 @@ def rmir_filter_scorer() -> Scorer:
             },
             answer={True: "yes", False: "no", None: "-"}[parsed.valid],
             explanation=parsed.status,
-            metadata={"valid": parsed.valid, "status": parsed.status},
+            metadata={"valid": parsed.valid, "status": CUT_OFF if parsed.failed and _cut_off(state) else parsed.status},
         )
 
     return score
@@ -458,9 +470,11 @@ def panel_votes(state: TaskState) -> dict[str, dict[str, Any]]:
     for role, record in panel_replies(state).items():
         parsed = parse_judgement(record.get("reply"))
         failed = bool(record.get("failed")) or parsed.failed
+        stops = record.get("stop_reasons") or []
         out[role] = {
             "vote": None if failed else parsed.verdict,
-            "status": "grader_limit" if record.get("failed") and not parsed.failed else parsed.status,
+            # a reply stopped by the token limit (after its retry) abstains, whatever its cut-off text says
+            "status": CUT_OFF if stops and stops[-1] in LIMIT_STOP_REASONS else _failure(stops, parsed.status),
             "model": record.get("model"),
         }
     return out
