@@ -294,7 +294,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     """EcomEval's second stage in lm-eval: grade the responses its samples files hold."""
-    from ecom_tasks.lm_eval_tasks.ecomeval.judge_samples import judge_output
+    from ecom_tasks.ecomeval.judge_run import judge_output
 
     judged = judge_output(
         args.output_dir,

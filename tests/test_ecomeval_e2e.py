@@ -32,13 +32,14 @@ from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.protocol import select
 from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.ecomeval.scoring import outcome_of, summarize
+from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.hookspecs import MetricSpec, hookimpl
 from ecom_tasks.inspect_evals.ecomeval import (
     ecomeval,
     ecomeval_exact,
     ecomeval_judge,
     ecomeval_judge_meta,
-    grader_problem,
+    panel_models,
 )
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.plugins import baseline_reply, select_metrics
@@ -804,9 +805,10 @@ def test_without_a_grader_the_task_refuses_to_start(tmp_path, monkeypatch):
             cwd=tmp_path,
         )
     )
-    assert grader_problem() is not None
+    with pytest.raises(ConfigurationError, match="--model-role grader="):
+        panel_models()
     monkeypatch.setenv("OPENAI_API_KEY", "set")
-    assert grader_problem() is None
+    assert [label for label, _ in panel_models()] == ["grader"]
 
 
 def test_a_grader_stopped_by_its_context_is_retried_fresh_and_then_named(tmp_path):

@@ -14,6 +14,7 @@ from inspect_ai.solver import generate
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.schema import load_judge_cases
 from ecom_tasks.inspect_evals.ecomeval import (
+    GRADERS,
     ecomeval_dataset,
     ecomeval_exact_scorer,
     ecomeval_judge_meta_scorer,
@@ -68,17 +69,18 @@ def metrics_of(log) -> dict[str, float]:
 def test_require_grader_stops_a_sample_before_the_model_without_a_grader(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = scripted(lambda text: "an answer")
-    one = Task(dataset=[Sample(input="Which size fits?", target="C")], solver=[require_grader(), generate()])
+    one = Task(dataset=[Sample(input="Which size fits?", target="C")], solver=[require_grader(**GRADERS), generate()])
     (log,) = inspect_eval(one, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "error" and "--model-role grader=" in log.error.message and model.calls == []
     # A grader role, a panel role or a named grader lets the sample run.
     for roles, graders in (
         ({"grader": "mockllm/model"}, None),
         ({"grader_1": "mockllm/model"}, None),
-        ({}, "openai/gpt-4.1"),
+        ({}, "mockllm/model"),
     ):
         task = Task(
-            dataset=[Sample(input="Which size fits?", target="C")], solver=[require_grader(graders), generate()]
+            dataset=[Sample(input="Which size fits?", target="C")],
+            solver=[require_grader(graders, **GRADERS), generate()],
         )
         (log,) = inspect_eval(task, model=model, model_roles=roles or None, log_dir=str(tmp_path), display="none")
         assert log.status == "success", (roles, graders, log.error)

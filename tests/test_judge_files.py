@@ -18,14 +18,14 @@ from ecom_tasks.cli import build_parser
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.errors import ConfigurationError, DataValidationError
-from ecom_tasks.lm_eval_tasks.ecomeval.judge_samples import judge_output
+from ecom_tasks.ecomeval.judge_run import judge_output
 from ecom_tasks.testing.loopback import JsonHandler, LoopbackServer
 from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible
 
 STAMP = "2026-01-01T00-00-00.000001"
 SAMPLES_NAME = f"samples_ecomeval_{STAMP}.jsonl"
 GRADER = "openai/judge"
-#: Outputs of a run graded by GRADER, as the module docstring of judge_samples names them.
+#: Outputs of a run graded by GRADER, as the module docstring of ecomeval.judge_run names them.
 GRADES_NAME = f"judge_grades_ecomeval_{STAMP}.openai_judge.jsonl"
 RESULTS_NAME = f"judge_results_ecomeval_{STAMP}.openai_judge.json"
 #: The reply cache's file in its folder.
@@ -485,14 +485,15 @@ def test_inspect_graders_refusal_is_a_counted_failure_not_a_reply(tmp_path, monk
     from inspect_ai.model import get_model
 
     from ecom_tasks.ecomeval.parsing import parse_grade
-    from ecom_tasks.scorers.inspect_judge import judge as inspect_judge
+    from ecom_tasks.scorers.inspect_judge import inspect_ask
+    from ecom_tasks.scorers.judge import run_judge
 
     for style in REFUSALS:
         with RefusingServer(style) as server:
             monkeypatch.setenv("REFUSING_BASE_URL", server.base_url)
             monkeypatch.setenv("REFUSING_API_KEY", "x")
             grader = get_model(f"openai-api/refusing/judge-{style.replace('.', '')}", memoize=False)
-            result = asyncio.run(inspect_judge(grader, "Grade this.", parse_grade, max_tokens=2048))
+            result = asyncio.run(run_judge(inspect_ask(grader), "Grade this.", parse_grade, max_tokens=2048))
             requests = len(server.requests)
         assert requests == 1 and result.prompt_too_long and result.failed, style
         status, detail = result.limit_failure()
@@ -540,7 +541,7 @@ def test_a_question_the_evaluated_models_server_refused_is_not_sent_to_the_grade
 def test_a_grader_error_that_no_retry_fixes_is_named_in_the_servers_words(tmp_path):
     """A 400 that is not about the context (an unknown model): the run stops at once, quoting the server,
     and does not claim that running again will help before the cause is fixed."""
-    from ecom_tasks.lm_eval_tasks.ecomeval.judge_samples import GradingStopped
+    from ecom_tasks.ecomeval.judge_run import GradingStopped
     from ecom_tasks.testing.openai_server import RequestRejected
 
     def unknown_model(body):

@@ -63,16 +63,17 @@ from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.ecomeval.judging import (
-    JUDGE_RETRIES,
     Judgement,
+    JudgeSettings,
     judge_response,
     judge_status,
     judgement_metadata,
     judgement_outcome,
+    refused_outcome,
 )
-from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, PANEL_PREFIX, key_name
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, key_name
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
-from ecom_tasks.ecomeval.scoring import outcome_of, summarize
+from ecom_tasks.ecomeval.scoring import summarize
 from ecom_tasks.ecomeval.variants import VARIANTS
 from ecom_tasks.errors import ConfigurationError, DataValidationError, EcomTasksError, Problem
 from ecom_tasks.plugins import parse_metric_names, select_metrics
@@ -422,16 +423,6 @@ class JudgedFile:
     failure_details: dict[str, str] = field(default_factory=dict)
 
 
-def _refused_outcome(fields: dict[str, Any], labels: Sequence[str]) -> dict[str, float]:
-    """The outcome of an item whose question the evaluated model's server refused: grade 0 (from every
-    panel member), counted in ``context_exceeded_rate``; Inspect's ``ecomeval_judge`` scores it alike."""
-    outcome = {**outcome_of(fields, 0), context_limit.CONTEXT_EXCEEDED: 1.0}
-    if len(labels) > 1:
-        for label in labels:
-            outcome.update({f"{PANEL_PREFIX}{label}/grade": 0.0, f"{PANEL_PREFIX}{label}/graded": 1.0})
-    return outcome
-
-
 def _failure_causes(judgements: Sequence[Judgement]) -> tuple[Counter[str], dict[str, str]]:
     """Why the judge failed: each failed grader's status on each failed item, and a detail per status."""
     counts: Counter[str] = Counter()
@@ -472,20 +463,18 @@ async def grade_prepared(
     graders: Sequence[Grader],
     *,
     cache: ReplyCache | None,
-    method: str = MEDIAN,
-    max_tokens: int = GRADER_MAX_TOKENS,
-    failure_threshold: float = FAILURE_THRESHOLD,
+    settings: JudgeSettings,
     metrics: str | None = None,
     concurrency: int = MAX_CONCURRENCY,
     max_attempts: int = MAX_ATTEMPTS,
     initial_backoff: float = INITIAL_BACKOFF,
     progress: bool = True,
 ) -> JudgedFile:
-    """Grade one prepared samples file and write its grades and results files (see the module docstring)."""
+    """Grade one prepared samples file with ``settings`` (checked by the caller) and write its grades and
+    results files (see the module docstring)."""
     from tqdm import tqdm
 
     samples, items = prepared.samples, prepared.items
-    method = check_method(method)
     specs = select_metrics(RUBRIC, parse_metric_names(metrics))
     asks = {}
     for grader in graders:
@@ -518,9 +507,8 @@ async def grade_prepared(
                 item.doc,
                 item.response,
                 names=names,
-                method=method,
-                max_tokens=max_tokens,
-                retries=JUDGE_RETRIES,
+                method=settings.method,
+                max_tokens=settings.max_tokens,
                 limit_option=LIMIT_OPTION,
             )
         bar.update(1)
@@ -546,7 +534,7 @@ async def grade_prepared(
     lines, outcomes = [], []
     for item, judgement, refused in zip(items, judged, refusals):
         if judgement is None:  # refused by the evaluated model's server: as Inspect's ecomeval_judge scores it
-            outcome = _refused_outcome(item.doc, labels)
+            outcome = refused_outcome(item.doc, labels)
             grading = {"grade": 0, "status": context_limit.CONTEXT_EXCEEDED, "detail": refused}
         else:
             outcome = {**judgement_outcome(item.doc, judgement), context_limit.CONTEXT_EXCEEDED: 0.0}
@@ -561,7 +549,10 @@ async def grade_prepared(
             "outcome": outcome,
         }
         lines.append(files.dumps_strict(record, ensure_ascii=False) + "\n")
-    summary = {**summarize(outcomes, specs, failure_threshold), context_limit.RATE: context_limit.rate(outcomes)}
+    summary = {
+        **summarize(outcomes, specs, settings.failure_threshold),
+        context_limit.RATE: context_limit.rate(outcomes),
+    }
     failures, details = _failure_causes(judgements)
     prepared.output.write_lines(prepared.grades_name, lines)
     hits, misses = (cache.hits - before[0], cache.misses - before[1]) if cache is not None else (0, 0)
@@ -572,14 +563,11 @@ async def grade_prepared(
         "samples_file": samples.path.name,
         "grades_file": prepared.grades_name,
         **prepared.lm_eval,
-        "judge": panel_label(graders, method),
-        "graders": [{"label": g.label, "model": g.model, "api_base": g.api_base} for g in graders],
-        "panel": method if len(graders) > 1 else None,
-        "grader_prompt_version": GRADER_VERSION,
-        "judge_temperature": GRADER_TEMPERATURE,
-        "judge_retries": JUDGE_RETRIES,
-        "grader_max_tokens": max_tokens,
-        "judge_failure_threshold": failure_threshold,
+        **settings.record(
+            judge=panel_label(graders, settings.method),
+            graders=[{"label": g.label, "model": g.model, "api_base": g.api_base} for g in graders],
+            panel=settings.method if len(graders) > 1 else None,
+        ),
         "judge_failures": dict(failures),
         "metrics_selected": metrics or "all",
         "grader_calls": misses if cache is not None else None,
@@ -621,22 +609,6 @@ def _stopped(
     )
 
 
-async def judge_file(
-    samples: SamplesFile,
-    graders: Sequence[Grader],
-    *,
-    cache: ReplyCache | None,
-    method: str = MEDIAN,
-    warn: Warn = warn_stderr,
-    **options: Any,
-) -> JudgedFile:
-    """Prepare (read, check) and grade one samples file (see :func:`prepare`, :func:`grade_prepared`)."""
-    prepared = prepare(samples, panel_slug(graders, check_method(method)), warn)
-    if cache is not None:
-        cache.check_writable()
-    return await grade_prepared(prepared, graders, cache=cache, method=method, **options)
-
-
 def judge_output(
     output_dir: str | os.PathLike[str],
     models: Sequence[str],
@@ -659,7 +631,7 @@ def judge_output(
     max_tokens, failure_threshold, concurrency, max_attempts = _checked_options(
         max_tokens, failure_threshold, concurrency, max_attempts
     )
-    method = check_method(method)
+    settings = JudgeSettings(max_tokens, check_method(method), failure_threshold)
     graders = graders_from(models, api_bases)
     found = find_samples(output_dir, tasks)
     if not found:
@@ -668,16 +640,9 @@ def judge_output(
             "--log_samples --output_path DIR (or --predict_only) first"
         )
     cache = ReplyCache(cache_dir) if use_cache else None
-    slug = panel_slug(graders, method)
+    slug = panel_slug(graders, settings.method)
     prepared = [prepare(samples, slug, warn) for samples in found]
     if cache is not None:
         cache.check_writable()
-    settings = dict(
-        method=method,
-        max_tokens=max_tokens,
-        failure_threshold=failure_threshold,
-        concurrency=concurrency,
-        max_attempts=max_attempts,
-        **options,
-    )
-    return [asyncio.run(grade_prepared(p, graders, cache=cache, **settings)) for p in prepared]
+    run = dict(settings=settings, concurrency=concurrency, max_attempts=max_attempts, **options)
+    return [asyncio.run(grade_prepared(p, graders, cache=cache, **run)) for p in prepared]

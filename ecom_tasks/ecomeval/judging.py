@@ -17,19 +17,83 @@ and ``panel/<label>/graded`` (see ``metrics.py``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecom_tasks.ecomeval.metrics import PANEL_PREFIX
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, PANEL_PREFIX
 from ecom_tasks.ecomeval.parsing import parse_grade
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.scoring import grader_prompt, outcome_of
-from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, INSPECT_LIMIT_OPTION, Ask, JudgeResult
-from ecom_tasks.scorers.panel import MEDIAN, PanelResult, run_panel
+from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
+from ecom_tasks.scorers.judge import (
+    GRADER_MAX_TOKENS,
+    GRADER_TEMPERATURE,
+    INSPECT_LIMIT_OPTION,
+    Ask,
+    JudgeResult,
+    grader_max_tokens,
+)
+from ecom_tasks.scorers.panel import MEDIAN, PanelResult, check_method, run_panel
 
 #: A judge reply that cannot be read is asked again this many times before it is a judge failure.
 JUDGE_RETRIES = 1
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How the judge grades, checked once where the options come in (:meth:`from_options` for Inspect's
+    ``-T`` options; ``ecom-tasks judge`` checks its flags). :meth:`record` is what a run keeps of it."""
+
+    max_tokens: int = GRADER_MAX_TOKENS
+    method: str = MEDIAN
+    failure_threshold: float = FAILURE_THRESHOLD
+
+    @classmethod
+    def from_options(
+        cls, max_tokens: int | str, panel: str, failure_threshold: float | str = FAILURE_THRESHOLD
+    ) -> JudgeSettings:
+        """Inspect's ``grader_max_tokens``, ``panel`` and ``judge_failure_threshold``; a bad value is a
+        :class:`ConfigurationError` naming the option."""
+        try:
+            limit, method = grader_max_tokens(max_tokens), check_method(panel)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
+        try:
+            threshold = float(failure_threshold)
+        except (TypeError, ValueError):
+            threshold = float("nan")
+        if not 0 <= threshold <= 1:
+            raise ConfigurationError(
+                f"judge_failure_threshold must be a share between 0 and 1, got {failure_threshold!r}"
+            )
+        return cls(limit, method, threshold)
+
+    def record(self, *, with_threshold: bool = True, **graders: Any) -> dict[str, Any]:
+        """The judge's settings as Inspect's task metadata and ``ecom-tasks judge``'s results both keep
+        them: ``graders`` (who grades, as the framework names them), then how they grade (the failure
+        threshold left out ``with_threshold=False``, where no share of failures is judged)."""
+        how: dict[str, Any] = {
+            "grader_prompt_version": GRADER_VERSION,
+            "judge_temperature": GRADER_TEMPERATURE,
+            "judge_retries": JUDGE_RETRIES,
+            "grader_max_tokens": self.max_tokens,
+        }
+        if with_threshold:
+            how["judge_failure_threshold"] = self.failure_threshold
+        return {**graders, **how}
+
+
+def refused_outcome(fields: Mapping[str, Any], labels: Sequence[str]) -> dict[str, float]:
+    """The outcome of an item whose question the evaluated model's server refused (longer than its
+    context): no response, so no grader is asked; grade 0 (from every member of a panel of ``labels``),
+    counted in ``context_exceeded_rate``. Both frameworks score it so."""
+    outcome = {**outcome_of(fields, 0), CONTEXT_EXCEEDED: 1.0}
+    if len(labels) > 1:
+        for label in labels:
+            outcome.update({f"{PANEL_PREFIX}{label}/grade": 0.0, f"{PANEL_PREFIX}{label}/graded": 1.0})
+    return outcome
 
 
 def judge_status(result: JudgeResult) -> tuple[int | None, str, str]:

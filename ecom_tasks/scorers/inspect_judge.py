@@ -1,9 +1,11 @@
-"""The rubric judge's Inspect binding: an Inspect ``Model`` as a :data:`~ecom_tasks.scorers.judge.Ask`,
-with Inspect's own cache.
+"""The rubric judge's Inspect binding: the run's graders (roles or model names) resolved and checked, an
+Inspect ``Model`` as a :data:`~ecom_tasks.scorers.judge.Ask` with Inspect's own cache, and the
+meta-eval's solver that hands the grader a fixed response.
 
-``await judge(get_model(role="grader"), prompt, parse)`` grades one prompt
-with the retry rules of :func:`ecom_tasks.scorers.judge.run_judge`. Each
-retry is a new input, so a separate cache entry. A prompt the grader's server
+``await run_judge(inspect_ask(get_model(role="grader")), prompt, parse)``
+grades one prompt with the retry rules of
+:func:`ecom_tasks.scorers.judge.run_judge`. Each retry is a new input, so a
+separate cache entry. A prompt the grader's server
 refuses as longer than its context window (Inspect turns OpenAI's
 ``context_length_exceeded`` into a reply holding the error text with stop
 reason ``model_length``; other servers' refusals it raises) raises
@@ -13,25 +15,96 @@ failure instead of being read as the grader's reply.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import re
+from collections.abc import Sequence
 from typing import Any
 
-from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageUser, GenerateConfig, Model
-
-from ecom_tasks.scorers import context_limit
-from ecom_tasks.scorers.judge import (
-    GRADER_MAX_TOKENS,
-    GRADER_TEMPERATURE,
-    INSPECT_LIMIT_OPTION,
-    LIMIT_REMINDER,
-    RETRY_REMINDER,
-    Ask,
-    JudgeResult,
-    Message,
-    ParsedT,
-    PromptTooLong,
-    run_judge,
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    get_model,
+    model_roles,
 )
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers.judge import GRADER_TEMPERATURE, Ask, Message, PromptTooLong
+
+#: The role of a task's one grader.
+GRADER_ROLE = "grader"
+#: Roles of a panel's members: ``grader_1``, ``grader_2``, ... (graded in their numeric order).
+PANEL_ROLE = re.compile(r"^grader_(\d+)$")
+
+
+def grader_names(graders: str | Sequence[str] | None) -> list[str]:
+    """The graders a task's ``graders`` option names (a comma list or a list; blanks dropped)."""
+    values = graders.split(",") if isinstance(graders, str) else list(graders or [])
+    return [str(v).strip() for v in values if str(v).strip()]
+
+
+def grader_missing(task: str, default: str) -> str:
+    """Why ``task`` cannot start: no grader role, and the default grader has no key."""
+    return (
+        f"{task} needs a grader model: pass --model-role grader=<model> (e.g. grader=openai/gpt-4.1, or "
+        f"grader=openai-api/<service>/<model> for a served model); the default grader {default} needs "
+        "OPENAI_API_KEY, which is not set"
+    )
+
+
+def panel_models(graders: str | Sequence[str] | None, *, task: str, default: str) -> list[tuple[str, Model]]:
+    """(label, Inspect model) of each grader of the run: the ``graders`` named (a role, or a model name
+    such as ``openai/gpt-4.1``, labelled ``grader_<i>``); else the ``grader_<n>`` roles in numeric order;
+    else the ``grader`` role, or ``default`` when ``OPENAI_API_KEY`` is set. Without any it is a
+    :class:`ConfigurationError` (:func:`grader_missing`), never the provider's error about a missing
+    key. Call it where the run's model roles are known (a solver, a scorer)."""
+    roles = model_roles()
+    names = grader_names(graders)
+    if names:
+        chosen = []
+        for index, name in enumerate(names, 1):
+            if name in roles:
+                chosen.append((name, get_model(role=name, required=True)))
+            elif "/" in name:
+                chosen.append((f"grader_{index}", get_model(name)))
+            else:
+                raise ConfigurationError(
+                    f"graders: {name!r} is neither a model role of this run ({', '.join(sorted(roles)) or 'none'}) nor a model name"
+                )
+        if len({label for label, _ in chosen}) != len(chosen):
+            raise ConfigurationError(f"graders: a grader is named twice in {names}")
+        return chosen
+    panel_roles = [match for match in map(PANEL_ROLE.match, roles) if match is not None]
+    numbered = [match.string for match in sorted(panel_roles, key=lambda match: int(match.group(1)))]
+    if numbered:
+        return [(role, get_model(role=role, required=True)) for role in numbered]
+    if GRADER_ROLE not in roles and not os.environ.get("OPENAI_API_KEY"):
+        raise ConfigurationError(grader_missing(task, default))
+    return [(GRADER_ROLE, get_model(role=GRADER_ROLE, default=default))]
+
+
+@solver
+def require_grader(graders: str | list[str] | None = None, *, task: str, default: str) -> Solver:
+    """Setup step of a judge-graded task: the run's graders are resolved (:func:`panel_models`) before the
+    sample's first model call, so a run without a usable grader stops before the evaluated model is paid for."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        panel_models(graders, task=task, default=default)
+        return state
+
+    return solve
+
+
+def inspect_panel(members: Sequence[tuple[str, Model]], cache: bool | str) -> tuple[dict[str, Ask], dict[str, str]]:
+    """The graders of :func:`panel_models` as :data:`Ask` callables (with :func:`judge_cache`) and names, by label."""
+    policy = judge_cache(cache)
+    asks = {label: inspect_ask(model, cache=policy) for label, model in members}
+    return asks, {label: str(model) for label, model in members}
 
 
 def judge_cache(cache: bool | str) -> CachePolicy | bool:
@@ -82,28 +155,14 @@ def inspect_ask(grader: Model, *, cache: CachePolicy | bool = False, config: Gen
     return ask
 
 
-async def judge(
-    grader: Model,
-    prompt: str,
-    parse: Callable[[str], ParsedT],
-    *,
-    retries: int = 1,
-    cache: CachePolicy | bool = False,
-    reminder: str = RETRY_REMINDER,
-    limit_reminder: str = LIMIT_REMINDER,
-    max_tokens: int = GRADER_MAX_TOKENS,
-    config: GenerateConfig | None = None,
-    limit_option: str = INSPECT_LIMIT_OPTION,
-) -> JudgeResult[ParsedT]:
-    """Ask the Inspect model ``grader`` to grade ``prompt`` (see :func:`~ecom_tasks.scorers.judge.run_judge`)."""
-    return await run_judge(
-        inspect_ask(grader, cache=cache, config=config),
-        prompt,
-        parse,
-        grader=str(grader),
-        retries=retries,
-        reminder=reminder,
-        limit_reminder=limit_reminder,
-        max_tokens=max_tokens,
-        limit_option=limit_option,
-    )
+@solver
+def gold_response() -> Solver:
+    """The sample's fixed response (``metadata["response"]``) becomes the output: the evaluated model is
+    never called (a judge meta-eval grades the grader)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.output = ModelOutput.from_content(model="gold", content=state.metadata["response"])
+        state.completed = True
+        return state
+
+    return solve
