@@ -15,10 +15,10 @@ from helpers import run_cli
 
 from ecom_tasks import files
 from ecom_tasks.cli import build_parser
+from ecom_tasks.ecomeval.judge_run import judge_output
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.errors import ConfigurationError, DataValidationError
-from ecom_tasks.ecomeval.judge_run import judge_output
 from ecom_tasks.testing.loopback import JsonHandler, LoopbackServer
 from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible
 
