@@ -195,3 +195,28 @@ def parse_lm_eval_tables(stdout: str) -> dict[str, dict[str, dict[str, str]]]:
             name = cells[0].removeprefix("- ").strip()
         current.setdefault(name, {})[cells[4]] = cells[6]
     return tables
+
+
+def lm_eval_logged(model_args: str, tasks: list[str], out: Path | str) -> dict[str, Any]:
+    """lm-eval's ``local-chat-completions`` with ``model_args`` over ``tasks`` (ours only), its results and
+    samples saved under ``out`` as ``lm_eval --output_path out --log_samples`` does; lm-eval's results."""
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+
+    from ecom_tasks.lm_eval_tasks import task_manager
+
+    tracker = EvaluationTracker(output_path=str(out))
+    results = lm_eval.simple_evaluate(
+        model="local-chat-completions",
+        model_args=model_args,
+        tasks=tasks,
+        apply_chat_template=True,
+        task_manager=task_manager(include_defaults=False),
+        bootstrap_iters=0,
+        log_samples=True,
+        evaluation_tracker=tracker,
+    )
+    tracker.save_results_aggregated(results=results, samples=results["samples"])
+    for task, samples in results["samples"].items():
+        tracker.save_results_samples(task_name=task, samples=samples)
+    return results

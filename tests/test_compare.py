@@ -8,19 +8,16 @@ import json
 import math
 import zlib
 
-import lm_eval
 import lm_eval.models  # noqa: F401  (lm-eval's own models registered before ours)
 import numpy as np
 import pytest
-from helpers import check_ok, run_cli
+from helpers import check_ok, lm_eval_logged, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
-from lm_eval.loggers import EvaluationTracker
 from scipy import stats as scipy_stats
 from sklearn.metrics import accuracy_score, f1_score
 
 from ecom_tasks.inspect_evals.rair import rair_general
-from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.rair.protocol import build_items
 from ecom_tasks.rair.rules import load_rules
 from ecom_tasks.rair.schema import LEVELS, load_records
@@ -165,20 +162,9 @@ def test_compare_two_models_across_frameworks_over_http(tmp_path, items):
         (log,) = inspect_eval([rair_general()], model=model, log_dir=str(inspect_logs), display="none")
         assert log.status == "success", log.error
         for name in ("model-a", "model-b"):
-            tracker = EvaluationTracker(output_path=str(tmp_path / "lm-eval" / name))
-            results = lm_eval.simple_evaluate(
-                model="local-chat-completions",
-                model_args=f"model={name},base_url={server.chat_completions_url}",
-                tasks=["rair_general"],
-                apply_chat_template=True,
-                task_manager=task_manager(include_defaults=False),
-                bootstrap_iters=0,
-                log_samples=True,
-                evaluation_tracker=tracker,
+            lm_eval_logged(
+                f"model={name},base_url={server.chat_completions_url}", ["rair_general"], tmp_path / "lm-eval" / name
             )
-            tracker.save_results_aggregated(results=results, samples=results["samples"])
-            for task, samples in results["samples"].items():
-                tracker.save_results_samples(task_name=task, samples=samples)
 
     gold = list(items.values())
     pred = {m: [_reply(m, p, g).strip("[]").split("-")[0] for p, g in items.items()] for m in ("model-a", "model-b")}

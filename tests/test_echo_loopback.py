@@ -24,6 +24,7 @@ import zlib
 import lm_eval
 import lm_eval.models  # noqa: F401  (lm-eval's own models: registering ours first skips its lazy import)
 import pytest
+from helpers import lm_eval_logged
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 
@@ -103,6 +104,23 @@ def _model(server):
     return get_model("openai-api/vllm/echo", base_url=server.base_url, api_key="test-key", memoize=False)
 
 
+def _lm_eval_rows(server, tasks: list[str], limit: int | None = None) -> dict[str, dict[str, float]]:
+    """lm-eval's local-chat-completions against the echoing server: each task's metrics by name."""
+    results = lm_eval.simple_evaluate(
+        model="local-chat-completions",
+        model_args=f"model=echo,base_url={server.chat_completions_url},num_concurrent=8",
+        tasks=tasks,
+        apply_chat_template=True,
+        task_manager=task_manager(include_defaults=False),
+        limit=limit,
+        bootstrap_iters=0,
+    )
+    return {
+        task: {key.split(",")[0]: value for key, value in row.items() if "," in key}
+        for task, row in results["results"].items()
+    }
+
+
 def _metrics(log) -> dict[str, float]:
     assert log.status == "success", log.error
     return {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
@@ -121,16 +139,9 @@ def test_inspect_rair_gives_an_echo_nothing(server, tmp_path):
 
 @pytest.mark.slow
 def test_lm_eval_rair_gives_an_echo_nothing(server):
-    results = lm_eval.simple_evaluate(
-        model="local-chat-completions",
-        model_args=f"model=echo,base_url={server.chat_completions_url},num_concurrent=8",
-        tasks=["rair_general", "rair_hard"],
-        apply_chat_template=True,
-        task_manager=task_manager(include_defaults=False),
-        bootstrap_iters=0,
-    )
+    rows = _lm_eval_rows(server, ["rair_general", "rair_hard"])
     for task in ("rair_general", "rair_hard"):
-        row = {key.split(",")[0]: value for key, value in results["results"][task].items() if "," in key}
+        row = rows[task]
         assert (row["acc2"], row["acc4"], row["macro_f1"], row["invalid_rate"]) == (0.0, 0.0, 0.0, 1.0), task
 
 
@@ -148,21 +159,9 @@ def test_inspect_monbench_gives_an_echo_nothing(server, tmp_path):
 
 @pytest.mark.slow
 def test_lm_eval_monbench_gives_an_echo_nothing(server):
-    results = lm_eval.simple_evaluate(
-        model="local-chat-completions",
-        model_args=f"model=echo,base_url={server.chat_completions_url},num_concurrent=8",
-        tasks=["monbench_cyclic"],
-        apply_chat_template=True,
-        task_manager=task_manager(include_defaults=False),
-        limit=24,  # the first two questions' 12 runs of each task
-        bootstrap_iters=0,
-    )
+    rows = _lm_eval_rows(server, ["monbench_cyclic"], limit=24)  # the first two questions' 12 runs of each task
     for task in TASKS:
-        row = {
-            key.split(",")[0]: value
-            for key, value in results["results"][f"monbench_cyclic_{task}"].items()
-            if "," in key
-        }
+        row = rows[f"monbench_cyclic_{task}"]
         assert (row["acc"], row["invalid_rate"]) == (0.0, 1.0), task
 
 
@@ -215,23 +214,10 @@ def test_inspect_ecomeval_gives_an_echo_nothing_and_reads_no_grade_in_a_graders_
 
 @pytest.mark.slow
 def test_lm_eval_then_judge_gives_an_echo_nothing(judged_server, tmp_path, capsys):
-    from lm_eval.loggers import EvaluationTracker
-
     out = tmp_path / "out"
-    tracker = EvaluationTracker(output_path=str(out))
-    results = lm_eval.simple_evaluate(
-        model="local-chat-completions",
-        model_args=f"model=echo,base_url={judged_server.chat_completions_url},num_concurrent=8,max_images=10",
-        tasks=["ecomeval"],
-        apply_chat_template=True,
-        task_manager=task_manager(include_defaults=False),
-        bootstrap_iters=0,
-        log_samples=True,
-        evaluation_tracker=tracker,
+    lm_eval_logged(
+        f"model=echo,base_url={judged_server.chat_completions_url},num_concurrent=8,max_images=10", ["ecomeval"], out
     )
-    tracker.save_results_aggregated(results=results, samples=results["samples"])
-    for task, samples in results["samples"].items():
-        tracker.save_results_samples(task_name=task, samples=samples)
     argv = ["judge", str(out), "--grader", f"openai/{GRADER}", "--api-base", judged_server.base_url]
     with pytest.raises(SystemExit) as exit_code:
         cli.main([*argv, "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
@@ -257,13 +243,5 @@ def test_inspect_ecomeval_exact_gives_an_echo_nothing(server, tmp_path):
 
 @pytest.mark.slow
 def test_lm_eval_ecomeval_exact_gives_an_echo_nothing(server):
-    results = lm_eval.simple_evaluate(
-        model="local-chat-completions",
-        model_args=f"model=echo,base_url={server.chat_completions_url},num_concurrent=8",
-        tasks=["ecomeval_exact"],
-        apply_chat_template=True,
-        task_manager=task_manager(include_defaults=False),
-        bootstrap_iters=0,
-    )
-    row = {key.split(",")[0]: value for key, value in results["results"]["ecomeval_exact"].items() if "," in key}
+    row = _lm_eval_rows(server, ["ecomeval_exact"])["ecomeval_exact"]
     assert row["score"] == 0.0 and row["score_items"] == 0.0, row
