@@ -33,8 +33,9 @@ from typing import Any
 
 import datasets
 
+from ecom_tasks.ecomeval.judging import refused_outcome
 from ecom_tasks.ecomeval.protocol import empty_categories, load_items, skipped_categories_message
-from ecom_tasks.ecomeval.scoring import exact_metric_keys, outcome_of, score_exact, summarize
+from ecom_tasks.ecomeval.scoring import exact_metric_keys, score_exact, summarize
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.scorers import context_limit
@@ -150,5 +151,5 @@ class EcomEvalExactTask(OutcomeTask):
 
     def score(self, doc: dict, reply: str) -> Any:
         if context_limit.from_reply(reply) is not None:  # the server refused the question: 0, counted apart
-            return {**outcome_of(doc, 0), context_limit.CONTEXT_EXCEEDED: 1.0}
+            return refused_outcome(doc, ())
         return {**score_exact(doc, reply)[1], context_limit.CONTEXT_EXCEEDED: 0.0}
