@@ -347,7 +347,9 @@ def test_task_names_in_the_prose_exist(where: str, name: str) -> None:
 # --- the front page and the links ---------------------------------------------------------
 
 FRESH_MACHINE_DEMO = 'python3 -m venv .venv && .venv/bin/pip install -e ".[plots]" && .venv/bin/ecom-tasks demo'
-TEST_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -q -e ".[test]" && .venv/bin/pytest -q'
+TEST_COMMAND = (
+    'python3 -m venv .venv && .venv/bin/pip install -q -e ".[test]" && .venv/bin/pytest -q -n auto --dist loadfile'
+)
 
 
 def test_readme_is_a_front_page() -> None:
