@@ -25,8 +25,7 @@ from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.data import DataValidationError, Problem, refusal
-from ecom_tasks.rair.parsing import canonical_dimension
-from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, DIMENSIONS, LANGUAGES, LEVELS
+from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, DIMENSIONS, LANGUAGES, LEVELS, canonical_dimension
 
 NONE = "none"
 BUILTIN = "builtin"

@@ -121,6 +121,130 @@ DIMENSION_NAMES_ZH = {
     "Store": "店铺",
 }
 
+#: A dimension named with a trailing "mismatch" word ("Brand mismatch", "颜色不符").
+_MISMATCH_SUFFIX = re.compile(r"\s*(mismatch(?:ed)?|conflict|不匹配|不符合?|不一致|冲突)\s*$", re.IGNORECASE)
+
+#: Names a model may use for a dimension: Table 8 names, the key attributes of
+#: the Fig. 9 prompt (which name some dimensions differently) and Chinese names.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "Category": ("category", "categories", "product type", "类目", "品类", "类别", "商品类型", "产品类型"),
+    "Style": (
+        "style",
+        "style details",
+        "style detail",
+        "design",
+        "pattern",
+        "fashion style",
+        "风格",
+        "款式",
+        "款式细节",
+        "设计",
+        "图案",
+        "版型",
+    ),
+    "Special": (
+        "special",
+        "special needs",
+        "special need",
+        "price",
+        "promotion",
+        "特殊",
+        "特殊需求",
+        "价格",
+        "促销",
+        "新品",
+    ),
+    "Audience": (
+        "audience",
+        "target audience",
+        "gender",
+        "age",
+        "age group",
+        "人群",
+        "适用人群",
+        "目标人群",
+        "性别",
+        "年龄",
+        "年龄段",
+    ),
+    "Bundle": (
+        "bundle",
+        "set",
+        "set/single",
+        "set single",
+        "single",
+        "quantity",
+        "套装",
+        "套装/单品",
+        "单品",
+        "数量",
+        "件数",
+    ),
+    "Season": ("season", "seasonal", "季节", "季节性"),
+    "Color": ("color", "colour", "颜色", "色彩", "颜色款式"),
+    "Brand": ("brand", "品牌"),
+    "Material": ("material", "materials", "fabric", "材质", "材料", "面料"),
+    "Component": (
+        "component",
+        "components",
+        "accessory",
+        "accessories",
+        "part",
+        "parts",
+        "compatibility",
+        "配件",
+        "零件",
+        "部件",
+        "适配",
+        "兼容",
+    ),
+    "Specification": (
+        "specification",
+        "specifications",
+        "spec",
+        "specs",
+        "model",
+        "model id",
+        "model number",
+        "size",
+        "capacity",
+        "weight",
+        "规格",
+        "型号",
+        "尺寸",
+        "尺码",
+        "码数",
+        "容量",
+        "重量",
+        "参数",
+    ),
+    "IP": ("ip", "ip image", "character", "license", "ip形象", "形象", "联名"),
+    "Function": ("function", "functions", "functional", "efficacy", "usage", "功能", "功效", "用途", "使用场景"),
+    "Attributes": (
+        "attributes",
+        "attribute",
+        "special attributes",
+        "special attribute",
+        "other attributes",
+        "property",
+        "属性",
+        "特殊属性",
+        "其他属性",
+    ),
+    "Year": ("year", "model year", "年份", "年款"),
+    "Store": ("store", "shop", "seller", "channel", "店铺", "商家", "渠道", "旗舰店"),
+}
+_ALIAS_TO_DIMENSION = {alias.casefold(): dim for dim, aliases in _ALIASES.items() for alias in aliases}
+_ALIAS_TO_DIMENSION.update({name.casefold(): dim for dim, name in DIMENSION_NAMES_ZH.items()})
+_ALIAS_TO_DIMENSION.update({dim.casefold(): dim for dim in DIMENSIONS})
+
+
+def canonical_dimension(text: str) -> str | None:
+    """The Table 8 dimension a name refers to (``"Spec"`` -> Specification, ``"尺码"`` -> Specification), else None."""
+    name = _MISMATCH_SUFFIX.sub("", " ".join(text.split())).strip(" -–—:：_*'\"").casefold()
+    name = re.sub(r"^(?:the|a|an)\s+", "", name)
+    return _ALIAS_TO_DIMENSION.get(name)
+
 
 @dataclass(frozen=True)
 class RairRecord:
