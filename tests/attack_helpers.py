@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -91,8 +92,29 @@ def make_unwritable(folder: Path) -> Path:
     return folder
 
 
+def make_immutable(folder: Path) -> bool:
+    """``folder`` made impossible to write into even for root, keeping what is in it readable: the
+    file system's immutable flag (``chattr +i``). False where the file system or the tool refuses it."""
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        return False
+    done = subprocess.run([chattr, "+i", str(folder)], capture_output=True, check=False)
+    if done.returncode != 0:
+        return False
+    IMMUTABLE.add(folder)
+    return True
+
+
+#: Folders made immutable, cleared again by :func:`restore_writable`.
+IMMUTABLE: set[Path] = set()
+
+
 def restore_writable(root: Path) -> None:
-    """Undo :func:`make_unwritable`'s chmod under ``root`` so pytest can remove the sandbox."""
+    """Undo :func:`make_unwritable`'s chmod and :func:`make_immutable`'s flag under ``root`` so pytest
+    can remove the sandbox."""
+    for folder in [f for f in IMMUTABLE if f.is_relative_to(root)]:
+        subprocess.run(["chattr", "-i", str(folder)], capture_output=True, check=False)
+        IMMUTABLE.discard(folder)
     for folder, dirs, _ in os.walk(root):
         for name in dirs:
             path = Path(folder) / name

@@ -41,6 +41,7 @@ from attack_helpers import (
     DECODING_ATTACKS,
     digest_changes,
     make_fifo,
+    make_immutable,
     make_unwritable,
     names_file,
     plant_symlink,
@@ -698,9 +699,10 @@ def judge_unwritable_cache(box: Sandbox, paths: dict) -> Scenario:
 
 
 def judge_unwritable_output(box: Sandbox, paths: dict) -> Scenario:
-    if running_as_root():
-        pytest.skip("root writes into a read-only folder, and the samples' folder cannot be replaced by a file")
-    make_unwritable(paths["folder"])
+    if not running_as_root():
+        make_unwritable(paths["folder"])
+    elif not make_immutable(paths["folder"]):  # root writes into a read-only folder; not into an immutable one
+        pytest.skip("root writes into a read-only folder, and this file system refuses chattr +i")
     check = no_requests(box.shared.grader, paths["model"])
     return Scenario([], REFUSED, names=[paths["folder"], paths["grades"]], check=check, writable=[paths["cache"]])
 
