@@ -420,11 +420,11 @@ def report_fifo_argument(box: Sandbox, runs: Path) -> Scenario:
 
 
 def report_fifo_in_folder(box: Sandbox, runs: Path) -> Scenario:
-    # Found by a folder walk, which takes regular files only (files.folder_files): passed over, never
-    # opened, and the other runs are reported. Named on the command line it is refused (the row above).
+    # Found by a folder walk, which reads regular files only (files.folder_files): never opened, named
+    # as unreadable in the report beside the other runs, which are reported.
     (runs / "lm" / "shop-model").mkdir(parents=True)
-    make_fifo(runs / "lm" / "shop-model" / f"results_{STAMP}.json")
-    return Scenario([], OK, timeout=FIFO_TIMEOUT)
+    fifo = make_fifo(runs / "lm" / "shop-model" / f"results_{STAMP}.json")
+    return Scenario([], SAFE, names=[fifo], named_in=[box.out / "report.md"], timeout=FIFO_TIMEOUT)
 
 
 def report_linked_input_folder(box: Sandbox, runs: Path) -> Scenario:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -413,6 +414,12 @@ def _input_files(items: Sequence[Path]) -> tuple[list[tuple[Path, bool]], list[R
     for path in items:
         if path.is_dir():
             found += [(p, False) for p in files.folder_files(path, recursive=True)]
+            # What the walk leaves out but is named like a log (a FIFO, a symlink out of the folder) is
+            # listed as unreadable, never skipped in silence.
+            for folder, _, _ in os.walk(path):
+                for entry, exc in files.refused_entries(folder, match=_looks_like_a_log):
+                    framework = INSPECT if entry.suffix == ".eval" else LM_EVAL
+                    refused.append(_unreadable(str(entry), framework, exc))
             continue
         try:
             found.append((files.regular_file(path), True))
@@ -420,6 +427,12 @@ def _input_files(items: Sequence[Path]) -> tuple[list[tuple[Path, bool]], list[R
             framework = LM_EVAL if _RESULTS_FILE.match(path.name) or _JUDGED_FILE.match(path.name) else INSPECT
             refused.append(_unreadable(str(path), framework, exc))
     return found, refused
+
+
+def _looks_like_a_log(path: Path) -> bool:
+    return path.suffix == ".eval" or bool(
+        _RESULTS_FILE.match(path.name) or _SAMPLES_FILE.match(path.name) or _JUDGED_FILE.match(path.name)
+    )
 
 
 def read_runs(paths: Iterable[str | Path], *, progress: bool = False) -> list[Run]:
