@@ -41,7 +41,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -295,9 +295,90 @@ def scored_samples(log: Any, scorer: str) -> Iterator[tuple[Any, Any]]:
                 break
 
 
+def logged_votes(log: Any, scorer: str) -> dict[str, list[Any]]:
+    """sample id -> the votes its scorer read (its ``votes`` metadata; abstentions as None); {} without a log."""
+    if log is None:
+        return {}
+    return {
+        str(sample.id): list((score.metadata or {}).get("votes", [])) for sample, score in scored_samples(log, scorer)
+    }
+
+
 def stage_log_summary(log: Any) -> str:
     """``<location> (<n> samples)``: where a stage's log is, for the build's report."""
     return f"{log.location} ({len(log.samples or [])} samples)" if log is not None else "(not run: no items)"
+
+
+# --- a voting stage's task ---------------------------------------------------------------------
+
+
+def stage_metadata(
+    benchmark: str, stage: str, *, version: str, prompt_version: str, data: Any, fixtures: str, **extra: Any
+) -> dict[str, Any]:
+    """A stage log's provenance: ``benchmark`` is the builder's own (``<benchmark>_build``), so the report
+    never takes a stage log for a run of the benchmark; ``fixtures`` names the bundled fixtures folder."""
+    from ecom_tasks.provenance import fixtures_location, task_metadata
+
+    return task_metadata(
+        benchmark,
+        task_version=version,
+        prompt_version=prompt_version,
+        data=data,
+        fixtures=fixtures_location(fixtures),
+        construction_stage=stage,
+        **extra,
+    )
+
+
+def panel_solver(
+    role_prefix: str,
+    judges: int,
+    temperature: float | None,
+    max_tokens: int,
+    parse: Callable[[str], Any],
+    reminder: str,
+    limit_reminder: str,
+    seed: int | None = None,
+) -> Any:
+    """Every seat ``<role_prefix>_1..judges`` answers each sample; an unreadable reply is asked once more."""
+    from ecom_tasks.solvers.panel_votes import panel_generate
+
+    return panel_generate(
+        judges=judges,
+        role_prefix=role_prefix,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        parse=parse,
+        retries=1,
+        reminder=reminder,
+        limit_reminder=limit_reminder,
+        seed=seed,
+    )
+
+
+def panel_stage_votes(state: Any, parse: Callable[[str], Any], cut_off: Any) -> tuple[list[Any], dict[str, dict]]:
+    """Each seat's vote, read from its last reply by ``parse``; a reply stopped by a limit is ``cut_off``
+    (an abstention)."""
+    from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
+    from ecom_tasks.solvers.panel_votes import panel_replies
+
+    replies = panel_replies(state)
+    votes = []
+    for record in replies.values():
+        limited = bool(record.get("stop_reasons")) and record["stop_reasons"][-1] in LIMIT_STOP_REASONS
+        votes.append(cut_off if limited else parse(record.get("reply", "")))
+    return votes, replies
+
+
+def vote_metadata(votes: list[Any], statuses: list[str], replies: dict[str, dict]) -> dict[str, Any]:
+    """A voting stage's score metadata: who sat, what each voted and why not, how often each was asked."""
+    return {
+        "roles": list(replies),
+        "models": [r.get("model", "") for r in replies.values()],
+        "votes": votes,
+        "statuses": statuses,
+        "attempts": [len(r.get("replies") or []) for r in replies.values()],
+    }
 
 
 # --- the build command's shared arguments ------------------------------------------------------
@@ -352,6 +433,39 @@ def add_image_arguments(parser: Any, *, images_default: str, source: str) -> Non
 def stage_options(args: Any) -> dict[str, Any]:
     """The stage settings the user gave (None: Inspect's default)."""
     return {name: getattr(args, name) for name in STAGE_OPTION_NAMES if getattr(args, name, None) is not None}
+
+
+def build_options(args: Any, *, images: bool = False) -> dict[str, Any]:
+    """The ``BuildOptions`` fields every build's command line gives alike (with ``images``, also those of
+    :func:`add_image_arguments`)."""
+    shared: dict[str, Any] = dict(
+        out=Path(args.out),
+        model=args.model,
+        model_roles=dict(args.model_role),
+        stage_options=stage_options(args),
+        max_abstention_share=args.max_abstention_share,
+    )
+    if images:
+        from ecom_tasks.images import ImageAccess
+
+        shared.update(
+            images=args.images, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
+        )
+    return shared
+
+
+def image_access_args(access: Any) -> dict[str, bool]:
+    """The task arguments that let a stage read the images the build may read (none for the default)."""
+    return {
+        name: True
+        for name, allowed in (("allow_outside_images", access.outside), ("allow_url_images", access.urls))
+        if allowed
+    }
+
+
+def roles_of(model_roles: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The roles bound to one stage's panel (a stage's identity includes only its own roles)."""
+    return {role: model for role, model in model_roles.items() if role.startswith(prefix)}
 
 
 # --- images of a built data set -----------------------------------------------------------------
@@ -436,6 +550,21 @@ def prepare_output(output: OutputFolder, *, files_out: Iterable[str] = (), folde
             probe = f"{name}/.ecom-tasks-probe.{os.urandom(6).hex()}"
             output.write_bytes(probe, b"")
             output.remove(probe)
+
+
+def open_build_folder(
+    out: str | os.PathLike[str], *, inputs: Iterable[Path], files_out: Iterable[str], folders: Iterable[str]
+) -> OutputFolder:
+    """The build folder ``out``, made and checked (:func:`prepare_output`) before anything is read or asked."""
+    files.create_parents(Path(out).absolute())  # first: a path through a file is one short message
+    output = OutputFolder(Path(out).absolute(), inputs=list(inputs), what="build folder")
+    prepare_output(output, files_out=files_out, folders=folders)
+    return output
+
+
+def say(text: str) -> None:
+    """A line of the build's report (stdout, flushed: it interleaves with Inspect's display)."""
+    print(text, file=sys.stdout, flush=True)
 
 
 # --- vote outcomes --------------------------------------------------------------------------------
@@ -541,6 +670,19 @@ def check_abstentions(outcomes: VoteOutcomes, max_share: float = MAX_ABSTENTION_
         f"would be decided by tie-breaks, not votes: no data set written{where}. To go on, "
         f"{' or '.join(advice)} and re-run the same command (--max-abstention-share sets the accepted share)."
     )
+
+
+def stop_on_abstentions(
+    outcomes: VoteOutcomes, max_share: float, *, log: Any, output: OutputFolder, data: Iterable[str]
+) -> None:
+    """:func:`check_abstentions`; when it stops the build, an earlier build's data set (``data`` below
+    ``output``) is removed first: it must not pass for this one's."""
+    try:
+        check_abstentions(outcomes, max_share, log=log)
+    except TooManyAbstentions:
+        for name in data:
+            output.remove(name)
+        raise
 
 
 def abstention_share(text: str) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_abstention_argument, add_panel_arguments, add_stage_arguments, stage_options
+from ecom_tasks.construction import add_abstention_argument, add_panel_arguments, add_stage_arguments, build_options
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,10 +68,8 @@ def run_build(args: argparse.Namespace) -> int:
 
     build(
         BuildOptions(
-            out=Path(args.out),
-            model=args.model,
+            **build_options(args),
             pairs=Path(args.pairs) if args.pairs else default_pairs(),
-            model_roles=dict(args.model_role),
             voters=args.voters,
             temperature=args.temperature,
             max_tokens=args.max_tokens,
@@ -79,8 +77,6 @@ def run_build(args: argparse.Namespace) -> int:
             min_negative=args.min_negative_votes,
             split=args.split,
             order_seed=args.order_seed,
-            stage_options=stage_options(args),
-            max_abstention_share=args.max_abstention_share,
         )
     )
     return 0

@@ -17,27 +17,25 @@ resumes the stage, asking only its unfinished pairs.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks import files
 from ecom_tasks.construction import (
     MAX_ABSTENTION_SHARE,
     Stage,
     StageOptions,
-    TooManyAbstentions,
-    check_abstentions,
     file_sha256,
     log_vote_outcomes,
-    prepare_output,
+    logged_votes,
+    open_build_folder,
+    roles_of,
     run_stage,
-    scored_samples,
+    say,
+    stop_on_abstentions,
     write_jsonl,
 )
 from ecom_tasks.data import fixtures_dir
-from ecom_tasks.files import OutputFolder
 from ecom_tasks.monbench.construction.seeds import AdPair, load_pairs
 from ecom_tasks.monbench.construction.selection import Tally, assemble_question, disagreement, select_options, tally
 
@@ -82,10 +80,6 @@ class BuildResult:
     data: Path | None = None
 
 
-def _say(text: str) -> None:
-    print(text, file=sys.stdout, flush=True)
-
-
 def questions(
     pairs: list[AdPair],
     votes: dict[str, list[str | None]],
@@ -118,9 +112,9 @@ def build(options: BuildOptions) -> BuildResult:
     than ``max_abstention_share`` of them (or all) abstained, the build stops
     (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set.
     """
-    files.create_parents(Path(options.out).absolute())  # first: a path through a file is one short message
-    output = OutputFolder(Path(options.out).absolute(), inputs=[Path(options.pairs)], what="build folder")
-    prepare_output(output, files_out=(DATA, VOTES, QUESTIONS), folders=(LOGS,))
+    output = open_build_folder(
+        options.out, inputs=[Path(options.pairs)], files_out=(DATA, VOTES, QUESTIONS), folders=(LOGS,)
+    )
     out = output.root
     pairs = load_pairs(options.pairs)
     stage = Stage(
@@ -137,21 +131,13 @@ def build(options: BuildOptions) -> BuildResult:
         calls_per_item=options.voters,
         unit="voters",
         model=options.model,
-        model_roles={r: m for r, m in options.model_roles.items() if r.startswith(ROLE_PREFIX)},
+        model_roles=roles_of(options.model_roles, ROLE_PREFIX),
     )
     result = BuildResult()
     result.log = run_stage(stage, StageOptions(log_root=out / "logs", output=output, **options.stage_options))
-    try:
-        check_abstentions(
-            log_vote_outcomes(result.log, SCORER, stage.name), options.max_abstention_share, log=result.log
-        )
-    except TooManyAbstentions:
-        output.remove(DATA)  # an earlier build's questions must not pass for this one's
-        raise
-    votes = {
-        str(sample.id): list((score.metadata or {}).get("votes", []))
-        for sample, score in scored_samples(result.log, SCORER)
-    }
+    outcomes = log_vote_outcomes(result.log, SCORER, stage.name)
+    stop_on_abstentions(outcomes, options.max_abstention_share, log=result.log, output=output, data=(DATA,))
+    votes = logged_votes(result.log, SCORER)
     write_jsonl(
         VOTES,
         (
@@ -183,18 +169,18 @@ def build(options: BuildOptions) -> BuildResult:
         ),
         output=output,
     )
-    _say(
+    say(
         f"  {len(pairs)} pairs, {len(result.questions) + len(result.skipped)} queries: {len(result.questions)} questions made, "
         f"{len(result.skipped)} skipped ({', '.join(sorted(set(result.skipped.values()))) or 'none'}); "
         f"thresholds: positive >= {options.min_positive}, negative >= {options.min_negative} disagreeing votes"
     )
     if not result.questions:
         output.remove(DATA)  # an earlier build's questions must not pass for this one's
-        _say(f"  no question could be made: nothing to write (see {out / QUESTIONS})")
+        say(f"  no question could be made: nothing to write (see {out / QUESTIONS})")
         return result
     result.data = out / DATA
     write_jsonl(DATA, result.questions, output=output)
-    _say(
+    say(
         f"MonBench questions in {result.data}\n  check: ecom-tasks validate monbench {result.data}\n"
         f"  run:   inspect eval ecom_tasks/monbench_canonical -T data={result.data} --model ..."
     )

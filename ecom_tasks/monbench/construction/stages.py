@@ -16,7 +16,14 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import check_sha256
+from ecom_tasks.construction import (
+    CUT_OFF,
+    check_sha256,
+    panel_solver,
+    panel_stage_votes,
+    stage_metadata,
+    vote_metadata,
+)
 from ecom_tasks.monbench.construction.parsing import RelevanceVote, parse_relevance
 from ecom_tasks.monbench.construction.prompts import (
     VOTE_LIMIT_REMINDER,
@@ -27,9 +34,6 @@ from ecom_tasks.monbench.construction.prompts import (
 )
 from ecom_tasks.monbench.construction.seeds import load_pairs
 from ecom_tasks.monbench.construction.selection import tally
-from ecom_tasks.provenance import fixtures_location, task_metadata
-from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
-from ecom_tasks.solvers.panel_votes import panel_generate, panel_replies
 
 #: The paper's four voting models (GPT-4o, GPT-5-Chat, DeepSeek-V3, DeepSeek-R1).
 VOTERS = 4
@@ -43,12 +47,7 @@ BENCHMARK = "monbench_build"
 
 def panel_votes(state: TaskState) -> tuple[list[RelevanceVote], dict[str, dict]]:
     """Each voter's vote, read from its last reply; a reply cut off by a limit abstains."""
-    replies = panel_replies(state)
-    votes = []
-    for record in replies.values():
-        limited = bool(record.get("stop_reasons")) and record["stop_reasons"][-1] in LIMIT_STOP_REASONS
-        votes.append(RelevanceVote(None, "limit") if limited else parse_relevance(record.get("reply", "")))
-    return votes, replies
+    return panel_stage_votes(state, parse_relevance, RelevanceVote(None, CUT_OFF))
 
 
 @scorer(metrics=[mean()])
@@ -65,13 +64,7 @@ def monbench_relevance_votes() -> Scorer:
             value=agreeing / len(votes) if votes else 0.0,
             answer=f"{counts.relevant} relevant, {counts.irrelevant} irrelevant, {counts.abstained} abstained",
             explanation=f"human: {target.text}",
-            metadata={
-                "roles": list(replies),
-                "models": [r.get("model", "") for r in replies.values()],
-                "votes": votes,
-                "statuses": [v.status for v in parsed],
-                "attempts": [len(r.get("replies") or []) for r in replies.values()],
-            },
+            metadata=vote_metadata(votes, [v.status for v in parsed], replies),
         )
 
     return score
@@ -101,24 +94,12 @@ def monbench_build_votes(
     ]
     return Task(
         dataset=MemoryDataset(samples, name="monbench_build_votes", location=data),
-        solver=panel_generate(
-            judges=voters,
-            role_prefix=VOTER_ROLE,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            parse=parse_relevance,
-            retries=1,
-            reminder=VOTE_REMINDER,
-            limit_reminder=VOTE_LIMIT_REMINDER,
+        solver=panel_solver(
+            VOTER_ROLE, voters, temperature, max_tokens, parse_relevance, VOTE_REMINDER, VOTE_LIMIT_REMINDER
         ),
         scorer=monbench_relevance_votes(),
         version=STAGE_VERSION,
-        metadata=task_metadata(
-            BENCHMARK,
-            task_version=STAGE_VERSION,
-            prompt_version=VOTE_VERSION,
-            data=data,
-            fixtures=fixtures_location(BENCHMARK),
-            construction_stage="votes",
+        metadata=stage_metadata(
+            BENCHMARK, "votes", version=STAGE_VERSION, prompt_version=VOTE_VERSION, data=data, fixtures=BENCHMARK
         ),
     )

@@ -18,7 +18,7 @@ from ecom_tasks.construction import (
     add_image_arguments,
     add_panel_arguments,
     add_stage_arguments,
-    stage_options,
+    build_options,
 )
 
 
@@ -78,15 +78,12 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ecom_tasks.images import ImageAccess
     from ecom_tasks.rair.construction.assembly import Thresholds
     from ecom_tasks.rair.construction.pipeline import BuildOptions, build, default_candidates
 
     options = BuildOptions(
-        out=Path(args.out),
-        model=args.model,
+        **build_options(args, images=True),
         candidates=Path(args.candidates) if args.candidates else default_candidates(),
-        model_roles=dict(args.model_role),
         voters=args.voters,
         vlms=args.vlms,
         rule_runs=args.rule_runs,
@@ -96,10 +93,6 @@ def run_build(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         rules=args.rules,
         thresholds=Thresholds(intent=args.min_intent_votes, visual=args.min_visual_votes, rules=args.min_rule_votes),
-        images=args.images,
-        image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
-        stage_options=stage_options(args),
-        max_abstention_share=args.max_abstention_share,
     )
     build(options)
     return 0

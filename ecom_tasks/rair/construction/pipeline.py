@@ -18,25 +18,25 @@ interruption resumes the unfinished stage, asking only its unfinished items.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks import files
 from ecom_tasks.construction import (
     MAX_ABSTENTION_SHARE,
     Stage,
     StageOptions,
-    TooManyAbstentions,
-    check_abstentions,
     file_sha256,
+    image_access_args,
     image_file_name,
     log_vote_outcomes,
+    logged_votes,
+    open_build_folder,
     place_image,
-    prepare_output,
+    roles_of,
     run_stage,
-    scored_samples,
+    say,
+    stop_on_abstentions,
     write_jsonl,
 )
 from ecom_tasks.data import ConfigurationError, fixtures_dir
@@ -92,34 +92,12 @@ class BuildResult:
     data: Path | None = None
 
 
-def _say(text: str) -> None:
-    print(text, file=sys.stdout, flush=True)
-
-
-def _votes(log: Any, stage: str) -> dict[str, list]:
-    """sample id -> the votes its scorer read (abstentions as None)."""
-    if log is None:
-        return {}
-    return {
-        str(sample.id): list((score.metadata or {}).get("votes", []))
-        for sample, score in scored_samples(log, SCORERS[stage])
-    }
-
-
-def _roles(options: BuildOptions, stage: str) -> dict[str, Any]:
-    return {role: model for role, model in options.model_roles.items() if role.startswith(ROLE_PREFIXES[stage])}
-
-
 def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, data_sha256: str) -> list[Stage]:
     """The three stages, with their items and calls (what the cost lines print)."""
     common: dict[str, Any] = {"data": str(Path(options.candidates).resolve()), "data_sha256": data_sha256}
     if options.max_tokens is not None:
         common["max_tokens"] = options.max_tokens
-    images = {}
-    if options.image_access.outside:
-        images["allow_outside_images"] = True
-    if options.image_access.urls:
-        images["allow_url_images"] = True
+    images = image_access_args(options.image_access)
     rules_args: dict[str, Any] = {
         "rules": options.rules,
         "rules_sha256": ruleset.sha256,
@@ -137,7 +115,7 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
             calls_per_item=options.voters,
             unit="voters",
             model=options.model,
-            model_roles=_roles(options, "intent"),
+            model_roles=roles_of(options.model_roles, ROLE_PREFIXES["intent"]),
         ),
         Stage(
             "visual",
@@ -147,7 +125,7 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
             calls_per_item=options.vlms,
             unit="VLMs",
             model=options.model,
-            model_roles=_roles(options, "visual"),
+            model_roles=roles_of(options.model_roles, ROLE_PREFIXES["visual"]),
         ),
         Stage(
             "rules",
@@ -157,7 +135,7 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
             calls_per_item=options.rule_runs,
             unit="runs",
             model=options.model,
-            model_roles=_roles(options, "rules"),
+            model_roles=roles_of(options.model_roles, ROLE_PREFIXES["rules"]),
         ),
     ]
 
@@ -203,10 +181,10 @@ def build(options: BuildOptions) -> BuildResult:
     outcomes are printed; a stage whose votes abstained more than ``max_abstention_share`` (or all of
     them) stops the build (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set.
     """
-    files.create_parents(Path(options.out).absolute())  # first: a path through a file is one short message
-    output = OutputFolder(Path(options.out).absolute(), inputs=_inputs(options), what="build folder")
     logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
-    prepare_output(output, files_out=(DATA, DECISIONS), folders=(*logs, IMAGES))
+    output = open_build_folder(
+        options.out, inputs=_inputs(options), files_out=(DATA, DECISIONS), folders=(*logs, IMAGES)
+    )
     out = output.root
     records = load_records(options.candidates, check_images=True, image_access=options.image_access)
     ruleset = load_rules(options.rules) if options.rules != BUILTIN else builtin_rules()
@@ -219,21 +197,16 @@ def build(options: BuildOptions) -> BuildResult:
     planned = stages(options, records, ruleset, file_sha256(options.candidates))
     for index, stage in enumerate(planned, 1):
         log = result.logs[stage.name] = run_stage(stage, stage_options, index=index, of=len(planned))
-        try:
-            check_abstentions(
-                log_vote_outcomes(log, SCORERS[stage.name], stage.name), options.max_abstention_share, log=log
-            )
-        except TooManyAbstentions:
-            output.remove(DATA)  # an earlier build's records must not pass for this one's
-            raise
+        outcomes = log_vote_outcomes(log, SCORERS[stage.name], stage.name)
+        stop_on_abstentions(outcomes, options.max_abstention_share, log=log, output=output, data=(DATA,))
 
     result.assembly = assembly = assemble(
         records,
-        _votes(result.logs["intent"], "intent"),
-        _votes(result.logs["visual"], "visual"),
+        logged_votes(result.logs["intent"], SCORERS["intent"]),
+        logged_votes(result.logs["visual"], SCORERS["visual"]),
         {
             k: [tuple(run) if run is not None else None for run in v]
-            for k, v in _votes(result.logs["rules"], "rules").items()
+            for k, v in logged_votes(result.logs["rules"], SCORERS["rules"]).items()
         },
         options.thresholds,
         ruleset,
@@ -241,16 +214,16 @@ def build(options: BuildOptions) -> BuildResult:
     write_jsonl(DECISIONS, assembly.decisions, output=output)
     counts = assembly.counts()
     t = options.thresholds
-    _say(
+    say(
         f"  {counts['candidates']} candidates: {counts['hard']} hard (>= {t.intent} voters on one hard intent), "
         f"{counts['visual']} visually salient (>= {t.visual} VLMs), {counts['left_out']} in neither; rules named by >= {t.rules} runs"
     )
     if not assembly.rows:
         output.remove(DATA)  # an earlier build's records must not pass for this one's
-        _say(f"  no candidate reached a threshold: nothing to write (see {out / DECISIONS})")
+        say(f"  no candidate reached a threshold: nothing to write (see {out / DECISIONS})")
         return result
     result.data = write_data(assembly, out / "data", images=options.images, output=output)
-    _say(
+    say(
         f"RAIR records in {result.data}\n  check: ecom-tasks validate rair {result.data}\n"
         f"  run:   inspect eval ecom_tasks/rair_hard -T data={result.data} --model ..."
     )

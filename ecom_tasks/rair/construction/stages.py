@@ -24,17 +24,21 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, C
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import check_sha256
+from ecom_tasks.construction import (
+    CUT_OFF,
+    check_sha256,
+    panel_solver,
+    panel_stage_votes,
+    stage_metadata,
+    vote_metadata,
+)
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.rair.construction import parsing, prompts
 from ecom_tasks.rair.construction.assembly import unique_queries
 from ecom_tasks.rair.construction.votes import MIN_VOTES, intent_decision, rule_vote, rules_for_label, visual_decision
 from ecom_tasks.rair.rules import RuleSet, load_rules
 from ecom_tasks.rair.schema import RairRecord, load_records
-from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
-from ecom_tasks.solvers.panel_votes import panel_generate, panel_replies
 
 #: Seats of the intent and visual panels (the paper's tri-model ensembles) and runs of rule pre-annotation.
 VOTERS = 3
@@ -53,14 +57,8 @@ BENCHMARK = "rair_build"
 
 def _metadata(stage: str, prompt_version: str, data: str, **extra) -> dict:
     """The run's provenance (the candidate file's location and sha256) and the stage's own facts."""
-    return task_metadata(
-        BENCHMARK,
-        task_version=STAGE_VERSION,
-        prompt_version=prompt_version,
-        data=data,
-        fixtures=fixtures_location(BENCHMARK),
-        construction_stage=stage,
-        **extra,
+    return stage_metadata(
+        BENCHMARK, stage, version=STAGE_VERSION, prompt_version=prompt_version, data=data, fixtures=BENCHMARK, **extra
     )
 
 
@@ -82,45 +80,12 @@ def structured_rules(rules: str) -> RuleSet:
 
 def _votes_of(state: TaskState, parse: Callable[[str], parsing.Vote]) -> tuple[list[parsing.Vote], dict[str, dict]]:
     """Each panel member's vote, read from its last reply; a reply cut off by a limit abstains."""
-    replies = panel_replies(state)
-    votes = []
-    for record in replies.values():
-        limited = bool(record.get("stop_reasons")) and record["stop_reasons"][-1] in LIMIT_STOP_REASONS
-        votes.append(parsing.Vote(None, "limit") if limited else parse(record.get("reply", "")))
-    return votes, replies
+    return panel_stage_votes(state, parse, parsing.Vote(None, CUT_OFF))
 
 
 def _vote_metadata(parsed: list[parsing.Vote], replies: dict[str, dict]) -> dict:
-    return {
-        "roles": list(replies),
-        "models": [r.get("model", "") for r in replies.values()],
-        "votes": [list(v.vote) if isinstance(v.vote, tuple) else v.vote for v in parsed],
-        "statuses": [v.status for v in parsed],
-        "attempts": [len(r.get("replies") or []) for r in replies.values()],
-    }
-
-
-def _panel(
-    role_prefix: str,
-    judges: int,
-    temperature: float | None,
-    max_tokens: int,
-    parse,
-    reminder: str,
-    limit_reminder: str,
-    seed: int | None = None,
-):
-    return panel_generate(
-        judges=judges,
-        role_prefix=role_prefix,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        parse=parse,
-        retries=1,
-        reminder=reminder,
-        limit_reminder=limit_reminder,
-        seed=seed,
-    )
+    votes = [list(v.vote) if isinstance(v.vote, tuple) else v.vote for v in parsed]
+    return vote_metadata(votes, [v.status for v in parsed], replies)
 
 
 # --- intent ---------------------------------------------------------------------------------------
@@ -166,7 +131,7 @@ def rair_build_intent(
     ]
     return Task(
         dataset=MemoryDataset(samples, name="rair_build_intent", location=data),
-        solver=_panel(
+        solver=panel_solver(
             INTENT_ROLE,
             voters,
             temperature,
@@ -229,7 +194,7 @@ def rair_build_visual(
     ]
     return Task(
         dataset=MemoryDataset(samples, name="rair_build_visual", location=data),
-        solver=_panel(
+        solver=panel_solver(
             VISUAL_ROLE,
             vlms,
             temperature,
@@ -310,7 +275,7 @@ def rair_build_rules(
         )
     return Task(
         dataset=MemoryDataset(samples, name="rair_build_rules", location=data),
-        solver=_panel(
+        solver=panel_solver(
             RULES_ROLE,
             runs,
             temperature,

@@ -20,7 +20,7 @@ from ecom_tasks.construction import (
     add_image_arguments,
     add_panel_arguments,
     add_stage_arguments,
-    stage_options,
+    build_options,
 )
 
 
@@ -135,14 +135,11 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ecom_tasks.images import ImageAccess
     from ecom_tasks.rmir.construction.pipeline import BuildOptions, build, default_seeds
 
     options = BuildOptions(
-        out=Path(args.out),
-        model=args.model,
+        **build_options(args, images=True),
         seeds=Path(args.seeds) if args.seeds else default_seeds(),
-        model_roles=dict(args.model_role),
         judges=args.judges,
         judge_temperature=args.judge_temperature,
         seed=args.seed,
@@ -159,11 +156,7 @@ def run_build(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         tsr_threshold=args.tsr_threshold,
         until=args.until,
-        images=args.images,
-        image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images),
-        stage_options=stage_options(args),
         max_tokens=args.max_tokens,
-        max_abstention_share=args.max_abstention_share,
     )
     build(options)
     return 0

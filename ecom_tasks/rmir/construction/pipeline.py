@@ -29,27 +29,26 @@ from __future__ import annotations
 import os
 import random
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks import files
 from ecom_tasks.construction import (
     DECLINED,
     MAX_ABSTENTION_SHARE,
     Stage,
     StageOptions,
-    TooManyAbstentions,
     VoteOutcomes,
-    check_abstentions,
     file_sha256,
+    image_access_args,
     image_file_name,
+    open_build_folder,
     place_image,
-    prepare_output,
     read_jsonl,
     run_stage,
+    say,
     scored_samples,
+    stop_on_abstentions,
     vote_outcomes,
     write_jsonl,
 )
@@ -123,23 +122,18 @@ class BuildResult:
     data: Path | None = None
 
 
-def _say(text: str) -> None:
-    print(text, file=sys.stdout, flush=True)
-
-
-def _common_args(options: BuildOptions, seeds: Seeds, seeds_sha256: str) -> dict[str, Any]:
-    args: dict[str, Any] = {"seeds": str(Path(seeds.file).resolve()), "seeds_sha256": seeds_sha256}
-    if options.image_access.outside:
-        args["allow_outside_images"] = True
-    if options.image_access.urls:
-        args["allow_url_images"] = True
-    return args
-
-
 def _input(output: OutputFolder, name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """A stage's input file written below the build folder, as the stage's task arguments."""
     digest = write_jsonl(name, rows, output=output)
     return {"input": str(output.path(name).resolve()), "input_sha256": digest}
+
+
+def _keep(result: BuildResult, output: OutputFolder, name: str, rows: list[dict[str, Any]]) -> BuildResult:
+    """Write rows to ``work/<key>.jsonl`` and list the file in the result as ``<key>`` (with ``--until``,
+    the last stage's rows are the build's output)."""
+    write_jsonl(name, rows, output=output)
+    result.files[Path(name).stem] = output.path(name)
+    return result
 
 
 def _by_id(log: Any, scorer: str) -> dict[str, Any]:
@@ -267,12 +261,9 @@ def stage_outcomes(stage: str, log: Any) -> VoteOutcomes:
 
 def _check_abstentions(stage: str, log: Any, options: BuildOptions, output: OutputFolder) -> None:
     """Print the stage's votes; stop the build (no data set) when too many abstained."""
-    try:
-        check_abstentions(stage_outcomes(stage, log), options.max_abstention_share, log=log)
-    except TooManyAbstentions:
-        for name in (QUERIES, POOL, IMAGES):  # an earlier build's data set must not pass for this one's
-            output.remove(name)
-        raise
+    stop_on_abstentions(
+        stage_outcomes(stage, log), options.max_abstention_share, log=log, output=output, data=(QUERIES, POOL, IMAGES)
+    )
 
 
 # --- the data set --------------------------------------------------------------------------------
@@ -350,16 +341,21 @@ def build(options: BuildOptions) -> BuildResult:
         )
     # Before anything is read or asked: the build folder can be written, no planted symlink at logs/, work/,
     # data/ or data/images/, and no output onto the seed table.
-    files.create_parents(Path(options.out).absolute())
-    output = OutputFolder(Path(options.out).absolute(), inputs=[options.seeds], what="build folder")
     logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
-    prepare_output(
-        output, files_out=(INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES, QUERIES, POOL), folders=(*logs, IMAGES)
+    output = open_build_folder(
+        options.out,
+        inputs=[options.seeds],
+        files_out=(INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES, QUERIES, POOL),
+        folders=(*logs, IMAGES),
     )
     out = output.root
     seeds = load_seeds(options.seeds, image_access=options.image_access)
     seeds_sha256 = file_sha256(seeds.file)
-    common = _common_args(options, seeds, seeds_sha256)
+    common = {
+        "seeds": str(Path(seeds.file).resolve()),
+        "seeds_sha256": seeds_sha256,
+        **image_access_args(options.image_access),
+    }
     stage_options = StageOptions(log_root=out / "logs", output=output, **options.stage_options)
     model_stage_args: dict[str, Any] = {"captions": True} if options.captions else {}
     if options.max_tokens is not None:  # only when given: a build without it resumes its earlier logs
@@ -378,14 +374,12 @@ def build(options: BuildOptions) -> BuildResult:
     result.logs["generate"] = log = run_stage(stage, stage_options, index=1, of=4)
     _check_abstentions("generate", log, options, output)
     generated, counts = generated_rows(log, order)
-    _say(
+    say(
         f"  generated {counts['pairs']} queries from {len(order)} images; {counts['abstained']} abstentions, "
         f"{counts['missing']} categories missing from a reply, {counts['failed_replies']} unreadable replies"
     )
     if last == 1:
-        write_jsonl(GENERATED, generated, output=output)
-        result.files["generated"] = output.path(GENERATED)
-        return result
+        return _keep(result, output, GENERATED, generated)
 
     stage = Stage(
         "filter",
@@ -397,13 +391,11 @@ def build(options: BuildOptions) -> BuildResult:
     result.logs["filter"] = log = run_stage(stage, stage_options, index=2, of=4)
     _check_abstentions("filter", log, options, output)
     filtered, counts = filtered_rows(log, generated)
-    _say(
+    say(
         f"  kept {counts['approved']} of {len(generated)} queries; {counts['rejected']} rejected, {counts['no_verdict']} without a verdict"
     )
     if last == 2:
-        write_jsonl(FILTERED, filtered, output=output)
-        result.files["filtered"] = output.path(FILTERED)
-        return result
+        return _keep(result, output, FILTERED, filtered)
 
     retrieve_args = {"retriever": options.retriever, "k": options.k, "cache": options.cache}
     if options.retriever_args:
@@ -422,11 +414,9 @@ def build(options: BuildOptions) -> BuildResult:
     )
     result.logs["retrieve"] = log = run_stage(stage, stage_options, index=3, of=4)
     triplets, candidates = triplet_rows(log, filtered)
-    _say(f"  {len(triplets)} triplets (query, candidate) for {len(filtered)} queries")
+    say(f"  {len(triplets)} triplets (query, candidate) for {len(filtered)} queries")
     if last == 3:
-        write_jsonl(TRIPLETS, triplets, output=output)
-        result.files["triplets"] = output.path(TRIPLETS)
-        return result
+        return _keep(result, output, TRIPLETS, triplets)
 
     judge_args = {"judges": options.judges, "temperature": options.judge_temperature, **model_stage_args}
     if options.seed is not None:
@@ -445,8 +435,7 @@ def build(options: BuildOptions) -> BuildResult:
     result.logs["judge"] = log = run_stage(stage, stage_options, index=4, of=4)
     _check_abstentions("judge", log, options, output)
     votes = vote_rows(log, triplets)
-    write_jsonl(VOTES, votes, output=output)
-    result.files["votes"] = output.path(VOTES)
+    _keep(result, output, VOTES, votes)
 
     result.assembly = assemble(
         [q["id"] for q in filtered],
@@ -460,7 +449,7 @@ def build(options: BuildOptions) -> BuildResult:
         k=options.k,
     )
     counts = result.assembly.counts()
-    _say(
+    say(
         f"  triplets: {counts['positive']} positive, {counts['negative']} negative, {counts['uncertain']} uncertain "
         f"(confidence below {options.confidence:g}: their {counts['removed_images']} images removed from the seed set)"
     )
@@ -468,15 +457,15 @@ def build(options: BuildOptions) -> BuildResult:
         raise ConfigurationError("no query kept a confirmed positive: nothing to write (see the judge log)")
     result.files.update(write_dataset(result.assembly, seeds, filtered, output, images=options.images))
     result.data = data = output.path(DATA)
-    _say(
+    say(
         f"RMIR data in {data}: {counts['queries']} queries ({counts['test']} test with TSR > {options.tsr_threshold:g}, "
         f"{counts['train']} train), pool of {counts['pool']} images; {counts['dropped_queries']} queries dropped without a positive"
     )
     if not counts["test"]:
-        _say(
+        say(
             "  no query reached the TSR threshold: the test split is empty (lower --tsr-threshold, or run with -T split=train)"
         )
-    _say(f"  check: ecom-tasks validate rmir {data}\n  run:   inspect eval ecom_tasks/rmir -T data={data} --model none")
+    say(f"  check: ecom-tasks validate rmir {data}\n  run:   inspect eval ecom_tasks/rmir -T data={data} --model none")
     return result
 
 

@@ -31,10 +31,9 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from ecom_tasks.construction import CUT_OFF, check_sha256, read_jsonl
+from ecom_tasks.construction import CUT_OFF, check_sha256, panel_solver, read_jsonl, stage_metadata
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.images import ImageAccess
-from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.rmir.construction import prompts
 from ecom_tasks.rmir.construction.assembly import DEFAULT_CONFIDENCE, DEFAULT_K_IMAGE, DEFAULT_K_TEXT, decide
 from ecom_tasks.rmir.construction.parsing import parse_filter, parse_generation, parse_judgement
@@ -43,7 +42,7 @@ from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput
 from ecom_tasks.rmir.index import PoolIndex, is_sparse
 from ecom_tasks.rmir.scoring import POOL_CAPTION, make_embedder, parse_retriever_args, pool_input_kind
 from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS, PROMPT_TOO_LONG
-from ecom_tasks.solvers.panel_votes import panel_generate, panel_replies
+from ecom_tasks.solvers.panel_votes import panel_replies
 
 VERSION = "1.0.0"
 BENCHMARK = "rmir_build"
@@ -104,14 +103,13 @@ def _access(allow_outside_images: Any, allow_url_images: Any) -> ImageAccess:
 
 
 def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
-    # benchmark "rmir_build": a stage log is not an RMIR run (ecom-tasks report leaves it out of RMIR's tables).
-    return task_metadata(
+    return stage_metadata(
         BENCHMARK,
-        task_version=VERSION,
+        stage,
+        version=VERSION,
         prompt_version=prompts.PROMPT_VERSION,
         data=seeds.file,
-        fixtures=fixtures_location("rmir"),
-        construction_stage=stage,
+        fixtures="rmir",
         **extra,
     )
 
@@ -556,15 +554,15 @@ def rmir_build_judge(
     return Task(
         dataset=MemoryDataset(samples, name="rmir_build_judge", location=str(input)),
         solver=[
-            panel_generate(
-                judges=int(judges),
-                role_prefix="judge",
-                temperature=float(temperature),
-                max_tokens=int(max_tokens),
-                parse=parse_judgement,
-                reminder=prompts.JUDGE_REMINDER,
-                limit_reminder=prompts.JUDGE_LIMIT_REMINDER,
-                seed=seed,
+            panel_solver(
+                "judge",
+                int(judges),
+                float(temperature),
+                int(max_tokens),
+                parse_judgement,
+                prompts.JUDGE_REMINDER,
+                prompts.JUDGE_LIMIT_REMINDER,
+                seed,
             )
         ],
         scorer=rmir_panel_scorer(),
