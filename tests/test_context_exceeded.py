@@ -232,14 +232,14 @@ def _window(sizes: list[int]) -> tuple[int, int]:
 
 def test_monbench_runs_over_the_context_are_counted_in_the_fan_out(tmp_path: Path):
     """MonBench asks its runs inside one sample: a refused run is counted, the sample and the run go on."""
-    from ecom_tasks.inspect_evals.monbench import monbench_canonical_query_ad_relevance
+    from ecom_tasks.inspect_evals.monbench import monbench_canonical
     from ecom_tasks.monbench.protocol import load_items as monbench_items
 
     items = monbench_items(None, tasks=("query_ad_relevance",), design="canonical", formats=["label"])
     window, refused = _window([len(i.system_prompt) + len(i.user_prompt) for i in items])
     with serve_openai_compatible(context_window(lambda body: "<Label>B</Label>", window, style="llama.cpp")) as server:
         (log,) = inspect_eval(
-            monbench_canonical_query_ad_relevance(),
+            monbench_canonical(task="query_ad_relevance"),
             model="openai-api/vllm/test-model",
             model_base_url=server.base_url,
             model_args={"api_key": "x"},
@@ -257,7 +257,7 @@ def test_monbench_runs_over_the_context_are_counted_in_the_fan_out(tmp_path: Pat
 
 def test_ecomeval_asks_no_judge_about_a_refused_question(tmp_path: Path, monkeypatch):
     from ecom_tasks.ecomeval.protocol import load_items as ecomeval_items
-    from ecom_tasks.inspect_evals.ecomeval import ecomeval_shopping_concepts
+    from ecom_tasks.inspect_evals.ecomeval import ecomeval
 
     items = ecomeval_items(None, category="shopping_concepts")
     window, refused = _window([len(i.prompt) for i in items])
@@ -268,7 +268,7 @@ def test_ecomeval_asks_no_judge_about_a_refused_question(tmp_path: Path, monkeyp
         monkeypatch.setenv("CTXJUDGE_BASE_URL", judge.base_url)
         monkeypatch.setenv("CTXJUDGE_API_KEY", "x")
         (log,) = inspect_eval(
-            ecomeval_shopping_concepts(),
+            ecomeval(category="shopping_concepts"),
             model="openai-api/vllm/test-model",
             model_base_url=shop.base_url,
             model_args={"api_key": "x"},

@@ -776,7 +776,17 @@ def test_a_forged_marker_answer_reaches_the_loopback_judge_inside_its_section(tm
 def test_without_a_grader_the_task_refuses_to_start(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     proc = run_cli(
-        ["inspect", "eval", "ecom_tasks/ecomeval_ecom_qa", "--model", "ecom/baseline", "--log-dir", tmp_path / "logs"],
+        [
+            "inspect",
+            "eval",
+            "ecom_tasks/ecomeval",
+            "-T",
+            "category=ecom_qa",
+            "--model",
+            "ecom/baseline",
+            "--log-dir",
+            tmp_path / "logs",
+        ],
         cwd=tmp_path,
     )
     assert proc.returncode != 0
@@ -792,7 +802,9 @@ def test_without_a_grader_the_task_refuses_to_start(tmp_path, monkeypatch):
             [
                 "inspect",
                 "eval",
-                "ecom_tasks/ecomeval_ecom_qa",
+                "ecom_tasks/ecomeval",
+                "-T",
+                "category=ecom_qa",
                 "--model",
                 "ecom/baseline",
                 "--model-role",

@@ -203,5 +203,7 @@ def test_a_task_built_after_an_in_process_eval_waits_for_the_roles_of_its_own_ru
     assert metrics_of(log)["score"] == 100.0 and len(grader.calls) == 3
     model = scripted(lambda text: "C")
     with pytest.raises(ConfigurationError, match="--model-role grader="):
-        inspect_eval("ecom_tasks/ecomeval_ecom_qa", model=model, log_dir=str(tmp_path), display="none")
+        inspect_eval(
+            "ecom_tasks/ecomeval", task_args={"category": "ecom_qa"}, model=model, log_dir=str(tmp_path), display="none"
+        )
     assert model.calls == []

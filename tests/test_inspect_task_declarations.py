@@ -1,20 +1,21 @@
-"""Every variant is an explicit module-level @task that Inspect's own tools see (issue 18).
+"""Every Inspect task is a hand-written module-level @task that Inspect's own tools see (issues 18, 27).
 
-The task functions are generated from each benchmark's ``variants.py`` by
-``ecom_tasks/inspect_evals/_generate_tasks.py``. These tests check that the
-checked-in code is what the generator writes, that each variant's function has
-the variant's defaults and the ``-T`` parameters the presets always had, and,
-through the real command lines, that ``inspect list tasks`` over the installed
-folder finds every task ``ecom-tasks list`` lists and that ``file.py@task`` runs.
+One task per setting the papers' tables name; every other setting is a ``-T``
+parameter of the benchmark's task builder. These tests check that the
+adapters hold exactly those tasks, that the entry point and ``eval.yaml`` list
+them, that the parameters reach the task, and, through the real command lines,
+that ``inspect list tasks`` over the installed folder finds every task
+``ecom-tasks list`` lists and that ``file.py@task -T ...`` runs.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
+import ast
+import inspect as pyinspect
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import check_ok, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
@@ -22,114 +23,105 @@ from inspect_ai.util import registry_info
 
 import ecom_tasks._registry as registry
 import ecom_tasks.inspect_evals
-from ecom_tasks.inspect_evals import _generate_tasks as generator
 from ecom_tasks.inspect_evals import ecomeval, monbench, rair, rmir
-from ecom_tasks.monbench.protocol import DESIGNS, parse_formats
+from ecom_tasks.monbench.protocol import DESIGNS
 from ecom_tasks.rair.schema import load_records as load_rair_records
 
 MODULES = {"ecomeval": ecomeval, "monbench": monbench, "rair": rair, "rmir": rmir}
-#: The -T parameters of each benchmark's presets before the tasks were generated (the old _preset
-#: functions), in order: the generated functions must keep them.
-PARAMETERS = {
-    "monbench": ["data", "shots", "split", "category_weights", "metrics", "strict", "max_tokens"],
-    "rair": ["rules", "image", "data", "language", "metrics", "max_tokens", "allow_outside_images", "allow_url_images"],
-    "rmir": [
-        "data",
-        "category",
-        "split",
-        "retriever",
-        "retriever_args",
-        "pool_captions",
-        "mode",
-        "k",
-        "metrics",
-        "search",
-        "cache",
-        "max_tokens",
-        "allow_outside_images",
-        "allow_url_images",
-    ],
-    "ecomeval": [
-        "data",
-        "category",
-        "task",
-        "language",
-        "difficulty",
-        "multimodal",
-        "metrics",
-        "cache",
-        "max_tokens",
-        "grader_max_tokens",
-        "judge_failure_threshold",
-        "allow_outside_images",
-        "allow_url_images",
-        "graders",
-        "panel",
-    ],
+#: The settings of the papers' tables, one task each (issue 27).
+TASKS = {
+    "ecomeval": ["ecomeval", "ecomeval_exact", "ecomeval_judge_meta"],
+    "monbench": ["monbench", "monbench_perm", "monbench_cyclic", "monbench_canonical"],
+    "rair": ["rair_general", "rair_hard", "rair_visual", "rair_visual_text"],
+    "rmir": ["rmir", "rmir_reason"],
 }
 ADAPTERS_DIR = Path(ecom_tasks.inspect_evals.__file__).parent
 
 
-def test_checked_in_tasks_are_what_the_generator_writes(monkeypatch):
-    files = generator.render()
-    assert generator.stale_files(files) == []
-    assert generator.main(["--check"]) == 0
-    # The check is not vacuous: a new variant in a variants table makes its adapter (and the entry
-    # point's import list, and eval.yaml) differ until the generator is run.
-    family = next(f for f in generator.FAMILIES if f.benchmark == "rair")
-    extra = dataclasses.replace(family.variants["rair_hard"], name="rair_hard_extra")
-    grown = dataclasses.replace(family, variants={**family.variants, "rair_hard_extra": extra})
-    monkeypatch.setattr(generator, "FAMILIES", tuple(grown if f is family else f for f in generator.FAMILIES))
-    assert sorted(generator.stale_files(generator.render())) == [
-        "ecom_tasks/_registry.py",
-        "ecom_tasks/inspect_evals/eval.yaml",
-        "ecom_tasks/inspect_evals/rair.py",
+def task_functions(module) -> list[str]:
+    """The module-level ``@task`` functions of a module's source (what file-based discovery reads)."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(
+            (isinstance(d, ast.Name) and d.id == "task")
+            or (isinstance(d, ast.Call) and getattr(d.func, "id", None) == "task")
+            for d in node.decorator_list
+        )
     ]
-    assert generator.main(["--check"]) == 1
 
 
-@pytest.mark.parametrize("benchmark", sorted(MODULES))
-def test_every_variant_is_a_module_level_task_with_its_defaults(benchmark):
+@pytest.mark.parametrize("benchmark", sorted(TASKS))
+def test_each_adapter_holds_exactly_its_settings_tasks_registered_and_listed(benchmark):
     module = MODULES[benchmark]
-    family = next(f for f in generator.FAMILIES if f.benchmark == benchmark)
-    source = Path(module.__file__).read_text(encoding="utf-8")
-    declared = generator.task_functions(source)
-    for name, variant in family.variants.items():
+    assert task_functions(module) == TASKS[benchmark]
+    for name in TASKS[benchmark]:
         function = getattr(module, name)
-        # A def at module level (what file-based discovery reads), registered under our package.
-        assert name in declared and function is module.PRESETS[name]
         assert registry_info(function).name == f"ecom_tasks/{name}"
         assert getattr(registry, name) is function  # imported by the entry point by name
-        parameters = inspect.signature(function).parameters
-        assert list(parameters) == PARAMETERS[benchmark]
-        defaults = {key: p.default for key, p in parameters.items()}
-        built = function()
-        if benchmark == "rair":
-            assert (defaults["rules"], defaults["image"]) == (variant.rules, variant.image)
-            assert (built.metadata["subset"], built.metadata["rules_source"], built.metadata["image"]) == (
-                variant.subset,
-                variant.rules,
-                variant.image,
-            )
-        elif benchmark == "monbench":
-            assert built.metadata["tasks"] == list(variant.tasks) and built.metadata["design"] == variant.design
-            assert built.metadata["formats"] == list(parse_formats(list(variant.formats)))
-            runs = len(DESIGNS[variant.design]) * len(variant.formats)
-            assert all(len(sample.metadata["runs"]) == runs for sample in built.dataset)
-        elif benchmark == "rmir":
-            assert defaults["mode"] == variant.mode == built.metadata["mode"]
-        else:
-            assert defaults["category"] == variant.category
-            assert built.metadata["scoring"] == ("exact match" if variant.exact else "judge")
-            assert built.metadata["category"] == (variant.category or "all")
+    card = yaml.safe_load((ADAPTERS_DIR / "eval.yaml").read_text(encoding="utf-8"))
+    listed = [entry["name"] for entry in card["tasks"] if entry["benchmark"] == benchmark]
+    assert listed == TASKS[benchmark]
 
 
-def test_rair_preset_parameters_still_override_with_task_args(tmp_path):
-    """-T values reach the task as before: rules and language change what is built."""
-    built = rair.rair_general(rules="builtin", language="zh")
-    assert built.metadata["rules_source"] == "builtin" and built.metadata["language"] == "zh"
-    zh = [r.id for r in load_rair_records(subset="general", language="zh")]
-    assert [s.id for s in built.dataset] == zh and zh
+def test_no_generated_code_in_the_adapters():
+    assert not (ADAPTERS_DIR / "_generate_tasks.py").exists()
+    for path in [*ADAPTERS_DIR.glob("*.py"), ADAPTERS_DIR / "eval.yaml", Path(registry.__file__)]:
+        text = path.read_text(encoding="utf-8")
+        assert "# fmt: off" not in text and "Generated by" not in text, path
+
+
+def test_ecomeval_exact_takes_no_judge_setting(monkeypatch):
+    """Scored by exact match: its parameters are the builder's less the judge's; ecomeval has them all."""
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    judged, exact = (set(pyinspect.signature(f).parameters) for f in (ecomeval.ecomeval, ecomeval.ecomeval_exact))
+    assert judged - exact == set(ecomeval.JUDGE_SETTINGS) and exact < judged
+    assert "graders" not in (ecomeval.ecomeval_exact.__doc__ or "")
+    built = ecomeval.ecomeval_exact(category="ecom_qa")
+    assert built.metadata["scoring"] == "exact match" and {s.metadata["category"] for s in built.dataset} == {"ecom_qa"}
+    with pytest.raises(TypeError, match="graders"):
+        ecomeval.ecomeval_exact(graders="grader_1,grader_2")
+
+
+@pytest.mark.parametrize(
+    ("name", "subset", "image"),
+    [("rair_general", "general", False), ("rair_hard", "hard", False), ("rair_visual", "visual", True)],
+)
+def test_rair_settings_are_parameters(name, subset, image):
+    """-T values reach the task: rules and language change what is built; the preset fixes the subset."""
+    built = getattr(rair, name)()
+    assert (built.metadata["subset"], built.metadata["image"], built.metadata["rules_source"]) == (
+        subset,
+        image,
+        "none",
+    )
+    guided = getattr(rair, name)(rules="builtin", language="zh")
+    assert guided.metadata["rules_source"] == "builtin" and guided.metadata["language"] == "zh"
+    zh = [r.id for r in load_rair_records(subset=subset, language="zh")]
+    assert [s.id for s in guided.dataset] == zh
+    plain = {s.id: s.input[0].text for s in getattr(rair, name)(language="zh").dataset}
+    assert all(
+        s.input[0].text.startswith(plain[s.id]) and len(s.input[0].text) > len(plain[s.id]) for s in guided.dataset
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "design", "formats"), [("monbench_cyclic", "cyclic", 3), ("monbench_canonical", "canonical", 1)]
+)
+def test_monbench_task_is_a_parameter_and_the_preset_fixes_the_design(name, design, formats):
+    built = getattr(monbench, name)(task="query_query_intent")
+    assert built.metadata["tasks"] == ["query_query_intent"] and built.metadata["design"] == design
+    assert {s.metadata["task"] for s in built.dataset} == {"query_query_intent"}
+    assert all(len(s.metadata["runs"]) == len(DESIGNS[design]) * formats for s in built.dataset)
+    with pytest.raises(TypeError, match="design"):
+        getattr(monbench, name)(design="full")  # the design is what the task is
+
+
+def test_rmir_reason_is_rmir_in_reason_then_embed_mode():
+    assert rmir.rmir().metadata["mode"] == "embed"
+    assert rmir.rmir_reason().metadata["mode"] == rmir.rmir(mode="reason_then_embed").metadata["mode"]
 
 
 def _inspect_list_tasks(folder: str) -> dict[str, str]:
@@ -145,14 +137,11 @@ def test_inspect_list_tasks_over_the_installed_folder_lists_every_task_of_ecom_t
     registered = {
         line.split()[1].removeprefix("ecom_tasks/") for line in section.splitlines() if line.split()[:1] == ["task"]
     }
-    # The evaluation tasks: every variant of every benchmark, the parametric monbench, the judge meta-eval.
-    evaluation = {name for m in MODULES.values() for name in m.PRESETS} | {"monbench", "ecomeval_judge_meta"}
-    assert len(evaluation) == 40
+    evaluation = {name for module in MODULES.values() for name in task_functions(module)}
+    assert {name for names in TASKS.values() for name in names} == evaluation
     in_folder = _inspect_list_tasks("ecom_tasks/inspect_evals")
     assert set(in_folder) == evaluation
-    assert all(
-        name in MODULES[Path(path).stem].__dict__ for name, path in in_folder.items()
-    )  # each in its benchmark's file
+    assert all(name in MODULES[Path(path).stem].__dict__ for name, path in in_folder.items())  # each in its file
     # Tasks registered elsewhere in the package (the benchmarks' construction stages) are module-level
     # @task functions too: over the installed package, Inspect finds exactly what ecom-tasks list lists.
     assert registered >= evaluation
@@ -161,8 +150,8 @@ def test_inspect_list_tasks_over_the_installed_folder_lists_every_task_of_ecom_t
 
 @pytest.mark.slow
 def test_a_task_runs_from_its_file_with_task_args(tmp_path):
-    """inspect eval <installed folder>/rair.py@rair_general --model ecom/baseline -T ...: the same run as
-    the registered ecom_tasks/rair_general with the same arguments."""
+    """inspect eval <installed folder>/rair.py@rair_general --model ecom/baseline -T rules=builtin: the same
+    run as the registered ecom_tasks/rair_general with the same arguments."""
     logs = tmp_path / "file"
     proc = run_cli(
         [

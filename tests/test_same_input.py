@@ -12,9 +12,9 @@ import lm_eval
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from ecom_tasks.inspect_evals.ecomeval import ecomeval_exact, ecomeval_shopping_concepts
-from ecom_tasks.inspect_evals.monbench import monbench_perm_query_ad_relevance
-from ecom_tasks.inspect_evals.rair import rair_hard, rair_hard_builtin_rules
+from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact
+from ecom_tasks.inspect_evals.monbench import monbench_perm
+from ecom_tasks.inspect_evals.rair import rair_hard
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.monbench.protocol import runs_for
 from ecom_tasks.testing.openai_server import serve_openai_compatible
@@ -58,11 +58,16 @@ def _lm_eval(tasks: list[str], server, limit: int) -> set[Messages]:
 def test_every_text_benchmark_sends_the_same_messages_in_both_frameworks(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("SAME_API_KEY", "x")
     cases = [
-        ("rair", [rair_hard(), rair_hard_builtin_rules()], ["rair_hard", "rair_hard_builtin_rules"], 1),
+        ("rair", [rair_hard(), rair_hard(rules="builtin")], ["rair_hard", "rair_hard_builtin_rules"], 1),
         # One question under all 72 runs (every return format's system prompt); lm-eval: its 72 documents.
-        ("monbench", [monbench_perm_query_ad_relevance()], ["monbench_perm_query_ad_relevance"], len(runs_for("full"))),
+        (
+            "monbench",
+            [monbench_perm(task="query_ad_relevance")],
+            ["monbench_perm_query_ad_relevance"],
+            len(runs_for("full")),
+        ),
         ("ecomeval exact", [ecomeval_exact()], ["ecomeval_exact"], 1),
-        ("ecomeval judged", [ecomeval_shopping_concepts()], ["ecomeval_shopping_concepts"], 1),
+        ("ecomeval judged", [ecomeval(category="shopping_concepts")], ["ecomeval_shopping_concepts"], 1),
     ]
     for name, inspect_tasks, lm_eval_tasks, limit in cases:
         with (

@@ -62,7 +62,7 @@ CASES = {
         },
     ),
     "rair": (
-        lambda: rair.rair_hard_builtin_rules(),
+        lambda: rair.rair_hard(rules="builtin"),
         RAIR_VERSION,
         RAIR_PROMPT,
         {"subset": "hard", "rules_source": "builtin", "image": False, "language": "all"},

@@ -41,16 +41,32 @@ def test_every_variant_exists_under_its_name_in_each_framework():
     assert monbench_in_lm_eval == set(MONBENCH_VARIANTS)  # every MonBench variant in both
     assert {n for n in lm_eval_names if n.startswith("monbench")} == monbench_in_lm_eval
     assert {n for n in lm_eval_names if n.startswith("rair")} == rair_in_lm_eval
-    assert set(inspect_monbench.PRESETS) == set(MONBENCH_VARIANTS)
-    assert set(inspect_rair.PRESETS) == set(RAIR_VARIANTS)
+    # In Inspect a variant is a task of the papers' tables with -T arguments (rair_hard -T rules=builtin).
+    assert {v.inspect_task[0] for v in MONBENCH_VARIANTS.values()} == {
+        "monbench_perm",
+        "monbench_cyclic",
+        "monbench_canonical",
+    }
+    assert {v.inspect_task[0] for v in RAIR_VARIANTS.values()} == {
+        "rair_general",
+        "rair_hard",
+        "rair_visual",
+        "rair_visual_text",
+    }
     # lm-eval has no `monbench` task: only Inspect's parametric one carries the bare name.
     assert "monbench" not in lm_eval_names
+
+
+def _inspect_task(module, variant):
+    """The Inspect task that runs ``variant``'s setting."""
+    name, args = variant.inspect_task
+    return getattr(module, name)(**args)
 
 
 @pytest.mark.parametrize("name", ["monbench_perm", "monbench_cyclic_query_query_intent", "monbench_canonical"])
 def test_a_monbench_name_builds_the_same_documents_in_both_frameworks(name):
     variant = MONBENCH_VARIANTS[name]
-    samples = list(inspect_monbench.PRESETS[name]().dataset)
+    samples = list(_inspect_task(inspect_monbench, variant).dataset)
     tasks = [name] if len(variant.tasks) == 1 else MONBENCH_GROUPS[name]
     loaded = task_manager(include_defaults=False).load(tasks)["tasks"]
     docs = [doc for task in tasks for doc in loaded[task].test_docs()]
@@ -67,7 +83,7 @@ def test_a_monbench_name_builds_the_same_documents_in_both_frameworks(name):
 
 @pytest.mark.parametrize("name", ["rair_general", "rair_hard_builtin_rules", "rair_visual_text"])
 def test_a_rair_name_builds_the_same_prompts_in_both_frameworks(name):
-    samples = list(inspect_rair.PRESETS[name]().dataset)
+    samples = list(_inspect_task(inspect_rair, RAIR_VARIANTS[name]).dataset)
     docs = list(task_manager(include_defaults=False).load([name])["tasks"][name].test_docs())
     assert [s.id for s in samples] == [d["id"] for d in docs]
     for sample, doc in zip(samples, docs):
@@ -117,10 +133,11 @@ def test_ecomeval_names_and_documents_agree_between_frameworks(monkeypatch):
     # ecomeval and ecomeval_exact are tasks in both frameworks (not lm-eval groups: see ecomeval/variants.py).
     assert lm_eval_names == in_lm_eval and {"ecomeval", "ecomeval_exact"} <= in_lm_eval and not ECOMEVAL_GROUPS
     # Every name runs in both; lm-eval's judge-graded tasks log the responses for `ecom-tasks judge`.
-    assert set(inspect_ecomeval.PRESETS) == set(ECOMEVAL_VARIANTS) == in_lm_eval
+    assert set(ECOMEVAL_VARIANTS) == in_lm_eval
+    assert {v.inspect_task[0] for v in ECOMEVAL_VARIANTS.values()} == {"ecomeval", "ecomeval_exact"}
     loaded = manager.load(sorted(in_lm_eval))["tasks"]
     for name in in_lm_eval:
-        samples = list(inspect_ecomeval.PRESETS[name]().dataset)
+        samples = list(_inspect_task(inspect_ecomeval, ECOMEVAL_VARIANTS[name]).dataset)
         docs = list(loaded[name].test_docs())
         assert [s.id for s in samples] == [d["id"] for d in docs] and docs
         assert [s.input[0].text for s in samples] == [loaded[name].doc_to_text(d) for d in docs]
@@ -132,3 +149,31 @@ def test_ecomeval_names_and_documents_agree_between_frameworks(monkeypatch):
         ]
         per_category = sorted(d["id"] for name in parts for d in loaded[name].test_docs())
         assert per_category == sorted(d["id"] for d in loaded[whole].test_docs())
+
+
+def test_an_inspect_run_of_a_variants_setting_is_compared_under_the_variants_name():
+    """ecom-tasks compare pairs runs of one setting: an Inspect run of ``rair_hard -T rules=builtin`` with
+    lm-eval's ``rair_hard_builtin_rules``, and never with ``rair_hard`` without rules."""
+    from ecom_tasks.report.compare import compared_task
+    from ecom_tasks.results import INSPECT, LM_EVAL, Run
+
+    def run(framework, task, info):
+        benchmark = task.split("_")[0]
+        return Run(benchmark, task, framework, "m", (), {}, "success", "x", info=info)
+
+    from ecom_tasks.ecomeval.variants import VARIANTS as ECOMEVAL_VARIANTS
+    from ecom_tasks.inspect_evals import ecomeval as inspect_ecomeval
+
+    benchmarks = (
+        (inspect_monbench, MONBENCH_VARIANTS),
+        (inspect_rair, RAIR_VARIANTS),
+        (inspect_ecomeval, ECOMEVAL_VARIANTS),
+    )
+    for module, variants in benchmarks:
+        for variant in variants.values():
+            built = _inspect_task(module, variant)
+            assert compared_task(run(INSPECT, variant.inspect_task[0], built.metadata)) == variant.name
+            assert compared_task(run(LM_EVAL, variant.name, {})) == variant.name
+    # A user's rules file: its own name, by the file's hash.
+    ruled = run(INSPECT, "rair_hard", {"rules_source": "/x/rules.json", "rules_sha256": "abcdef0123"})
+    assert compared_task(ruled) == "rair_hard_rules_abcdef01"

@@ -1,4 +1,7 @@
-"""EcomEval's named variants, declared once: the Inspect presets and the lm-eval YAML both come from here.
+"""EcomEval's named variants, declared once: the lm-eval YAML is generated from here.
+
+In Inspect a variant is ``ecomeval`` or ``ecomeval_exact`` with ``-T category=<category>``
+for a per-category name (``Variant.inspect_task``).
 
 ``ecomeval`` and ``ecomeval_<category>`` are judge-graded. In Inspect the
 ``grader`` role (or a panel) grades inside the run; lm-eval runs no judge
@@ -47,6 +50,12 @@ class Variant:
     @property
     def category(self) -> str | None:
         return ",".join(self.categories) or None
+
+    @property
+    def inspect_task(self) -> tuple[str, dict[str, str]]:
+        """The same setting in Inspect: its task and ``-T`` arguments (``ecomeval_exact -T category=ecom_qa``)."""
+        task = "ecomeval_exact" if self.exact else "ecomeval"
+        return task, ({} if self.name == task else {"category": str(self.category)})
 
 
 def _variants() -> dict[str, Variant]:

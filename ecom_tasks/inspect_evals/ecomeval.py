@@ -33,11 +33,12 @@ from ecom_tasks.ecomeval.judging import (
 from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, judge_agreement
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION, PROMPT_VERSION
 from ecom_tasks.ecomeval.protocol import empty_categories, load_items, skipped_categories_message
-from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, load_judge_cases
+from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, TEXT_CATEGORIES, load_judge_cases
 from ecom_tasks.ecomeval.scoring import score_exact, summarize
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.inspect_evals._inspect_private import inspect_is_building_tasks
+from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers import context_limit
@@ -55,6 +56,9 @@ FIXTURES = FIXTURES_LOCATION
 #: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``).
 VERSION = "2.0.0"
 
+
+#: The builder's parameters that set the judge: not parameters of ``ecomeval_exact``, which has none.
+JUDGE_SETTINGS = ("cache", "grader_max_tokens", "judge_failure_threshold", "graders", "panel")
 
 #: Whose graders: EcomEval's, with the paper's default grader.
 GRADERS = {"task": "ecomeval", "default": DEFAULT_GRADER}
@@ -187,31 +191,40 @@ def _judge_record(settings: JudgeSettings, cache: bool | str, graders: Any, with
     )
 
 
-def _task(
+def ecomeval_task(
     *,
-    data: str | None,
-    category: str | None,
-    task_name: str | None,
-    language: str | None,
-    difficulty: str | None,
-    multimodal: bool | str | None,
-    metrics: str | None,
-    cache: bool | str,
-    max_tokens: int | None,
-    grader_max_tokens: int | str,
-    judge_failure_threshold: float | str,
-    exact: bool,
+    data: str | None = None,
+    category: str | None = None,
+    task: str | None = None,
+    language: str | None = None,
+    difficulty: str | None = None,
+    multimodal: bool | str | None = None,
+    metrics: str | None = None,
+    max_tokens: int | None = MAX_TOKENS,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
+    cache: bool | str = True,
+    grader_max_tokens: int | str = GRADER_MAX_TOKENS,
+    judge_failure_threshold: float | str = FAILURE_THRESHOLD,
     graders: str | list[str] | None = None,
     panel: str = MEDIAN,
+    exact: bool = False,
 ) -> Task:
+    """EcomEval's one task builder; every parameter is a ``-T`` setting of the tasks below. Filters (comma
+    lists; default all): ``category`` (slugs or the paper's names), ``task``, ``language``, ``difficulty``;
+    ``multimodal`` true = only items with images, false = only text items. ``max_tokens``: the evaluated
+    model's output limit (default: the server's); ``allow_outside_images`` / ``allow_url_images``: image
+    paths outside the data's folder, http(s) URLs (refused by default). The judge's (``JUDGE_SETTINGS``):
+    ``cache`` (judge replies), ``grader_max_tokens``, ``judge_failure_threshold`` (share of judge failures
+    above which ``score_unreliable`` is 1), ``graders`` (a panel: roles or model names; default the
+    ``grader_<n>`` roles, else ``grader``) and ``panel`` (median or majority). Details:
+    ``ecom_tasks/ecomeval/README.md``."""
     names = parse_metric_names(metrics)
     settings = JudgeSettings.from_options(grader_max_tokens, panel, judge_failure_threshold)
     setup = None if exact else _grader_setup(graders)
     filters = {
         "category": category,
-        "task": task_name,
+        "task": task,
         "language": language,
         "difficulty": difficulty,
         "multimodal": multimodal,
@@ -245,6 +258,26 @@ def _task(
             "data": str(data or FIXTURES),
         },
     )
+
+
+@task
+@parameters_of(ecomeval_task, "exact")
+def ecomeval(**params: Any) -> Task:
+    """EcomEval graded by the LLM judge (0-3 rubric); every category unless -T category=.
+
+    Parameters: ``ecomeval_task``.
+    """
+    return ecomeval_task(**params)
+
+
+@task
+@parameters_of(ecomeval_task, "exact", *JUDGE_SETTINGS, category=",".join(TEXT_CATEGORIES))
+def ecomeval_exact(**params: Any) -> Task:
+    """EcomEval text items with an exact-answer reference, scored by exact match (no judge).
+
+    Parameters: ``ecomeval_task``, less the judge's.
+    """
+    return ecomeval_task(exact=True, **params)
 
 
 # --- the judge meta-eval --------------------------------------------------------------------------
@@ -329,6 +362,8 @@ def ecomeval_judge_meta(
 
 
 __all__ = [
+    "ecomeval",
+    "ecomeval_exact",
     "ecomeval_exact_scorer",
     "ecomeval_judge",
     "ecomeval_judge_meta",
@@ -337,496 +372,4 @@ __all__ = [
     "gold_response",
     "judge_meta_metrics",
     "require_grader",
-]  # and the generated tasks (PRESETS), added at the end
-
-
-# --- Generated by ecom_tasks/inspect_evals/_generate_tasks.py from ecom_tasks/ecomeval/variants.py; do not edit by hand. ---
-# fmt: off
-
-@task
-def ecomeval(
-    data: str | None = None,
-    category: str | None = None,
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval, every category, graded by the LLM judge (0-3 rubric).
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_ecom_qa(
-    data: str | None = None,
-    category: str | None = "ecom_qa",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Ecom QA, graded by the LLM judge.
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_shopping_concepts(
-    data: str | None = None,
-    category: str | None = "shopping_concepts",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Shopping Concept, graded by the LLM judge.
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_user_understanding(
-    data: str | None = None,
-    category: str | None = "user_understanding",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval User Understanding, graded by the LLM judge.
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_shopping_reasoning(
-    data: str | None = None,
-    category: str | None = "shopping_reasoning",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Shopping Reasoning, graded by the LLM judge.
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_ecom_generation(
-    data: str | None = None,
-    category: str | None = "ecom_generation",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Ecom Generative Ability, graded by the LLM judge.
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_ecom_multimodal(
-    data: str | None = None,
-    category: str | None = "ecom_multimodal",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Ecom Multimodal, graded by the LLM judge.
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=False, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_exact(
-    data: str | None = None,
-    category: str | None = "ecom_qa,shopping_concepts,user_understanding,shopping_reasoning,ecom_generation",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval text items with an exact-answer reference, exact match (no judge).
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_exact_ecom_qa(
-    data: str | None = None,
-    category: str | None = "ecom_qa",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Ecom QA exact-answer items, exact match (no judge).
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_exact_shopping_concepts(
-    data: str | None = None,
-    category: str | None = "shopping_concepts",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Shopping Concept exact-answer items, exact match (no judge).
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_exact_user_understanding(
-    data: str | None = None,
-    category: str | None = "user_understanding",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval User Understanding exact-answer items, exact match (no judge).
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_exact_shopping_reasoning(
-    data: str | None = None,
-    category: str | None = "shopping_reasoning",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Shopping Reasoning exact-answer items, exact match (no judge).
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-@task
-def ecomeval_exact_ecom_generation(
-    data: str | None = None,
-    category: str | None = "ecom_generation",
-    task: str | None = None,
-    language: str | None = None,
-    difficulty: str | None = None,
-    multimodal: bool | str | None = None,
-    metrics: str | None = None,
-    cache: bool | str = True,
-    max_tokens: int | None = MAX_TOKENS,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    judge_failure_threshold: float = FAILURE_THRESHOLD,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """EcomEval Ecom Generative Ability exact-answer items, exact match (no judge).
-
-    Filters (comma lists; default all): category (slugs or the paper's names), task, language, difficulty; multimodal
-    true = only items with images, false = only text items. Also metrics, cache (judge replies), max_tokens (the
-    evaluated model's; default: the server's), grader_max_tokens (the grader's output limit), judge_failure_threshold
-    (share of judge failures above which score_unreliable is 1), allow_outside_images / allow_url_images (image paths
-    outside the data's folder, http(s) URLs: refused by default), graders (a panel: comma list of model roles or model
-    names; default the grader_<n> roles, else grader) and panel (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``.
-    """
-    return _task(
-        exact=True, data=data, category=category, task_name=task, language=language, difficulty=difficulty,
-        multimodal=multimodal, metrics=metrics, cache=cache, max_tokens=max_tokens, grader_max_tokens=grader_max_tokens,
-        judge_failure_threshold=judge_failure_threshold, allow_outside_images=allow_outside_images,
-        allow_url_images=allow_url_images, graders=graders, panel=panel,
-    )
-
-
-#: One task per variant of ecom_tasks/ecomeval/variants.py, by name.
-PRESETS = {
-    "ecomeval": ecomeval,
-    "ecomeval_ecom_qa": ecomeval_ecom_qa,
-    "ecomeval_shopping_concepts": ecomeval_shopping_concepts,
-    "ecomeval_user_understanding": ecomeval_user_understanding,
-    "ecomeval_shopping_reasoning": ecomeval_shopping_reasoning,
-    "ecomeval_ecom_generation": ecomeval_ecom_generation,
-    "ecomeval_ecom_multimodal": ecomeval_ecom_multimodal,
-    "ecomeval_exact": ecomeval_exact,
-    "ecomeval_exact_ecom_qa": ecomeval_exact_ecom_qa,
-    "ecomeval_exact_shopping_concepts": ecomeval_exact_shopping_concepts,
-    "ecomeval_exact_user_understanding": ecomeval_exact_user_understanding,
-    "ecomeval_exact_shopping_reasoning": ecomeval_exact_shopping_reasoning,
-    "ecomeval_exact_ecom_generation": ecomeval_exact_ecom_generation,
-}
-__all__ += list(PRESETS)
-# fmt: on
-# --- End of generated code. ---
+]

@@ -53,7 +53,10 @@ def shots_text(run: MergedRun) -> str:
 
 def _dims(run: MergedRun) -> tuple[str, tuple[str, ...]] | None:
     variant = VARIANTS.get(run.task)
-    if variant is not None:
+    recorded = run.info.get("tasks")
+    if isinstance(recorded, list) and recorded and run.info.get("design"):  # Inspect records what ran (-T task=)
+        text, tasks = design_text(run.info["design"], run.info.get("formats")), tuple(recorded)
+    elif variant is not None:
         text, tasks = design_text(variant.design, variant.formats), variant.tasks
     elif run.task == "monbench":
         settings = run.settings_dict

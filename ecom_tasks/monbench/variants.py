@@ -1,4 +1,4 @@
-"""MonBench's named variants, declared once: the Inspect presets and the lm-eval YAML both come from here.
+"""MonBench's named variants, declared once: the lm-eval YAML is generated from here.
 
 A name means the same protocol in both frameworks:
 
@@ -8,8 +8,9 @@ A name means the same protocol in both frameworks:
 - ``monbench_canonical``: options in data order, Label format: one run.
 
 Each exists for all four tasks (an Inspect task; an lm-eval group) and per
-task as ``<variant>_<task>`` (a task in both). Inspect's parametric
-``monbench`` task defaults to ``monbench_perm``'s settings.
+task as ``<variant>_<task>`` (an lm-eval task; in Inspect ``<variant> -T
+task=<task>``, ``Variant.inspect_task``). Inspect's parametric ``monbench``
+task defaults to ``monbench_perm``'s settings.
 """
 
 from __future__ import annotations
@@ -37,6 +38,13 @@ class Variant:
     design: str
     formats: tuple[str, ...]
     description: str
+
+    @property
+    def inspect_task(self) -> tuple[str, dict[str, str]]:
+        """The same setting in Inspect: its task and ``-T`` arguments (``monbench_perm -T task=query_ad_relevance``)."""
+        if len(self.tasks) > 1:
+            return self.name, {}
+        return self.name.removesuffix(f"_{self.tasks[0]}"), {"task": self.tasks[0]}
 
 
 _DESIGNS = {

@@ -1,10 +1,13 @@
-"""RAIR's named variants, declared once: the Inspect presets and the lm-eval YAML both come from here.
+"""RAIR's named variants, declared once: the lm-eval YAML is generated from here.
 
-A name means the same protocol in both frameworks. Variants that attach the
-item image exist in Inspect only (the lm-eval tasks are text-only); the
-``_builtin_rules`` variants show our own rules document (``rules_v1.json``),
-which is not the paper's rule file; every variant takes a ``rules`` override
-(``none`` | ``builtin`` | a path, e.g. the official file) in both frameworks.
+A name means the same protocol in both frameworks: in Inspect a task
+(``rair_general``, ``rair_hard``, ``rair_visual``, ``rair_visual_text``) with
+``-T rules=builtin`` for a ``_builtin_rules`` variant (``Variant.inspect_task``).
+Variants that attach the item image exist in Inspect only (the lm-eval tasks
+are text-only); the ``_builtin_rules`` variants show our own rules document
+(``rules_v1.json``), which is not the paper's rule file; every variant takes a
+``rules`` override (``none`` | ``builtin`` | a path, e.g. the official file) in
+both frameworks.
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ class Variant:
     @property
     def in_lm_eval(self) -> bool:
         return not self.image
+
+    @property
+    def inspect_task(self) -> tuple[str, dict[str, str]]:
+        """The same setting in Inspect: its task and ``-T`` arguments (``rair_hard -T rules=builtin``)."""
+        return self.name.removesuffix("_builtin_rules"), ({} if self.rules == NONE else {"rules": self.rules})
 
 
 _SUBSET_TEXT = {

@@ -137,12 +137,12 @@ def _comparison_tables(
     the per-item outcomes are read only for those tasks."""
     from collections import defaultdict
 
-    from ecom_tasks.report.compare import DESIGNS, compare_runs, read_model_runs, report_tables
+    from ecom_tasks.report.compare import DESIGNS, compare_runs, compared_task, read_model_runs, report_tables
 
     models: dict[tuple[str, str], set[str]] = defaultdict(set)
     for run in merged:
         if run.benchmark in DESIGNS and run.status == "success":
-            models[(run.benchmark, run.task)].add(f"{run.model_name}/{run.framework}")
+            models[(run.benchmark, compared_task(run))].add(f"{run.model_name}/{run.framework}")
     wanted = {key for key, names in models.items() if len(names) > 1}
     if not wanted:
         return []

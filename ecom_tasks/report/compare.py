@@ -132,7 +132,31 @@ class ModelRun:
 
     @property
     def task(self) -> str:
-        return self.run.task
+        return compared_task(self.run)
+
+
+def compared_task(run: Any) -> str:
+    """The name a run (a ``Run`` or ``MergedRun``) is compared under: lm-eval's task for its setting.
+    Inspect takes as a parameter what lm-eval names as a task (``rair_hard -T rules=builtin`` is
+    ``rair_hard_builtin_rules``, ``monbench_perm -T task=query_ad_relevance`` is
+    ``monbench_perm_query_ad_relevance``, ``ecomeval -T category=ecom_qa`` is ``ecomeval_ecom_qa``): one
+    setting pairs across frameworks, two settings never do."""
+    from ecom_tasks.ecomeval.schema import CATEGORIES
+
+    if run.framework != INSPECT:
+        return str(run.task)
+    info = run.info
+    source = info.get("rules_source")
+    if run.benchmark == "rair" and source not in (None, "none"):
+        rules = "builtin_rules" if source == "builtin" else f"rules_{str(info.get('rules_sha256', ''))[:8]}"
+        return f"{run.task}_{rules}"
+    tasks = info.get("tasks")
+    if run.benchmark == "monbench" and run.task != "monbench" and isinstance(tasks, list) and len(tasks) == 1:
+        return f"{run.task}_{tasks[0]}"
+    category = str(info.get("category", ""))
+    if run.task in ("ecomeval", "ecomeval_exact") and category in CATEGORIES:
+        return f"{run.task}_{category}"
+    return str(run.task)
 
 
 def model_label(run: Run) -> str:
@@ -218,7 +242,7 @@ def read_model_runs(
         if run.status == UNREADABLE:  # a FIFO, malformed JSON...: named, never silently dropped
             notes.append(run.error if run.source in run.error else f"{run.source}: {run.error}")
             continue
-        if only is not None and (run.benchmark, run.task) not in only:
+        if only is not None and (run.benchmark, compared_task(run)) not in only:
             continue
         if design is None or run.status != "success":
             if design is not None:
@@ -708,7 +732,13 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
                             Column("ci_high", "95% CI high"),
                         ],
                         [
-                            Row(r.b or "", "vs baseline", "", _cells(r, ("estimate", "ci_low", "ci_high")), comparison=True)
+                            Row(
+                                r.b or "",
+                                "vs baseline",
+                                "",
+                                _cells(r, ("estimate", "ci_low", "ci_high")),
+                                comparison=True,
+                            )
                             for r in against
                         ],
                         display=display,
