@@ -567,6 +567,41 @@ def say(text: str) -> None:
     print(text, file=sys.stdout, flush=True)
 
 
+# --- reading a vote's reply ---------------------------------------------------------------------
+
+#: Why a reply gave no vote: nothing after the reasoning, a ``<think>`` never closed, no answer in the
+#: format asked for, two answers (or two offered as alternatives).
+EMPTY = "empty"
+UNCLOSED_THINK = "unclosed_think"
+NO_ANSWER = "no_answer"
+AMBIGUOUS = "ambiguous"
+#: What a vote's reply is compared with: the texts sent, or (None) the stage's instructions.
+Prompt = Iterable[str | None] | str | None
+# Two answers offered as alternatives: "<answer>NC</answer> or <answer>Other</answer>".
+_OR = re.compile(r"\s*(?:,?\s*or|/|或)\s*", re.IGNORECASE)
+
+
+def reply_region(reply: str | None, prompt: Prompt, answers: re.Pattern[str]) -> tuple[str | None, str]:
+    """The text a vote is read from: the reply after its reasoning, without what it copies from ``prompt``
+    (:func:`ecom_tasks.scorers.replies.strip_echoes`); None with why when nothing is left to read."""
+    from ecom_tasks.scorers.replies import answer_region, strip_echoes
+
+    region = answer_region(reply)
+    if region is None:
+        return None, UNCLOSED_THINK
+    if not region.strip():
+        return None, EMPTY
+    own = strip_echoes(region, prompt, answers=answers)
+    if not any(c.isalnum() for c in own):
+        return None, NO_ANSWER  # only a copy of the instructions
+    return own.strip(), ANSWERED
+
+
+def offered_as_alternatives(region: str, matches: list[re.Match[str]]) -> bool:
+    """Whether the last answer is offered as an alternative to the one before it."""
+    return len(matches) >= 2 and bool(_OR.fullmatch(region, matches[-2].end(), matches[-1].start()))
+
+
 # --- vote outcomes --------------------------------------------------------------------------------
 
 #: A vote the stage read (``ok``) and one whose reply was stopped by a token limit (``limit``): the

@@ -13,17 +13,17 @@ irrelevant``, the format itself).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ecom_tasks.construction import (
+    AMBIGUOUS,
+    ANSWERED,
+    NO_ANSWER,
+    Prompt,
+    offered_as_alternatives,
+    reply_region,
+)
 from ecom_tasks.monbench.construction.prompts import IRRELEVANT, RELEVANT, VOTE_SYSTEM
-from ecom_tasks.scorers.replies import answer_region, strip_echoes
-
-OK = "ok"
-EMPTY = "empty"
-UNCLOSED_THINK = "unclosed_think"
-NO_ANSWER = "no_answer"
-AMBIGUOUS = "ambiguous"
 
 _MARKER = re.compile(
     r"^[\s*#>-]*(?:final\s+answer|answer|verdict|label|答案)\s*\**\s*[:：]\s*(.+)$", re.IGNORECASE | re.MULTILINE
@@ -40,7 +40,7 @@ class RelevanceVote:
     """One reply read: ``label`` (relevant | irrelevant) or None (an abstention) with why."""
 
     label: str | None
-    status: str = OK
+    status: str = ANSWERED
 
     @property
     def failed(self) -> bool:
@@ -63,29 +63,21 @@ def _label_of(text: str) -> RelevanceVote:
     return RelevanceVote(None, NO_ANSWER)
 
 
-# The format's two answer lines offered as alternatives: "Answer: relevant\nor\nAnswer: irrelevant".
-_OR = re.compile(r"\s*(?:,?\s*or|/|或)\s*", re.IGNORECASE)
-
-
-def parse_relevance(reply: str | None, *, prompt: Iterable[str | None] | str | None = None) -> RelevanceVote:
+def parse_relevance(reply: str | None, *, prompt: Prompt = None) -> RelevanceVote:
     """``relevant``, ``irrelevant`` or an abstention, with the reading's status. ``prompt``: the texts
     sent (default: the voting instructions)."""
-    region = answer_region(reply)
+    region, status = reply_region(reply, (VOTE_SYSTEM,) if prompt is None else prompt, _MARKER)
     if region is None:
-        return RelevanceVote(None, UNCLOSED_THINK)
-    if not region.strip():
-        return RelevanceVote(None, EMPTY)
-    region = strip_echoes(region, (VOTE_SYSTEM,) if prompt is None else prompt, answers=_MARKER)
-    if not any(c.isalnum() for c in region):
-        return RelevanceVote(None, NO_ANSWER)  # only a copy of the instructions
+        return RelevanceVote(None, status)
     found = list(_MARKER.finditer(region))
-    if len(found) >= 2 and _OR.fullmatch(region, found[-2].end(), found[-1].start()):
+    # The format's two answer lines offered as alternatives: "Answer: relevant\nor\nAnswer: irrelevant".
+    if offered_as_alternatives(region, found):
         if _label_of(found[-2].group(1)).label != _label_of(found[-1].group(1)).label:
             return RelevanceVote(None, AMBIGUOUS)
     markers = [m.group(1) for m in found]
     if markers:
         return _label_of(markers[-1])
-    lines = [line for line in region.strip().splitlines() if line.strip()]
+    lines = [line for line in region.splitlines() if line.strip()]
     if len(lines) == 1 and len(lines[0]) <= 30:
         return _label_of(lines[0])
     return RelevanceVote(None, NO_ANSWER)

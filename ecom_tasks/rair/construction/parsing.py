@@ -17,6 +17,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ecom_tasks.construction import (
+    AMBIGUOUS,
+    ANSWERED,
+    NO_ANSWER,
+    Prompt,
+    offered_as_alternatives,
+    reply_region,
+)
 from ecom_tasks.rair.construction.prompts import (
     INTENT_CLASSES,
     INTENT_NAMES,
@@ -25,16 +33,6 @@ from ecom_tasks.rair.construction.prompts import (
     RULES_SYSTEM_HEAD,
     VISUAL_SYSTEM,
 )
-from ecom_tasks.scorers.replies import answer_region, strip_echoes
-
-#: What a stage's reply is compared with: the texts sent, or (None) the stage's system message.
-Prompt = Iterable[str | None] | str | None
-
-OK = "ok"
-EMPTY = "empty"
-UNCLOSED_THINK = "unclosed_think"
-NO_ANSWER = "no_answer"
-AMBIGUOUS = "ambiguous"
 
 
 @dataclass(frozen=True)
@@ -42,34 +40,13 @@ class Vote:
     """One reply read: ``vote`` (a class, 0/1, or a tuple of rule ids) or None with why."""
 
     vote: object | None
-    status: str = OK
+    status: str = ANSWERED
     unknown: tuple[str, ...] = field(default=())  # rule ids named that the list does not hold
 
     @property
     def failed(self) -> bool:
         """An abstention: the panel asks such a voter once more (``scorers.judge.run_judge``)."""
         return self.vote is None
-
-
-def _region(reply: str | None, prompt: Prompt, answers: re.Pattern[str]) -> tuple[str | None, str]:
-    region = answer_region(reply)
-    if region is None:
-        return None, UNCLOSED_THINK
-    if not region.strip():
-        return None, EMPTY
-    own = strip_echoes(region, prompt, answers=answers)
-    if not any(c.isalnum() for c in own):
-        return None, NO_ANSWER  # only a copy of the instructions
-    return own.strip(), OK
-
-
-# Two answers offered as alternatives: "<answer>NC</answer> or <answer>Other</answer>".
-_OR = re.compile(r"\s*(?:,?\s*or|/|或)\s*", re.IGNORECASE)
-
-
-def _alternatives(region: str, matches: list[re.Match[str]]) -> bool:
-    """Whether the last answer is offered as an alternative to the one before it."""
-    return len(matches) >= 2 and bool(_OR.fullmatch(region, matches[-2].end(), matches[-1].start()))
 
 
 # --- hard-query intent (Fig. 11) --------------------------------------------------------
@@ -139,11 +116,11 @@ def parse_intent(reply: str | None, *, prompt: Prompt = None) -> Vote:
     """The class of the last ``<answer>`` tag, else of the last ``Answer:``-style line, else of a
     reply that is one short line; a tag or line naming two classes, or two tags offered as
     alternatives, is ``ambiguous``. ``prompt``: the texts sent (default: the stage's instructions)."""
-    region, status = _region(reply, (INTENT_SYSTEM,) if prompt is None else prompt, _INTENT_ANSWERS)
+    region, status = reply_region(reply, (INTENT_SYSTEM,) if prompt is None else prompt, _INTENT_ANSWERS)
     if region is None:
         return Vote(None, status)
     tags = list(_ANSWER_TAG.finditer(region))
-    if _alternatives(region, tags):
+    if offered_as_alternatives(region, tags):
         return Vote(None, AMBIGUOUS)
     if tags:
         return _one_class(tags[-1].group(1))
@@ -166,11 +143,11 @@ def parse_visual(reply: str | None, *, prompt: Prompt = None) -> Vote:
     """1 or 0 from the last ``\\boxed{...}`` (``\\boxed{[1]}`` too), else from a reply that is only
     the digit; anything else (two boxes offered as alternatives too) abstains. ``prompt``: the texts
     sent (default: the stage's instructions)."""
-    region, status = _region(reply, (VISUAL_SYSTEM,) if prompt is None else prompt, _BOXED)
+    region, status = reply_region(reply, (VISUAL_SYSTEM,) if prompt is None else prompt, _BOXED)
     if region is None:
         return Vote(None, status)
     matches = list(_BOXED.finditer(region))
-    if _alternatives(region, matches):
+    if offered_as_alternatives(region, matches):
         return Vote(None, AMBIGUOUS)
     boxed = [m.group(1) for m in matches]
     if boxed:
@@ -192,7 +169,7 @@ def parse_rule_ids(reply: str | None, allowed: Iterable[str], *, prompt: Prompt 
     not in ``allowed`` are dropped and listed in ``unknown``. ``none`` is a vote for no rule (an empty
     tuple); a reply without the line abstains. ``prompt``: the texts sent (default: the stage's
     instructions)."""
-    region, status = _region(reply, (RULES_SYSTEM_HEAD,) if prompt is None else prompt, _RULE_LINE)
+    region, status = reply_region(reply, (RULES_SYSTEM_HEAD,) if prompt is None else prompt, _RULE_LINE)
     if region is None:
         return Vote(None, status)
     lines = _RULE_LINE.findall(region)
@@ -213,4 +190,4 @@ def parse_rule_ids(reply: str | None, allowed: Iterable[str], *, prompt: Prompt 
             unknown.append(token)
         elif rule_id not in chosen:
             chosen.append(rule_id)
-    return Vote(tuple(chosen), OK, tuple(unknown))
+    return Vote(tuple(chosen), ANSWERED, tuple(unknown))

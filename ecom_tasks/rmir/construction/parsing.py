@@ -129,14 +129,6 @@ _VERDICT_LINE = re.compile(
 )
 
 
-def _verdict_text(region: str, tags: tuple[str, ...]) -> str | None:
-    tagged = _last(region, tags)
-    if tagged is not None:
-        return tagged
-    lines = _VERDICT_LINE.findall(region)
-    return lines[-1].strip() if lines else None
-
-
 _Word = TypeVar("_Word")
 
 
@@ -146,6 +138,27 @@ def _word(value: str, words: Mapping[str, _Word]) -> _Word | None:
     tokens = re.findall(r"[a-z]+|[是否]", value.lower())
     found = {words[t] for t in tokens if t in words}
     return found.pop() if len(found) == 1 else None
+
+
+def _verdict(
+    reply: str | None, tags: tuple[str, ...], words: Mapping[str, _Word], *, may_abstain: bool = False
+) -> tuple[_Word | None, str]:
+    """The verdict word of the last of ``tags``, else of a last ``Verdict: ...`` line, with the status
+    (``ok``, ``no_verdict``, ``empty``, ``truncated``); an untagged reply declining in the content
+    policy's words (``ABSTAIN ... sensitive``) is ABSTAIN when the reply ``may_abstain``."""
+    region = answer_region(reply or "")
+    if region is None:
+        return None, "truncated"
+    if not region.strip():
+        return None, "empty"
+    text = _last(region, tags)
+    if text is None:
+        lines = _VERDICT_LINE.findall(region)
+        text = lines[-1].strip() if lines else None
+    if text is None and may_abstain and _is_abstain(region):
+        return ABSTAIN, "ok"  # type: ignore[return-value]
+    value = _word(text, words) if text is not None else None
+    return (value, "ok") if value is not None else (None, "no_verdict")
 
 
 @dataclass(frozen=True)
@@ -161,14 +174,7 @@ class FilterParse:
 def parse_filter(reply: str | None) -> FilterParse:
     """The filter's verdict: the last ``<verdict>`` (or ``<is_valid>``) tag, else a last
     ``Verdict: ...`` line; yes or no."""
-    region = answer_region(reply or "")
-    if region is None:
-        return FilterParse(None, "truncated")
-    if not region.strip():
-        return FilterParse(None, "empty")
-    text = _verdict_text(region, ("verdict", "is_valid"))
-    value = _word(text, _FILTER_WORDS) if text is not None else None
-    return FilterParse(value, "ok") if value is not None else FilterParse(None, "no_verdict")
+    return FilterParse(*_verdict(reply, ("verdict", "is_valid"), _FILTER_WORDS))
 
 
 @dataclass(frozen=True)
@@ -185,13 +191,4 @@ def parse_judgement(reply: str | None) -> JudgeParse:
     """A judge's vote: the last ``<verdict>`` (or the paper's ``<consistent>``) tag, else a last
     ``Verdict: ...`` line; True, False or ABSTAIN. A bare refusal in the content policy's words
     ("ABSTAIN ... sensitive") is ABSTAIN."""
-    region = answer_region(reply or "")
-    if region is None:
-        return JudgeParse(None, "truncated")
-    if not region.strip():
-        return JudgeParse(None, "empty")
-    text = _verdict_text(region, ("verdict", "consistent"))
-    if text is None and _is_abstain(region):
-        return JudgeParse(ABSTAIN, "ok")
-    value = _word(text, _JUDGE_WORDS) if text is not None else None
-    return JudgeParse(value, "ok") if value is not None else JudgeParse(None, "no_verdict")
+    return JudgeParse(*_verdict(reply, ("verdict", "consistent"), _JUDGE_WORDS, may_abstain=True))
