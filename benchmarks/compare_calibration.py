@@ -253,11 +253,19 @@ SCENARIOS = [
 ]
 
 
-def run(scenario: Scenario, reps: int, resamples: int, seed: int, progress: int = 0) -> dict[str, float]:
+def run(
+    scenario: Scenario, reps: int, resamples: int, seed: int, progress: int = 0, first: int = 0
+) -> dict[str, float]:
+    """The shares over repetitions ``first`` to ``reps - 1``; the repetitions before ``first`` are drawn and
+    not analysed, so that two processes (``--first-rep``) split one run of ``reps`` into two exact halves."""
     rng = np.random.default_rng(seed)
     truth = scenario.truth(scenario.effect)
     counts = {"null_significant": 0, "covered": 0, "naive_null_significant": 0, "naive_covered": 0}
     for rep in range(reps):
+        if rep < first:
+            for effect in (0.0, scenario.effect):
+                scenario.simulate(rng, effect)
+            continue
         for effect in (0.0, scenario.effect):
             a, b = scenario.simulate(rng, effect)
             analyses = [("", a, b)]
@@ -278,9 +286,9 @@ def run(scenario: Scenario, reps: int, resamples: int, seed: int, progress: int 
                 else:
                     counts[f"{prefix}covered"] += result.ci_low <= truth <= result.ci_high
         if progress and (rep + 1) % progress == 0:  # a long run's partial figures, should it be cut short
-            done = ", ".join(f"{key} {100 * value / (rep + 1):.1f}%" for key, value in counts.items())
-            print(f"  {scenario.name}: {rep + 1} repetitions: {done}", file=sys.stderr, flush=True)
-    shares = {key: value / reps for key, value in counts.items()}
+            done = ", ".join(f"{key} {value}/{rep + 1 - first}" for key, value in counts.items())
+            print(f"  {scenario.name}: repetitions {first}-{rep}: {done}", file=sys.stderr, flush=True)
+    shares = {key: value / (reps - first) for key, value in counts.items()}
     shares["truth"] = truth
     return shares
 
@@ -290,6 +298,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--first-rep", type=int, default=0, help="analyse repetitions from this one on (split a run)")
     parser.add_argument("--progress", type=int, default=0, help="print the running figures every N repetitions")
     parser.add_argument("--only", help="comma-separated: run the scenarios whose name starts with one of these")
     args = parser.parse_args()
@@ -300,7 +309,7 @@ def main() -> None:
         if args.only and not scenario.name.startswith(tuple(args.only.split(","))):
             continue
         start = time.time()
-        shares = run(scenario, args.reps, args.resamples, args.seed, args.progress)
+        shares = run(scenario, args.reps, args.resamples, args.seed, args.progress, args.first_rep)
         cells = [
             f"{100 * shares[key]:.1f}%" if scenario.naive is not None or not key.startswith("naive") else "-"
             for key in ("null_significant", "covered", "naive_null_significant", "naive_covered")
