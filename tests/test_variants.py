@@ -177,3 +177,9 @@ def test_an_inspect_run_of_a_variants_setting_is_compared_under_the_variants_nam
     # A user's rules file: its own name, by the file's hash.
     ruled = run(INSPECT, "rair_hard", {"rules_source": "/x/rules.json", "rules_sha256": "abcdef0123"})
     assert compared_task(ruled) == "rair_hard_rules_abcdef01"
+    # A log from when each setting was an Inspect task keeps its name.
+    older = run(INSPECT, "monbench_perm_query_ad_relevance", {"tasks": ["query_ad_relevance"], "design": "full"})
+    assert compared_task(older) == "monbench_perm_query_ad_relevance"
+    assert (
+        compared_task(run(INSPECT, "rair_hard_builtin_rules", {"rules_source": "builtin"})) == "rair_hard_builtin_rules"
+    )

@@ -140,23 +140,25 @@ def compared_task(run: Any) -> str:
     Inspect takes as a parameter what lm-eval names as a task (``rair_hard -T rules=builtin`` is
     ``rair_hard_builtin_rules``, ``monbench_perm -T task=query_ad_relevance`` is
     ``monbench_perm_query_ad_relevance``, ``ecomeval -T category=ecom_qa`` is ``ecomeval_ecom_qa``): one
-    setting pairs across frameworks, two settings never do."""
+    setting pairs across frameworks, two settings never do. An older Inspect log (``rair_hard_builtin_rules``,
+    from when each setting was a task) has that name already."""
     from ecom_tasks.ecomeval.schema import CATEGORIES
 
+    task, info = str(run.task), run.info
     if run.framework != INSPECT:
-        return str(run.task)
-    info = run.info
-    source = info.get("rules_source")
-    if run.benchmark == "rair" and source not in (None, "none"):
-        rules = "builtin_rules" if source == "builtin" else f"rules_{str(info.get('rules_sha256', ''))[:8]}"
-        return f"{run.task}_{rules}"
-    tasks = info.get("tasks")
-    if run.benchmark == "monbench" and run.task != "monbench" and isinstance(tasks, list) and len(tasks) == 1:
-        return f"{run.task}_{tasks[0]}"
-    category = str(info.get("category", ""))
-    if run.task in ("ecomeval", "ecomeval_exact") and category in CATEGORIES:
-        return f"{run.task}_{category}"
-    return str(run.task)
+        return task
+    source, tasks, category = info.get("rules_source"), info.get("tasks"), str(info.get("category", ""))
+    if task in ("rair_general", "rair_hard", "rair_visual", "rair_visual_text") and source not in (None, "none"):
+        return f"{task}_builtin_rules" if source == "builtin" else f"{task}_rules_{str(info.get('rules_sha256'))[:8]}"
+    if (
+        task in ("monbench_perm", "monbench_cyclic", "monbench_canonical")
+        and isinstance(tasks, list)
+        and len(tasks) == 1
+    ):
+        return f"{task}_{tasks[0]}"
+    if task in ("ecomeval", "ecomeval_exact") and category in CATEGORIES:
+        return f"{task}_{category}"
+    return task
 
 
 def model_label(run: Run) -> str:
