@@ -183,3 +183,20 @@ def test_an_inspect_run_of_a_variants_setting_is_compared_under_the_variants_nam
     assert (
         compared_task(run(INSPECT, "rair_hard_builtin_rules", {"rules_source": "builtin"})) == "rair_hard_builtin_rules"
     )
+
+
+def test_monbench_tables_place_an_inspect_run_by_the_tasks_it_ran():
+    """``monbench_cyclic -T task=query_query_intent`` is a row of that task, as lm-eval's
+    ``monbench_cyclic_query_query_intent`` is; without ``task`` every task."""
+    from ecom_tasks.monbench.paper_tables import _dims
+    from ecom_tasks.results import INSPECT, LM_EVAL, MergedRun, Run
+
+    def merged(framework, task, info):
+        return MergedRun(Run("monbench", task, framework, "m", (), {}, "success", "x", info=info), 1, ("x",))
+
+    one = _inspect_task(inspect_monbench, MONBENCH_VARIANTS["monbench_cyclic_query_query_intent"]).metadata
+    every = _inspect_task(inspect_monbench, MONBENCH_VARIANTS["monbench_cyclic"]).metadata
+    assert _dims(merged(INSPECT, "monbench_cyclic", one))[1] == ("query_query_intent",)
+    assert _dims(merged(INSPECT, "monbench_cyclic", every))[1] == tuple(every["tasks"]) and len(every["tasks"]) == 4
+    lm_eval = _dims(merged(LM_EVAL, "monbench_cyclic_query_query_intent", {"shots": 0}))
+    assert _dims(merged(INSPECT, "monbench_cyclic", one)) == lm_eval
