@@ -19,7 +19,7 @@ package exposes ``add_build_arguments(parser)`` and ``run_build(args) -> int``;
   goes into the task arguments (``<name>_sha256``), so the log records them
   and a changed input is a different task (never a stale log reused). The
   task checks the hash against the file it reads (:func:`check_sha256`).
-- **Costs.** :func:`print_cost` says, before a stage starts, how many items
+- **Costs.** :func:`run_stage` says, before a stage starts, how many items
   it has, how many model calls each makes (``items x judges``) and how many
   an earlier run already finished (:func:`finished_items`).
 - **Reading.** :func:`scored_samples` yields each sample's score of a named
@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem
@@ -238,13 +238,6 @@ def cost_line(stage: Stage, done: int = 0) -> str:
     return head
 
 
-def print_cost(
-    stage: Stage, done: int = 0, *, index: int | None = None, of: int | None = None, file: TextIO | None = None
-) -> None:
-    where = f"stage {index}/{of} " if index is not None and of is not None else "stage "
-    print(where + cost_line(stage, done), file=file or sys.stdout, flush=True)
-
-
 def run_stage(stage: Stage, options: StageOptions, *, index: int = 1, of: int = 1) -> Any:
     """Print the stage's cost, then run it with ``eval_set`` in its folder (reusing or resuming an
     earlier run of the same task there) and return its finished log, samples included.
@@ -257,7 +250,7 @@ def run_stage(stage: Stage, options: StageOptions, *, index: int = 1, of: int = 
 
     folder = options.folder(index, stage)
     done = finished_items(folder, stage)
-    print_cost(stage, done, index=index, of=of)
+    say(f"stage {index}/{of} {cost_line(stage, done)}")
     if stage.items == 0:
         return None
     kwargs: dict[str, Any] = dict(
@@ -302,11 +295,6 @@ def logged_votes(log: Any, scorer: str) -> dict[str, list[Any]]:
     return {
         str(sample.id): list((score.metadata or {}).get("votes", [])) for sample, score in scored_samples(log, scorer)
     }
-
-
-def stage_log_summary(log: Any) -> str:
-    """``<location> (<n> samples)``: where a stage's log is, for the build's report."""
-    return f"{log.location} ({len(log.samples or [])} samples)" if log is not None else "(not run: no items)"
 
 
 # --- a voting stage's task ---------------------------------------------------------------------

@@ -97,7 +97,6 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
     common: dict[str, Any] = {"data": str(Path(options.candidates).resolve()), "data_sha256": data_sha256}
     if options.max_tokens is not None:
         common["max_tokens"] = options.max_tokens
-    images = image_access_args(options.image_access)
     rules_args: dict[str, Any] = {
         "rules": options.rules,
         "rules_sha256": ruleset.sha256,
@@ -106,37 +105,26 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
     }
     if options.seed is not None:
         rules_args["seed"] = options.seed
+
+    def panel(name: str, args: dict[str, Any], items: int, seats: int, unit: str) -> Stage:
+        return Stage(
+            name,
+            f"ecom_tasks/rair_build_{name}",
+            {**common, **args},
+            items=items,
+            calls_per_item=seats,
+            unit=unit,
+            model=options.model,
+            model_roles=roles_of(options.model_roles, ROLE_PREFIXES[name]),
+        )
+
+    intent_args = {"voters": options.voters, "temperature": options.temperature}
+    visual_args = {**image_access_args(options.image_access), "vlms": options.vlms, "temperature": options.temperature}
+    with_rules = sum(1 for r in records if rules_for_label(ruleset, r.label))
     return [
-        Stage(
-            "intent",
-            "ecom_tasks/rair_build_intent",
-            {**common, "voters": options.voters, "temperature": options.temperature},
-            items=len(unique_queries(records)),
-            calls_per_item=options.voters,
-            unit="voters",
-            model=options.model,
-            model_roles=roles_of(options.model_roles, ROLE_PREFIXES["intent"]),
-        ),
-        Stage(
-            "visual",
-            "ecom_tasks/rair_build_visual",
-            {**common, **images, "vlms": options.vlms, "temperature": options.temperature},
-            items=sum(1 for r in records if r.image),
-            calls_per_item=options.vlms,
-            unit="VLMs",
-            model=options.model,
-            model_roles=roles_of(options.model_roles, ROLE_PREFIXES["visual"]),
-        ),
-        Stage(
-            "rules",
-            "ecom_tasks/rair_build_rules",
-            {**common, **rules_args},
-            items=sum(1 for r in records if rules_for_label(ruleset, r.label)),
-            calls_per_item=options.rule_runs,
-            unit="runs",
-            model=options.model,
-            model_roles=roles_of(options.model_roles, ROLE_PREFIXES["rules"]),
-        ),
+        panel("intent", intent_args, len(unique_queries(records)), options.voters, "voters"),
+        panel("visual", visual_args, sum(1 for r in records if r.image), options.vlms, "VLMs"),
+        panel("rules", rules_args, with_rules, options.rule_runs, "runs"),
     ]
 
 

@@ -26,7 +26,6 @@ folder a link points to.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 from dataclasses import dataclass, field
@@ -44,7 +43,6 @@ from ecom_tasks.construction import (
     image_file_name,
     open_build_folder,
     place_image,
-    read_jsonl,
     run_stage,
     say,
     scored_samples,
@@ -472,8 +470,3 @@ def build(options: BuildOptions) -> BuildResult:
 def _judge_number(role: str) -> int:
     tail = role.rsplit("_", 1)[-1]
     return int(tail) if tail.isdigit() else 0
-
-
-def load_votes(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The votes a build wrote (``work/votes.jsonl``)."""
-    return read_jsonl(Path(out) / VOTES)

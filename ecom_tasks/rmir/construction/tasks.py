@@ -569,23 +569,3 @@ def rmir_build_judge(
         version=VERSION,
         metadata=_metadata("judge", table, judges=int(judges), temperature=float(temperature), captions=show),
     )
-
-
-#: Stage name -> (task, scorer name), in pipeline order.
-STAGES = {
-    "generate": (rmir_build_generate, SCORER_GENERATE),
-    "filter": (rmir_build_filter, SCORER_FILTER),
-    "retrieve": (rmir_build_retrieve, SCORER_RETRIEVE),
-    "judge": (rmir_build_judge, SCORER_JUDGE),
-}
-__all__ = [
-    "rmir_build_filter",
-    "rmir_build_generate",
-    "rmir_build_judge",
-    "rmir_build_retrieve",
-    "rmir_filter_scorer",
-    "rmir_generation_scorer",
-    "rmir_panel_scorer",
-    "rmir_retrieval_scorer",
-    "rmir_build_means",
-]
