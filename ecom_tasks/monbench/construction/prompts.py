@@ -45,24 +45,18 @@ or
 Answer: irrelevant"""
 
 
+def _place(location: str, market: str) -> list[str]:
+    """The item's ``Location:`` and ``Market:`` lines (those it has)."""
+    return [f"{name}: {value}" for name, value in (("Location", location), ("Market", market)) if value]
+
+
 def vote_user(query: str, ad: str, location: str = "", market: str = "") -> str:
-    lines = [f"Query: {query}"]
-    if location:
-        lines.append(f"Location: {location}")
-    if market:
-        lines.append(f"Market: {market}")
-    lines.append(f"Ad: {ad}")
-    return "\n".join(lines)
+    return "\n".join([f"Query: {query}", *_place(location, market), f"Ad: {ad}"])
 
 
 def question_text(query: str, location: str = "", market: str = "") -> str:
     """The MonBench question of a Query-Ad Relevance item (the paper's Table 3 layout)."""
-    lines = [f"User Query: {query}"]
-    if location:
-        lines.append(f"Location: {location}")
-    if market:
-        lines.append(f"Market: {market}")
-    return "\n".join(lines)
+    return "\n".join([f"User Query: {query}", *_place(location, market)])
 
 
 #: What a voter whose reply could not be read is told (one more ask; see scorers.judge.run_judge),

@@ -81,10 +81,12 @@ def rmir_build_means() -> Metric:
 # --- shared inputs -----------------------------------------------------------------------------
 
 
-def _seeds(seeds: str, seeds_sha256: str | None, access: ImageAccess) -> Seeds:
+def _seeds(seeds: str, seeds_sha256: str | None, allow_outside: Any, allow_urls: Any) -> tuple[Seeds, ImageAccess]:
+    """The seed table (checked against its sha256) and the image access the stage was given."""
+    access = ImageAccess.from_options(allow_outside, allow_urls)
     loaded = load_seeds(seeds, image_access=access)
     check_sha256(loaded.file, seeds_sha256, "the seed table")
-    return loaded
+    return loaded, access
 
 
 def _input_rows(path: str | None, sha256: str | None, what: str) -> list[dict[str, Any]]:
@@ -96,10 +98,6 @@ def _input_rows(path: str | None, sha256: str | None, what: str) -> list[dict[st
 
 def _content(parts: list[prompts.Part]) -> list[Content]:
     return [ContentImage(image=p.image) if isinstance(p, prompts.Image) else ContentText(text=p) for p in parts]
-
-
-def _access(allow_outside_images: Any, allow_url_images: Any) -> ImageAccess:
-    return ImageAccess.from_options(allow_outside_images, allow_url_images)
 
 
 def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
@@ -171,8 +169,7 @@ def rmir_build_generate(
     """RMIR construction, stage 1: one functional, temporal and causal query (or an abstention) per
     input seed image. ``input``: JSON Lines of ``{"seed": id}`` (default: the seeds flagged
     ``input``, else every seed)."""
-    access = _access(allow_outside_images, allow_url_images)
-    table = _seeds(seeds, seeds_sha256, access)
+    table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     show = parse_flag(captions, "captions")
     ids = (
         [str(r["seed"]) for r in _input_rows(input, input_sha256, "input seeds")]
@@ -243,8 +240,7 @@ def rmir_build_filter(
 ) -> Task:
     """RMIR construction, stage 2: does each generated query meet the constraints (yes / no)?
     ``input``: the generated queries (JSON Lines: ``id``, ``seed``, ``category``, ``query_text``, ``target_desc``)."""
-    access = _access(allow_outside_images, allow_url_images)
-    table = _seeds(seeds, seeds_sha256, access)
+    table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     show = parse_flag(captions, "captions")
     rows = _input_rows(input, input_sha256, "generated queries")
     check_seed_images(table, {r["seed"] for r in rows}, image_access=access)
@@ -358,7 +354,7 @@ def rmir_retrieval_scorer(
 ) -> Scorer:
     """The query's candidates: top ``k`` of the image index, then ``text_k`` of the text index, each
     with its rank in each index that found it (metadata ``candidates``)."""
-    table = _seeds(seeds, seeds_sha256, _access(allow_outside_images, allow_url_images))
+    table, _ = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     retrieval = SeedRetrieval(
         table,
         retriever,
@@ -414,8 +410,7 @@ def rmir_build_retrieve(
     """RMIR construction, stage 3 (no chat model: ``--model none``): each filtered query's target
     description searched in the seed set, top ``k`` by ``retriever`` and top ``text_k`` by
     ``text_retriever`` over the captions (none by default), the query's own image left out."""
-    access = _access(allow_outside_images, allow_url_images)
-    table = _seeds(seeds, seeds_sha256, access)
+    table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     rows = _input_rows(input, input_sha256, "filtered queries")
     args, text_args = parse_retriever_args(retriever_args), parse_retriever_args(text_retriever_args)
     if int(k) < 1 or int(text_k) < 0:
@@ -528,8 +523,7 @@ def rmir_build_judge(
     the evaluated model unless bound with ``--model-role``) votes True / False / ABSTAIN on every
     (query, candidate) triplet at ``temperature``. ``input``: JSON Lines of triplets (``id``,
     ``query_id``, ``seed``, ``query_text``, ``candidate``)."""
-    access = _access(allow_outside_images, allow_url_images)
-    table = _seeds(seeds, seeds_sha256, access)
+    table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     show = parse_flag(captions, "captions")
     rows = _input_rows(input, input_sha256, "triplets")
     check_seed_images(table, {r["seed"] for r in rows} | {r["candidate"] for r in rows}, image_access=access)
