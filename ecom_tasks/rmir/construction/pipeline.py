@@ -361,16 +361,18 @@ def build(options: BuildOptions) -> BuildResult:
     last = STAGE_NAMES.index(options.until) + 1
     result = BuildResult()
 
+    def run(index: int, name: str, rows: list[dict[str, Any]], args: dict[str, Any], **cost: Any) -> Any:
+        """Stage ``index`` over one item a row (written to ``name``), then its votes checked (retrieval has none)."""
+        stage_name = STAGE_NAMES[index - 1]
+        task_args = {**common, **_input(output, name, rows), **args}
+        stage = Stage(stage_name, f"ecom_tasks/rmir_build_{stage_name}", task_args, items=len(rows), **cost)
+        result.logs[stage_name] = log = run_stage(stage, stage_options, index=index, of=len(STAGE_NAMES))
+        if stage_name != "retrieve":
+            _check_abstentions(stage_name, log, options, output)
+        return log
+
     order = select_inputs(seeds, options.inputs, options.sample_seed)
-    stage = Stage(
-        "generate",
-        "ecom_tasks/rmir_build_generate",
-        {**common, **_input(output, INPUTS, [{"seed": s} for s in order]), **model_stage_args},
-        items=len(order),
-        model=options.model,
-    )
-    result.logs["generate"] = log = run_stage(stage, stage_options, index=1, of=4)
-    _check_abstentions("generate", log, options, output)
+    log = run(1, INPUTS, [{"seed": s} for s in order], model_stage_args, model=options.model)
     generated, counts = generated_rows(log, order)
     say(
         f"  generated {counts['pairs']} queries from {len(order)} images; {counts['abstained']} abstentions, "
@@ -379,15 +381,7 @@ def build(options: BuildOptions) -> BuildResult:
     if last == 1:
         return _keep(result, output, GENERATED, generated)
 
-    stage = Stage(
-        "filter",
-        "ecom_tasks/rmir_build_filter",
-        {**common, **_input(output, GENERATED, generated), **model_stage_args},
-        items=len(generated),
-        model=options.model,
-    )
-    result.logs["filter"] = log = run_stage(stage, stage_options, index=2, of=4)
-    _check_abstentions("filter", log, options, output)
+    log = run(2, GENERATED, generated, model_stage_args, model=options.model)
     filtered, counts = filtered_rows(log, generated)
     say(
         f"  kept {counts['approved']} of {len(generated)} queries; {counts['rejected']} rejected, {counts['no_verdict']} without a verdict"
@@ -402,15 +396,7 @@ def build(options: BuildOptions) -> BuildResult:
         retrieve_args.update(text_retriever=options.text_retriever, text_k=options.text_k)
         if options.text_retriever_args:
             retrieve_args["text_retriever_args"] = options.text_retriever_args
-    stage = Stage(
-        "retrieve",
-        "ecom_tasks/rmir_build_retrieve",
-        {**common, **_input(output, FILTERED, filtered), **retrieve_args},
-        items=len(filtered),
-        calls_per_item=0,
-        model="none",
-    )
-    result.logs["retrieve"] = log = run_stage(stage, stage_options, index=3, of=4)
+    log = run(3, FILTERED, filtered, retrieve_args, calls_per_item=0, model="none")
     triplets, candidates = triplet_rows(log, filtered)
     say(f"  {len(triplets)} triplets (query, candidate) for {len(filtered)} queries")
     if last == 3:
@@ -420,18 +406,16 @@ def build(options: BuildOptions) -> BuildResult:
     if options.seed is not None:
         judge_args["seed"] = options.seed
     roles = dict(options.model_roles)
-    stage = Stage(
-        "judge",
-        "ecom_tasks/rmir_build_judge",
-        {**common, **_input(output, TRIPLETS, triplets), **judge_args},
-        items=len(triplets),
+    log = run(
+        4,
+        TRIPLETS,
+        triplets,
+        judge_args,
         calls_per_item=options.judges,
         unit="judges",
         model=options.model,
         model_roles=roles,
     )
-    result.logs["judge"] = log = run_stage(stage, stage_options, index=4, of=4)
-    _check_abstentions("judge", log, options, output)
     votes = vote_rows(log, triplets)
     _keep(result, output, VOTES, votes)
 
