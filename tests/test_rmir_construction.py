@@ -345,3 +345,71 @@ def test_judge_stage_with_a_scripted_mockllm_panel_and_rescoring_at_another_conf
     again = {s.id: s.scores["rmir_panel_scorer"] for s in rescored.samples}
     assert again["q|phillips_screwdriver"].value["positive"] == 1
     assert len(calls) == 10
+
+
+# --- echoes of the stage's instructions: never a pair, never a vote -----------------------------------
+
+_FORMAT_BLOCK = (
+    "<functional>\n<query>the query</query>\n<target>the target description</target>\n"
+    "<reasoning>one or two sentences linking image, query and target</reasoning>\n</functional>"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "pairs"),
+    [
+        # the format's own block, copied alone: placeholders, not a pair
+        (_FORMAT_BLOCK, "unreadable", set()),
+        ("Sure!\n" + _FORMAT_BLOCK.upper(), "unreadable", set()),
+        # a garbled copy of the instructions, cut off inside the format
+        (
+            "You are writing test questions for image   search engines that must reason. Reply in this format, "
+            "the three kinds in this order:\n<image>one sentence describing the input image</image>\n<functional>",
+            "unreadable",
+            set(),
+        ),
+        # the model's own pair after a copy of the format is read
+        (_FORMAT_BLOCK + "\n\n<functional>" + PAIR + "</functional>", "partial", {"functional"}),
+    ],
+)
+def test_parse_generation_never_takes_the_instructions_for_a_pair(reply, status, pairs):
+    parsed = parse_generation(reply)
+    assert (parsed.status, set(parsed.pairs)) == (status, pairs)
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        # the reminder's three tags, copied: alternatives, no vote
+        (prompts.JUDGE_REMINDER, None),
+        ("<verdict>True</verdict>, <verdict>False</verdict> or <verdict>ABSTAIN</verdict>", None),
+        # the format line, copied
+        (
+            "<reasoning>why the candidate does or does not answer the query</reasoning>\n"
+            "<verdict>True, False or ABSTAIN</verdict>",
+            None,
+        ),
+        # the instructions' examples end in verdict words; copied, they are no vote
+        ('- Input [a padlock on a gate], query "What would open this?", candidate [a ring of keys]: True.', None),
+        # the model's own verdicts
+        (
+            "<candidate>a ring of keys</candidate>\n<reasoning>keys open padlocks</reasoning>\n<verdict>True</verdict>",
+            "True",
+        ),
+        ("Keys open a padlock, so this fits.\nVerdict: True", "True"),
+        (prompts.JUDGE_REMINDER + "\nThe pool is empty, so no guests.\n<verdict>False</verdict>", "False"),
+    ],
+)
+def test_parse_judgement_never_takes_the_instructions_for_a_vote(reply, verdict):
+    assert parse_judgement(reply).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("reply", "valid"),
+    [
+        ("<image>your description of the input image</image>\n<verdict>yes or no</verdict>", None),
+        ("<image>a padlock on a gate</image>\n<reasoning>needs the image</reasoning>\n<verdict>yes</verdict>", True),
+    ],
+)
+def test_parse_filter_never_takes_the_format_for_a_verdict(reply, valid):
+    assert parse_filter(reply).valid is valid

@@ -3,8 +3,13 @@
 Each parser reads the answer region of the reply (after the last
 ``</think>``; a reply cut off inside ``<think>`` is ``truncated``) and takes
 the *last* occurrence of a tag, so a model that first echoes the requested
-format and then answers is read by its answer. A reply that cannot be read is
-a counted failure with a status, never a guess.
+format and then answers is read by its answer. What the reply copies from the
+stage's instructions (``prompt``; by default the stage's fixed texts) is not
+read (:func:`ecom_tasks.scorers.replies.strip_echoes`): the format's own
+placeholders (``<query>the query</query>``) are no pair, and verdicts offered
+as alternatives (``<verdict>True</verdict>, <verdict>False</verdict> or
+<verdict>ABSTAIN</verdict>``) are no vote. A reply that cannot be read is a
+counted failure with a status, never a guess.
 """
 
 from __future__ import annotations
@@ -14,8 +19,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ecom_tasks.rmir.construction.prompts import ABSTAIN, CATEGORY_TAGS
-from ecom_tasks.scorers.replies import answer_region
+from ecom_tasks.construction import Prompt, offered_as_alternatives
+from ecom_tasks.rmir.construction.prompts import (
+    ABSTAIN,
+    CATEGORY_TAGS,
+    FILTER_INSTRUCTIONS,
+    GENERATION_CLOSING,
+    GENERATION_INSTRUCTIONS,
+    JUDGE_CLOSING,
+    JUDGE_INSTRUCTIONS,
+    JUDGE_LIMIT_REMINDER,
+    JUDGE_REMINDER,
+    SENSITIVE_ABSTAIN,
+)
+from ecom_tasks.scorers.replies import answer_region, strip_echoes
 
 #: Tag names accepted for each category (ours first; the paper's codes as a model may write them).
 _CATEGORY_NAMES = {
@@ -30,11 +47,43 @@ _FIELD_NAMES = {
 }
 
 
+#: What each stage's reply is compared with when the caller passes no prompt: the stage's fixed texts.
+_GENERATION_PROMPT = (GENERATION_INSTRUCTIONS, GENERATION_CLOSING)
+_FILTER_PROMPT = (FILTER_INSTRUCTIONS,)
+_JUDGE_PROMPT = (JUDGE_INSTRUCTIONS, JUDGE_CLOSING, JUDGE_REMINDER, JUDGE_LIMIT_REMINDER)
+
+
+def _tag(names: tuple[str, ...]) -> str:
+    alternatives = "|".join(re.escape(n) for n in names)
+    return rf"<\s*(?:{alternatives})\s*>(.*?)<\s*/\s*(?:{alternatives})\s*>"
+
+
 def _blocks(text: str, names: tuple[str, ...]) -> list[str]:
     """Contents of every ``<name>...</name>`` of any of ``names`` (case-insensitive), in order."""
-    alternatives = "|".join(re.escape(n) for n in names)
-    pattern = re.compile(rf"<\s*(?:{alternatives})\s*>(.*?)<\s*/\s*(?:{alternatives})\s*>", re.IGNORECASE | re.DOTALL)
-    return [m.group(1) for m in pattern.finditer(text)]
+    return [m.group(1) for m in re.finditer(_tag(names), text, re.IGNORECASE | re.DOTALL)]
+
+
+def _own_text(reply: str | None, prompt: Prompt, answers: re.Pattern[str]) -> tuple[str | None, str]:
+    """The reply after its reasoning without what it copies from ``prompt``, or None with
+    ``truncated`` (a ``<think>`` never closed) or ``empty``."""
+    region = answer_region(reply or "")
+    if region is None:
+        return None, "truncated"
+    if not region.strip():
+        return None, "empty"
+    return strip_echoes(region, prompt, answers=answers), "ok"
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _copied(text: str, prompt: Prompt) -> bool:
+    """Whether ``text`` (a category block) occurs as it is in one of the prompt's texts: the format's
+    own placeholders, which an answer on its own is never taken for (strip_echoes keeps answers)."""
+    parts = (prompt,) if isinstance(prompt, str) else tuple(prompt or ())
+    own = _words(text)
+    return bool(own) and any(own in _words(part) for part in parts if part)
 
 
 def _last(text: str, names: tuple[str, ...]) -> str | None:
@@ -74,18 +123,24 @@ class GenerationParse:
         return self.status in ("empty", "truncated", "unreadable")
 
 
-def parse_generation(reply: str | None) -> GenerationParse:
-    region = answer_region(reply or "")
+#: What the generation stage reads as an answer: a category's block, or the whole-image refusal.
+_GENERATION_ANSWERS = re.compile(
+    "|".join([*(_tag(names) for names in _CATEGORY_NAMES.values()), re.escape(SENSITIVE_ABSTAIN)]),
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def parse_generation(reply: str | None, *, prompt: Prompt = None) -> GenerationParse:
+    prompt = _GENERATION_PROMPT if prompt is None else prompt
+    region, status = _own_text(reply, prompt, _GENERATION_ANSWERS)
     if region is None:
-        return GenerationParse("truncated", missing=CATEGORY_TAGS)
-    if not region.strip():
-        return GenerationParse("empty", missing=CATEGORY_TAGS)
+        return GenerationParse(status, missing=CATEGORY_TAGS)
     pairs: dict[str, GeneratedPair] = {}
     abstained: list[str] = []
     missing: list[str] = []
     for category in CATEGORY_TAGS:
         found = _blocks(region, _CATEGORY_NAMES[category])
-        if not found:
+        if not found or (_copied(found[-1], prompt) and not _is_abstain(found[-1])):
             missing.append(category)
             continue
         block = found[-1]
@@ -141,17 +196,25 @@ def _word(value: str, words: Mapping[str, _Word]) -> _Word | None:
 
 
 def _verdict(
-    reply: str | None, tags: tuple[str, ...], words: Mapping[str, _Word], *, may_abstain: bool = False
+    reply: str | None,
+    tags: tuple[str, ...],
+    words: Mapping[str, _Word],
+    prompt: Prompt,
+    *,
+    may_abstain: bool = False,
 ) -> tuple[_Word | None, str]:
     """The verdict word of the last of ``tags``, else of a last ``Verdict: ...`` line, with the status
     (``ok``, ``no_verdict``, ``empty``, ``truncated``); an untagged reply declining in the content
-    policy's words (``ABSTAIN ... sensitive``) is ABSTAIN when the reply ``may_abstain``."""
-    region = answer_region(reply or "")
+    policy's words (``ABSTAIN ... sensitive``) is ABSTAIN when the reply ``may_abstain``. Copies of
+    ``prompt`` are not read, nor a verdict offered as an alternative to the one before it."""
+    answers = re.compile(f"{_tag(tags)}|{_VERDICT_LINE.pattern}", re.IGNORECASE | re.DOTALL | re.MULTILINE)
+    region, status = _own_text(reply, prompt, answers)
     if region is None:
-        return None, "truncated"
-    if not region.strip():
-        return None, "empty"
-    text = _last(region, tags)
+        return None, status
+    tagged = list(re.finditer(_tag(tags), region, re.IGNORECASE | re.DOTALL))
+    if offered_as_alternatives(region, tagged):
+        return None, "no_verdict"
+    text = " ".join(tagged[-1].group(1).split()) if tagged else None
     if text is None:
         lines = _VERDICT_LINE.findall(region)
         text = lines[-1].strip() if lines else None
@@ -171,10 +234,11 @@ class FilterParse:
         return self.valid is None
 
 
-def parse_filter(reply: str | None) -> FilterParse:
+def parse_filter(reply: str | None, *, prompt: Prompt = None) -> FilterParse:
     """The filter's verdict: the last ``<verdict>`` (or ``<is_valid>``) tag, else a last
     ``Verdict: ...`` line; yes or no."""
-    return FilterParse(*_verdict(reply, ("verdict", "is_valid"), _FILTER_WORDS))
+    prompt = _FILTER_PROMPT if prompt is None else prompt
+    return FilterParse(*_verdict(reply, ("verdict", "is_valid"), _FILTER_WORDS, prompt))
 
 
 @dataclass(frozen=True)
@@ -187,8 +251,9 @@ class JudgeParse:
         return self.verdict is None
 
 
-def parse_judgement(reply: str | None) -> JudgeParse:
+def parse_judgement(reply: str | None, *, prompt: Prompt = None) -> JudgeParse:
     """A judge's vote: the last ``<verdict>`` (or the paper's ``<consistent>``) tag, else a last
     ``Verdict: ...`` line; True, False or ABSTAIN. A bare refusal in the content policy's words
     ("ABSTAIN ... sensitive") is ABSTAIN."""
-    return JudgeParse(*_verdict(reply, ("verdict", "consistent"), _JUDGE_WORDS, may_abstain=True))
+    prompt = _JUDGE_PROMPT if prompt is None else prompt
+    return JudgeParse(*_verdict(reply, ("verdict", "consistent"), _JUDGE_WORDS, prompt, may_abstain=True))
