@@ -101,10 +101,6 @@ class Run:
     data: str = UNKNOWN_DATA
 
     @property
-    def on_fixtures(self) -> bool:
-        return self.data == FIXTURES
-
-    @property
     def model_name(self) -> str:
         """The model as the tables name it (:func:`model_alias`)."""
         return model_alias(self.framework, self.model)

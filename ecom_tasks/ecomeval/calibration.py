@@ -241,15 +241,6 @@ def task_table_text(task_rows: Mapping[str, Calibrated]) -> str:
     return buffer.getvalue()
 
 
-def write_task_table(task_rows: Mapping[str, Calibrated], path: Path, *, output: OutputFolder | None = None) -> None:
-    """The task-level labels as CSV (:func:`task_table_text`), written through ``output`` (default: its folder)."""
-    path = Path(path)
-    if output is None:
-        files.create_parents(path.parent)
-        output = OutputFolder(path.parent)
-    output.write_text(path.name, task_table_text(task_rows))
-
-
 # --- the grades in EcomEval's Inspect logs ---------------------------------------------------
 
 

@@ -2,8 +2,9 @@
 
 Two ways to grade a response, both ending in the same outcome (``metrics.py``):
 
-- the judge (Inspect): :func:`grader_prompt` is sent to the grader model and
-  :func:`score_grade` reads its reply (a judge failure is an ungraded outcome);
+- the judge (``judging.py``, both frameworks): :func:`grader_prompt` is sent to
+  the grader and the grade read from its reply becomes :func:`outcome_of` the
+  item (a judge failure is an ungraded outcome);
 - exact answers (``ecomeval_exact``, both frameworks): :func:`score_exact`
   gives grade 3 to an exact match after normalisation and 0 otherwise, so the
   same metrics read as exact-match accuracy x 100.
@@ -16,7 +17,7 @@ from typing import Any
 
 from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, JUDGE_KEYS, MULTIMODAL_MACRO, encode_outcome, metric_keys
 from ecom_tasks.ecomeval.metrics import summarize as summarize_outcomes
-from ecom_tasks.ecomeval.parsing import ParsedGrade, exact_match, parse_grade
+from ecom_tasks.ecomeval.parsing import exact_match
 from ecom_tasks.ecomeval.prompts import build_grader_prompt
 from ecom_tasks.ecomeval.schema import DIFFICULTIES, LANGUAGES, TEXT_CATEGORIES
 from ecom_tasks.hookspecs import MetricSpec
@@ -37,12 +38,6 @@ def grader_prompt(fields: Mapping[str, Any], response: str | None) -> str:
     return build_grader_prompt(
         fields["question"], fields["reference"], shown if shown is not None else (response or "")
     )
-
-
-def score_grade(fields: Mapping[str, Any], grader_reply: str | None) -> tuple[ParsedGrade, dict[str, float]]:
-    """Read the grader's reply for the item described by ``fields``; return the parse and the outcome."""
-    parsed = parse_grade(grader_reply)
-    return parsed, outcome_of(fields, parsed.grade)
 
 
 def outcome_of(fields: Mapping[str, Any], grade: float | None) -> dict[str, float]:
