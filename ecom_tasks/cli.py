@@ -369,6 +369,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Which model is better, and how sure: intervals and paired comparisons from both frameworks' logs."""
+    from ecom_tasks.report import stats
     from ecom_tasks.report.compare import (
         compare_runs,
         format_comparison,
@@ -384,7 +385,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"  {note}", file=sys.stderr)
         return 2
     comparison = compare_runs(
-        runs, metric=args.metric, baseline=args.baseline, n_resamples=args.resamples, seed=args.seed
+        runs,
+        metric=args.metric,
+        baseline=args.baseline,
+        n_resamples=args.resamples or stats.N_RESAMPLES,
+        seed=stats.SEED if args.seed is None else args.seed,
     )
     comparison.notes[:0] = notes
     print(format_comparison(comparison))
@@ -512,7 +517,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", default="md,csv,html", help="comma-separated: md, csv, html (default: all)")
     report.add_argument("--baseline", metavar="MODEL", help="'Which model is better': a forest plot against MODEL")
     report.add_argument(
-        "--resamples", type=_positive_int, default=1000, help="resamples of the 'Which model is better' intervals"
+        "--resamples",
+        type=_positive_int,
+        help="resamples of the 'Which model is better' intervals (default: as compare)",
     )
     report.set_defaults(func=cmd_report)
     compare = sub.add_parser("compare", help="which model is better, and how sure: intervals and paired tests")
@@ -520,8 +527,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--baseline", help="compare every model with this one only (default: every pair)")
     compare.add_argument("--metric", help="compare this metric (default: each benchmark's headline metrics)")
     compare.add_argument("--json", metavar="FILE", help="also write the records as a JSON list")
-    compare.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap and permutation resamples")
-    compare.add_argument("--seed", type=int, default=20261126, help="seed of the resampling (recorded)")
+    # Defaults (None): ecom_tasks.report.stats.N_RESAMPLES and SEED, declared there once.
+    compare.add_argument(
+        "--resamples", type=_positive_int, help="bootstrap and permutation resamples (default: stats.N_RESAMPLES, 2000)"
+    )
+    compare.add_argument("--seed", type=int, help="seed of the resampling (recorded; default: stats.SEED)")
     compare.add_argument(
         "--plan", type=_difference, metavar="DIFF", help="also print the units needed to detect a difference DIFF"
     )

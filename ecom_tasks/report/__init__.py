@@ -73,7 +73,7 @@ def write_report(
     progress: bool = False,
     plots: bool = True,
     baseline: str | None = None,
-    resamples: int = 1000,
+    resamples: int | None = None,
 ) -> ReportFiles:
     """Read every run under ``paths``, build the tables and write them to ``out`` (a folder).
 
@@ -131,12 +131,13 @@ def write_report(
 
 
 def _comparison_tables(
-    inputs: Sequence[Path], merged: Sequence[Any], baseline: str | None, resamples: int
+    inputs: Sequence[Path], merged: Sequence[Any], baseline: str | None, resamples: int | None
 ) -> list[Any]:
     """ "Which model is better" tables for the tasks that two or more models ran (``report.compare``);
     the per-item outcomes are read only for those tasks."""
     from collections import defaultdict
 
+    from ecom_tasks.report import stats
     from ecom_tasks.report.compare import DESIGNS, compare_runs, compared_task, read_model_runs, report_tables
 
     models: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -147,7 +148,8 @@ def _comparison_tables(
     if not wanted:
         return []
     runs, _ = read_model_runs(inputs, only=wanted)
-    return report_tables(compare_runs(runs, baseline=baseline, n_resamples=resamples), baseline)
+    n_resamples = resamples or stats.N_RESAMPLES  # compare's default: the calibrated one (docs/comparisons.md)
+    return report_tables(compare_runs(runs, baseline=baseline, n_resamples=n_resamples), baseline)
 
 
 class _Placement:
