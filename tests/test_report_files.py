@@ -102,16 +102,20 @@ def test_out_equal_to_or_inside_an_input_is_refused_before_anything_is_written(t
     assert _folder_digest(logs) == before
 
 
-def test_a_fifo_named_as_input_is_refused_by_name_and_one_in_a_folder_is_skipped(tmp_path: Path):
+def test_a_fifo_is_never_opened_and_is_named_whether_given_or_found_in_a_folder(tmp_path: Path):
     logs = _logs(tmp_path)
-    os.mkfifo(logs / "pipe.eval")  # found by the walk: skipped, never opened
+    found = logs / "pipe.eval"
+    os.mkfifo(found)  # found by the walk: named like a log, so listed as unreadable, never opened
+    os.mkfifo(logs / "notes.txt")  # not named like a log: passed over
     named = tmp_path / "results_2026-01-01T10-00-00.000001.json"
     os.mkfifo(named)  # named on the command line: refused by name
     out = tmp_path / "report"
     proc = check_ok(run_cli(["ecom-tasks", "report", logs, named, "--out", out, "--format", "csv"], timeout=120))
-    assert f"{named}: a FIFO (named pipe), not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fifo in (named, found):
+        assert f"{fifo}: a FIFO (named pipe), not a regular file" in proc.stderr
     statuses = {(Path(r["source"]).name, r["status"]) for r in read_table(out, "runs")}
-    assert statuses == {("rair.eval", "success"), (named.name, "unreadable")}
+    assert statuses == {("rair.eval", "success"), (named.name, "unreadable"), (found.name, "unreadable")}
 
 
 def test_a_symlinked_folder_pointing_out_of_an_input_is_not_walked(tmp_path: Path):
@@ -122,8 +126,11 @@ def test_a_symlinked_folder_pointing_out_of_an_input_is_not_walked(tmp_path: Pat
     (logs / "link.eval").symlink_to(elsewhere / "other.eval")  # a file link leaving the folder: not read either
     out = tmp_path / "report"
     result = write_report([logs], out, plots=False)
-    assert (result.runs, result.failed) == (1, 0)
-    assert [Path(r["source"]).name for r in read_table(out, "runs")] == ["rair.eval"]
+    # The folder link is not walked; the file link is named as refused, never read.
+    assert (result.runs, result.failed) == (1, 1)
+    runs = {Path(r["source"]).name: r for r in read_table(out, "runs")}
+    assert set(runs) == {"rair.eval", "link.eval"} and runs["link.eval"]["status"] == "unreadable"
+    assert "outside" in runs["link.eval"]["error"] and "other" not in runs["rair.eval"]["source"]
 
 
 def test_malformed_results_json_is_a_short_message_naming_the_file(tmp_path: Path):
