@@ -13,12 +13,10 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-import lm_eval
 import lm_eval.models  # noqa: F401  (lm-eval's own models first, as ecom-lm-eval does)
 import pytest
-from helpers import check_ok, run_cli
+from helpers import check_ok, lm_eval_logged, run_cli
 from inspect_ai import eval as inspect_eval
-from lm_eval.loggers import EvaluationTracker
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
@@ -26,7 +24,6 @@ from ecom_tasks.ecomeval.judge_run import judge_output
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_judge_meta
-from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.scorers.panel import agreement, combine
 from ecom_tasks.testing.openai_server import (
     Reply,
@@ -135,20 +132,7 @@ def inspect_metrics(server, monkeypatch, tmp_path, tag: str, roles: dict[str, st
 
 def lm_eval_run(server, out: Path) -> None:
     """Stage one in Python: lm-eval's local-chat-completions against the loopback model, samples logged."""
-    tracker = EvaluationTracker(output_path=str(out))
-    results = lm_eval.simple_evaluate(
-        model="local-chat-completions",
-        model_args=f"model=shop-model,base_url={server.chat_completions_url},max_images=10",
-        tasks=["ecomeval"],
-        apply_chat_template=True,
-        task_manager=task_manager(include_defaults=False),
-        bootstrap_iters=0,
-        log_samples=True,
-        evaluation_tracker=tracker,
-    )
-    tracker.save_results_aggregated(results=results, samples=results["samples"])
-    for task, samples in results["samples"].items():
-        tracker.save_results_samples(task_name=task, samples=samples)
+    lm_eval_logged(f"model=shop-model,base_url={server.chat_completions_url},max_images=10", ["ecomeval"], out)
 
 
 def table2_rows(*paths) -> dict[tuple[str, str], dict[str, float]]:
