@@ -35,6 +35,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any
 
 import pytest
 from attack_helpers import (
@@ -383,8 +384,10 @@ def report_row(attack: str, prepare: Callable[[Sandbox, Path], Scenario]) -> Row
     return Row("report", attack, setup)
 
 
-def report_link_at(name: str) -> Callable[[Sandbox, Path], Scenario]:
-    def prepare(box: Sandbox, runs: Path) -> Scenario:
+def output_link_at(name: str) -> Callable[[Sandbox, Any], Scenario]:
+    """A symlink planted at the output ``name`` inside the output folder: replaced, never written through."""
+
+    def prepare(box: Sandbox, _inputs: Any) -> Scenario:
         return Scenario([], OK, replaced=[plant_symlink(box.out / name, box.target)])
 
     return prepare
@@ -549,13 +552,6 @@ def calibrate_row(attack: str, prepare: Callable[[Sandbox, dict], Scenario]) -> 
         return scenario
 
     return Row("calibrate", attack, setup)
-
-
-def calibrate_link_at(name: str) -> Callable[[Sandbox, dict], Scenario]:
-    def prepare(box: Sandbox, paths: dict) -> Scenario:
-        return Scenario([], OK, replaced=[plant_symlink(box.out / name, box.target)])
-
-    return prepare
 
 
 def calibrate_dangling_image(box: Sandbox, paths: dict) -> Scenario:
@@ -960,7 +956,7 @@ ROWS: list[Row] = [
     *(validate_row(b, attack) for b in DATA_LAYOUT for attack in data_attacks(b)),
     *(loader_row("inspect", b, attack) for b in INSPECT_TASKS for attack in data_attacks(b)),
     *(loader_row("lm-eval", b, attack) for b in LM_EVAL_TASKS for attack in data_attacks(b)),
-    *(report_row(f"symlink_at:{name}", report_link_at(name)) for name in ("report.md", "report.html", "csv/runs.csv")),
+    *(report_row(f"symlink_at:{name}", output_link_at(name)) for name in ("report.md", "report.html", "csv/runs.csv")),
     report_row("dangling_symlink_at_image", report_dangling_plot),
     report_row("output_subfolder_symlink", report_linked_subfolder),
     report_row("output_is_symlink", report_out_is_link),
@@ -979,8 +975,8 @@ ROWS: list[Row] = [
     compare_row("input_subfolder_symlink", compare_linked_input_folder),
     compare_row("unwritable_output", compare_unwritable),
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
-    calibrate_row("symlink_at:out", calibrate_link_at("calibrated.jsonl")),
-    calibrate_row("symlink_at:tasks_out", calibrate_link_at("calibrated.tasks.csv")),
+    calibrate_row("symlink_at:out", output_link_at("calibrated.jsonl")),
+    calibrate_row("symlink_at:tasks_out", output_link_at("calibrated.tasks.csv")),
     calibrate_row("dangling_symlink_at_image", calibrate_dangling_image),
     calibrate_row("output_subfolder_symlink", calibrate_linked_subfolder),
     calibrate_row("output_is_input", calibrate_out_is_data),
