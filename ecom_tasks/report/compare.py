@@ -35,6 +35,9 @@ class Design:
     stratum_field: str | None = None  # resampled within (EcomEval: category)
     binary: Mapping[str, str] = field(default_factory=dict)  # metric -> per-unit right/wrong key (McNemar)
     unpack: Callable[[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # a logged outcome -> outcomes
+    # (logged outcome, the item's fields: Inspect's sample metadata, lm-eval's doc) -> the benchmark's outcome
+    # record, for metrics that read the item's groups (category, ...) from its fields, not from Score.value.
+    record: Callable[[Mapping[str, Any], Mapping[str, Any]], Any] | None = None
     protocol: tuple[str, ...] = ()  # settings that must agree between two compared runs
 
 
@@ -176,13 +179,14 @@ def model_label(run: Run) -> str:
 # --- reading ----------------------------------------------------------------------------------------
 
 
-def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], str | None]]) -> stats.Units:
-    """Units from (unit id, logged outcome, stratum) rows: a unit's rows (epochs, runs) stay together."""
-    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> stats.Units:
+    """Units from (unit id, logged outcome, item fields) rows: a unit's rows (epochs, runs) stay together."""
+    grouped: dict[str, list[Any]] = defaultdict(list)
     strata: dict[str, str | None] = {}
-    for unit_id, outcome, stratum in rows:
+    for unit_id, logged, fields in rows:
+        outcome = design.record(logged, fields) if design.record else logged
         grouped[unit_id].extend(design.unpack(outcome) if design.unpack else [outcome])
-        strata.setdefault(unit_id, stratum)
+        strata.setdefault(unit_id, fields.get(design.stratum_field) if design.stratum_field else None)
     ids = tuple(sorted(grouped))
     with_strata = design.stratum_field is not None
     return stats.Units(
@@ -201,8 +205,7 @@ def _inspect_units(path: str, design: Design) -> stats.Units:
         outcome = next((s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict)), None)
         if outcome is None:
             continue  # an unscored sample (an error): not an answer of the model's
-        stratum = (sample.metadata or {}).get(design.stratum_field) if design.stratum_field else None
-        rows.append((str(sample.id), outcome, stratum))
+        rows.append((str(sample.id), outcome, sample.metadata or {}))
     return _units(design, rows)
 
 
@@ -217,8 +220,7 @@ def _lm_eval_units(path: Path, design: Design, *, judged: bool) -> stats.Units:
         outcome = value.get("outcome") if judged else _first_metric(value)
         if not isinstance(doc, dict) or not isinstance(outcome, dict) or design.unit_field not in doc:
             raise ConfigurationError(f"{path}:{line}: not a sample of ours (no {design.unit_field!r} or outcome)")
-        stratum = doc.get(design.stratum_field) if design.stratum_field else None
-        rows.append((str(doc[design.unit_field]), outcome, stratum))
+        rows.append((str(doc[design.unit_field]), outcome, doc))
     return _units(design, rows)
 
 
