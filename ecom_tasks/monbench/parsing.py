@@ -123,6 +123,14 @@ class ParsedAnswer:
         return self.status in INVALID_STATUSES
 
 
+def _ok(position: int, rule: str) -> ParsedAnswer:
+    return ParsedAnswer(position, OK, rule=rule)
+
+
+def _invalid(status: str, detail: str) -> ParsedAnswer:
+    return ParsedAnswer(None, status, detail)
+
+
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb"
 _TRAILING = ".,;:!"
 # A shown letter before the option text: "a. ", "a) ", "a: ", "(a) " (after casefolding).
@@ -157,39 +165,36 @@ def _one_value(pattern: re.Pattern[str], text: str, normalize) -> tuple[str | No
     return values.pop(), OK
 
 
-def _strict_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
+def _strict_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
     value, status = _one_value(_LABEL, text, lambda v: v.strip().strip("().").strip().upper())
     if value is None:
-        return None, status, f"{status} <Label>", ""
+        return _invalid(status, f"{status} <Label>")
     if value not in LETTERS:
-        return None, OUT_OF_RANGE, f"label {value!r} is not one of A-D", ""
-    return LETTERS.index(value), OK, "", "letter"
+        return _invalid(OUT_OF_RANGE, f"label {value!r} is not one of A-D")
+    return _ok(LETTERS.index(value), "letter")
 
 
-def _strict_match(value: str, displayed: tuple[str, ...]) -> tuple[int | None, str, str, str]:
+def _strict_match(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     """The one displayed option ``value`` names: its text, optionally after its own letter."""
     keys = [_key(choice) for choice in displayed]
     whole = [i for i, key in enumerate(keys) if key == _key(value)]
     if len(whole) == 1:
-        return whole[0], OK, "", "text"
+        return _ok(whole[0], "text")
     if len(whole) > 1:
-        return None, UNKNOWN_CONTENT, f"answer {value[:80]!r} matches options {_letters(whole)}", ""
+        return _invalid(UNKNOWN_CONTENT, f"answer {value[:80]!r} matches options {_letters(whole)}")
     prefixed = _LETTER_PREFIX.match(_normalize(value))
     if prefixed:
         letter = (prefixed.group(1) or prefixed.group(2)).upper()
         rest = [i for i, key in enumerate(keys) if key == _key(prefixed.group(3))]
         if len(rest) > 1:
-            return None, UNKNOWN_CONTENT, f"answer {value[:80]!r} matches options {_letters(rest)}", ""
+            return _invalid(UNKNOWN_CONTENT, f"answer {value[:80]!r} matches options {_letters(rest)}")
         if len(rest) == 1:
             if letter in LETTERS[: len(displayed)] and LETTERS.index(letter) == rest[0]:
-                return rest[0], OK, "", "letter_text"
-            return (
-                None,
-                UNKNOWN_CONTENT,
-                f"answer {value[:80]!r}: letter {letter} but the text is option {LETTERS[rest[0]]}",
-                "",
+                return _ok(rest[0], "letter_text")
+            return _invalid(
+                UNKNOWN_CONTENT, f"answer {value[:80]!r}: letter {letter} but the text is option {LETTERS[rest[0]]}"
             )
-    return None, UNKNOWN_CONTENT, f"answer {value[:80]!r} matches no option", ""
+    return _invalid(UNKNOWN_CONTENT, f"answer {value[:80]!r} matches no option")
 
 
 # --- the grader reading ------------------------------------------------------------------------------
@@ -388,55 +393,53 @@ def _split_letter(value: str) -> tuple[str, str] | None:
     return None
 
 
-def _letter_with_text(
-    letter: str, rest: str, displayed: tuple[str, ...], *, content: bool
-) -> tuple[int | None, str, str, str]:
+def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, content: bool) -> ParsedAnswer:
     """An option letter followed by ``rest``: the letter, unless the text names another option or hedges.
     In ``<Answer>`` (``content``) the text itself must name the letter's option."""
     position = LETTERS.index(letter)
     rest = _clean(rest.strip("()[]【】（）")) if rest else ""
     if not rest:
         if content:
-            return None, UNKNOWN_CONTENT, f"answer {letter!r} is a letter, not an option's text", ""
-        return position, OK, "", "letter"
+            return _invalid(UNKNOWN_CONTENT, f"answer {letter!r} is a letter, not an option's text")
+        return _ok(position, "letter")
     named, rule = _resolve_text(rest, displayed, partial=not _is_label_set(displayed))
     if not named and _is_label_set(displayed):
         explained, problem = _explained_label(rest, displayed)
         if problem:
-            return None, AMBIGUOUS, problem, ""
+            return _invalid(AMBIGUOUS, problem)
         named, rule = ([explained], "label_explained") if explained is not None else ([], "")
     if named:
         if set(named) == {position}:
-            return position, OK, "", "letter_text"
-        return None, AMBIGUOUS, f"letter {letter} but the text names {_letters(named)}", ""
+            return _ok(position, "letter_text")
+        return _invalid(AMBIGUOUS, f"letter {letter} but the text names {_letters(named)}")
     if content:
-        return None, UNKNOWN_CONTENT, f"answer {letter}. {rest[:80]!r}: the text matches no option", ""
+        return _invalid(UNKNOWN_CONTENT, f"answer {letter}. {rest[:80]!r}: the text matches no option")
     hedged = _unnegated_letters(rest) - {position}
     if hedged:
-        return None, AMBIGUOUS, f"label {letter} hedged towards {_letters(hedged)}", ""
-    return position, OK, "", "option_letter"
+        return _invalid(AMBIGUOUS, f"label {letter} hedged towards {_letters(hedged)}")
+    return _ok(position, "option_letter")
 
 
-def _read_label(value: str, displayed: tuple[str, ...]) -> tuple[int | None, str, str, str]:
+def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     cleaned = _clean(value)
     split = _split_letter(cleaned)
     if split and not split[1]:
-        return LETTERS.index(split[0]), OK, "", "letter"
+        return _ok(LETTERS.index(split[0]), "letter")
     # An option's whole text (also one that starts like a letter: "A. O. Smith ...").
     named, rule = _resolve_text(cleaned, displayed, partial=False)
     if len(named) == 1:
-        return named[0], OK, "", rule
+        return _ok(named[0], rule)
     if named:
-        return None, AMBIGUOUS, f"label {cleaned[:80]!r} matches options {_letters(named)}", ""
+        return _invalid(AMBIGUOUS, f"label {cleaned[:80]!r} matches options {_letters(named)}")
     if split:
         return _letter_with_text(*split, displayed, content=False)
     letters = {m.group(1).upper() for m in re.finditer(r"(?<![^\W_])([a-dA-D])(?![^\W_])", cleaned)}
     if len(letters) > 1:
-        return None, AMBIGUOUS, f"label {cleaned[:80]!r} names {', '.join(sorted(letters))}", ""
-    return None, OUT_OF_RANGE, f"label {cleaned[:80]!r} is not one of A-D", ""
+        return _invalid(AMBIGUOUS, f"label {cleaned[:80]!r} names {', '.join(sorted(letters))}")
+    return _invalid(OUT_OF_RANGE, f"label {cleaned[:80]!r} is not one of A-D")
 
 
-def _read_content(value: str, displayed: tuple[str, ...]) -> tuple[int | None, str, str, str]:
+def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     cleaned = _clean(value)
     label_set = _is_label_set(displayed)
     named, rule = _resolve_text(cleaned, displayed, partial=False)
@@ -448,13 +451,13 @@ def _read_content(value: str, displayed: tuple[str, ...]) -> tuple[int | None, s
     if not named and label_set:
         explained, problem = _explained_label(cleaned, displayed)
         if problem:
-            return None, AMBIGUOUS, problem, ""
+            return _invalid(AMBIGUOUS, problem)
         named, rule = ([explained], "label_explained") if explained is not None else ([], "")
     if len(named) == 1:
-        return named[0], OK, "", rule
+        return _ok(named[0], rule)
     if named:
-        return None, AMBIGUOUS, f"answer {cleaned[:80]!r} matches options {_letters(named)}", ""
-    return None, UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option", ""
+        return _invalid(AMBIGUOUS, f"answer {cleaned[:80]!r} matches options {_letters(named)}")
+    return _invalid(UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option")
 
 
 def _placeholder(kind: str, value: str) -> bool:
@@ -483,7 +486,7 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
             kind == "answer"
             and echoes is not None
             and echoes.in_prompt(m.group(0))
-            and _read_content(m.group(1), displayed)[1] != OK
+            and _read_content(m.group(1), displayed).status != OK
         )
         for kind, m in tags
     ]
@@ -509,43 +512,27 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
     return labels, answers
 
 
-def _combine(readings: list[tuple[int | None, str, str, str]], tag: str) -> tuple[int | None, str, str, str]:
+def _combine(readings: list[ParsedAnswer], tag: str) -> ParsedAnswer:
     """One answer from every tag of a kind: repeats of one option count once."""
     if not readings:
-        return None, NO_TAG, f"{NO_TAG} <{tag}>", ""
-    if len(readings) == 1:
-        return readings[0]
-    positions = {position for position, status, _, _ in readings if status == OK}
-    if len(positions) == 1 and all(status == OK for _, status, _, _ in readings):
-        return readings[0]
-    return None, CONFLICTING_TAGS, f"{CONFLICTING_TAGS} <{tag}>", ""
+        return _invalid(NO_TAG, f"{NO_TAG} <{tag}>")
+    if len(readings) == 1 or (all(r.status == OK for r in readings) and len({r.position for r in readings}) == 1):
+        return readings[0]  # e.g. "<Answer>B. Complement</Answer> ... <Answer>Complement</Answer>"
+    return _invalid(CONFLICTING_TAGS, f"{CONFLICTING_TAGS} <{tag}>")
 
 
-def _grader_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
+def _grader_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
     return _combine([_read_label(v, displayed) for v in _answer_tags(text, displayed, echoes)[0]], LABEL_TAG)
 
 
-def _grader_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
+def _grader_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
     values = {_key(v): v for v in _answer_tags(text, displayed, echoes)[1]}  # repeats of one answer count once
     return _combine([_read_content(v, displayed) for v in values.values()], ANSWER_TAG)
 
 
-def _strict_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> tuple[int | None, str, str, str]:
+def _strict_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
     values = {_key(v): v for v in _ANSWER.findall(text)}  # repeats of one answer count once
-    if not values:
-        return None, NO_TAG, f"{NO_TAG} <Answer>", ""
-    resolved = [_strict_match(v, displayed) for v in values.values()]
-    if len(resolved) == 1:
-        return resolved[0]
-    positions = {position for position, status, _, _ in resolved if status == OK}
-    if len(positions) == 1 and all(status == OK for _, status, _, _ in resolved):
-        return (
-            positions.pop(),
-            OK,
-            "",
-            resolved[0][3],
-        )  # e.g. "<Answer>B. Complement</Answer> ... <Answer>Complement</Answer>"
-    return None, CONFLICTING_TAGS, f"{CONFLICTING_TAGS} <Answer>", ""
+    return _combine([_strict_match(v, displayed) for v in values.values()], ANSWER_TAG)
 
 
 _READERS = {GRADER: (_grader_label, _grader_content), STRICT: (_strict_label, _strict_content)}
@@ -593,34 +580,30 @@ def parse_reply(
     read_label, read_content = _READERS[check_parsing(parsing)]
     text = answer_region(completion)
     if text is None:
-        return ParsedAnswer(None, UNCLOSED_THINK, "<think> is never closed (reply cut off while reasoning)")
+        return _invalid(UNCLOSED_THINK, "<think> is never closed (reply cut off while reasoning)")
     echoes = None
     if parsing == GRADER:
         sent = fixed_prompt_parts(fmt) if prompt is None else prompt
         echoes = find_echoes(text, sent, answers=_TAGS, min_chars=ECHO_MIN_CHARS, truncated=truncated)
     displayed = tuple(displayed)
     if fmt == "label":
-        return _parsed(*read_label(text, displayed, echoes))
+        return read_label(text, displayed, echoes)
     if fmt == "content":
-        return _parsed(*read_content(text, displayed, echoes))
+        return read_content(text, displayed, echoes)
     by_label = read_label(text, displayed, echoes)
-    if by_label[1] != OK:
-        return _parsed(*by_label)
+    if by_label.status != OK:
+        return by_label
     by_content = read_content(text, displayed, echoes)
-    label_pos, content_pos = by_label[0], by_content[0]
-    disagree = by_content[1] == OK and label_pos != content_pos
+    label_pos, content_pos = by_label.position, by_content.position
+    disagree = by_content.status == OK and label_pos != content_pos
     detail = f"label names {LETTERS[label_pos]}, content names {LETTERS[content_pos]}" if disagree else ""  # type: ignore[index]
     if strict:
-        if by_content[1] != OK:
-            return _parsed(*by_content)
+        if by_content.status != OK:
+            return by_content
         if disagree:
             return ParsedAnswer(None, MISMATCH, detail, disagreement=True)
-        return ParsedAnswer(label_pos, OK, rule=by_label[3])
-    return ParsedAnswer(label_pos, OK, detail, disagreement=disagree, rule=by_label[3])
-
-
-def _parsed(position: int | None, status: str, detail: str, rule: str) -> ParsedAnswer:
-    return ParsedAnswer(position, status, detail, rule=rule if status == OK else "")
+        return ParsedAnswer(label_pos, OK, rule=by_label.rule)
+    return ParsedAnswer(label_pos, OK, detail, disagreement=disagree, rule=by_label.rule)
 
 
 def parse_strict(
