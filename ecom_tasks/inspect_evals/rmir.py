@@ -25,7 +25,7 @@ from ecom_tasks.images import ImageAccess
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
-from ecom_tasks.rmir.metrics import summarize
+from ecom_tasks.rmir.metrics import QueryOutcome, summarize
 from ecom_tasks.rmir.parsing import parse_reply
 from ecom_tasks.rmir.prompts import PROMPT_VERSION
 from ecom_tasks.rmir.protocol import RmirItem, load_items
@@ -44,8 +44,9 @@ from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, IMAGES_DROPPED
 
 FIXTURES = "ecom_tasks/fixtures/rmir"
 #: 2.0.0: pool images are embedded without their captions by default (image-capable embedders score
-#: differently), one split is scored (``test``), and ``k`` with ``metrics`` gives their union.
-VERSION = "2.0.0"
+#: differently), one split is scored (``test``), and ``k`` with ``metrics`` gives their union. 2.1.0: the
+#: query's category is read from the sample's metadata, no longer a number in ``Score.value``.
+VERSION = "2.1.0"
 
 
 def _parse(completion: str | None, **context: Any) -> tuple[str | None, str]:
@@ -60,8 +61,10 @@ def rmir_summary(k: Any = None, metrics: Any = None) -> Metric:
     names = tuple(spec.name for spec in ranking_specs(k, metrics))
 
     def compute(scores: list[SampleScore]) -> Value:
-        outcomes = outcome_values(scores)
-        summary = context_limit.with_rate(summarize(outcomes, names), outcomes, failure_key="failure_rate")
+        values = outcome_values(scores)
+        categories = [(s.sample_metadata or {}).get("category", "") for s in scores if isinstance(s.score.value, dict)]
+        outcomes = [QueryOutcome(v, c) for v, c in zip(values, categories)]
+        summary = context_limit.with_rate(summarize(outcomes, names), values, failure_key="failure_rate")
         # The pool searched (from the scores' metadata): recall@K with K at or above it says nothing.
         pools = [pool for s in scores if isinstance(pool := (s.score.metadata or {}).get("pool"), int)]
         if pools:

@@ -76,14 +76,20 @@ def _ecomeval_summary(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
     return summarize(outcomes, select_metrics(RUBRIC))
 
 
-def _rmir_summary(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
+def _rmir_summary(outcomes: list[Any]) -> Mapping[str, float]:
     from ecom_tasks.plugins import select_metrics
     from ecom_tasks.rmir.scoring import summarize
     from ecom_tasks.scorers.kinds import RANKING
 
     # The cut-offs a run computed are the keys its outcomes carry (recall@<k>, ndcg@<k>, mrr).
-    names = {key for outcome in outcomes[:1] for key in outcome}
+    names = {key for outcome in outcomes[:1] for key in outcome.values}
     return summarize(outcomes, [spec for spec in select_metrics(RANKING) if spec.name in names])
+
+
+def _rmir_outcome(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
+    from ecom_tasks.rmir.metrics import QueryOutcome
+
+    return QueryOutcome(logged, str(fields.get("category", "")))
 
 
 DESIGNS: dict[str, Design] = {
@@ -117,6 +123,7 @@ DESIGNS: dict[str, Design] = {
         "query_id",
         "queries",
         protocol=("split", "pool_captions", "k"),
+        record=_rmir_outcome,
     ),
 }
 

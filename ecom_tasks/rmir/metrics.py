@@ -3,18 +3,20 @@
 An outcome (one query, one Inspect Score value) holds, for every selected
 ``ranking`` metric spec, that metric on the query's own ranking (recall@K: the
 query's positives in its top K / its positives, the paper's Sec. 4.1
-definition), plus ``category`` (1-based index into ``CATEGORIES``) and
-``failed`` (1 when the query could not be embedded: an all-zero vector or no
-description; every metric of that query is then 0), and in reason-then-embed
-runs ``images_dropped`` (1 when the model's request seems to have lost its
-image: ``images_dropped_rate``, among the queries that have the flag). The summary averages
-over queries, overall and within each category; ``category_mean/<metric>`` is
-the unweighted mean of the category values.
+definition), plus ``failed`` (1 when the query could not be embedded: an
+all-zero vector or no description; every metric of that query is then 0), and
+in reason-then-embed runs ``images_dropped`` (1 when the model's request seems
+to have lost its image: ``images_dropped_rate``, among the queries that have the
+flag). The query's category is no number of the score: it is the sample's
+(:class:`QueryOutcome`). The summary averages over queries, overall and within
+each category; ``category_mean/<metric>`` is the unweighted mean of the
+category values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,17 +25,24 @@ from ecom_tasks.rmir.schema import CATEGORIES
 from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import Rankings
 
-Outcome = Mapping[str, float]
 COUNTS = ("failure_rate", "n")
 
 
+@dataclass(frozen=True)
+class QueryOutcome:
+    """One query's outcome: its numbers (Inspect's ``Score.value``, reduced over epochs) and its category
+    (the sample's metadata)."""
+
+    values: Mapping[str, float]
+    category: str
+
+
 def ranking_outcome(
-    ranked: Sequence[str], positives: Sequence[str], specs: Sequence[MetricSpec], *, category: str, failed: bool = False
+    ranked: Sequence[str], positives: Sequence[str], specs: Sequence[MetricSpec], *, failed: bool = False
 ) -> dict[str, float]:
     """Every spec on this one query's ranking (binary relevance: the positives), or 0s when it failed."""
     data = Rankings({"q": list(ranked)}, {"q": dict.fromkeys(positives, 1.0)})
     outcome = {spec.name: 0.0 if failed else float(spec.compute(data)) for spec in specs}
-    outcome["category"] = CATEGORIES.index(category) + 1
     outcome["failed"] = int(failed)
     return outcome
 
@@ -42,19 +51,19 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if len(values) else NAN
 
 
-def summarize(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, float]:
+def summarize(outcomes: Sequence[QueryOutcome], names: Sequence[str]) -> dict[str, float]:
     """``<metric>``, ``failure_rate``, ``n``, then ``<category>/<metric>`` and ``<category>/n`` for the
     categories present, and ``category_mean/<metric>`` over them."""
-    outcomes = list(outcomes)
-    result = {name: _mean([float(o[name]) for o in outcomes]) for name in names}
-    result["failure_rate"] = _mean([float(o["failed"]) for o in outcomes])
-    flagged = [float(o["images_dropped"]) for o in outcomes if "images_dropped" in o]
+    values = [o.values for o in outcomes]
+    result = {name: _mean([float(v[name]) for v in values]) for name in names}
+    result["failure_rate"] = _mean([float(v["failed"]) for v in values])
+    flagged = [float(v["images_dropped"]) for v in values if "images_dropped" in v]
     if flagged:  # reason-then-embed: requests whose image seems not to have reached the model
         result["images_dropped_rate"] = _mean(flagged)
-    result["n"] = float(len(outcomes))
+    result["n"] = float(len(values))
     per_category: dict[str, dict[str, float]] = {}
-    for index, category in enumerate(CATEGORIES, start=1):
-        members = [o for o in outcomes if int(o["category"]) == index]
+    for category in CATEGORIES:
+        members = [o.values for o in outcomes if o.category == category]
         if members:
             per_category[category] = {name: _mean([float(o[name]) for o in members]) for name in names}
             result.update({f"{category}/{name}": value for name, value in per_category[category].items()})

@@ -19,7 +19,7 @@ from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.plugins import parse_metric_names, retrievers, select_metrics
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput, reads_images
 from ecom_tasks.rmir.index import PoolIndex
-from ecom_tasks.rmir.metrics import ranking_outcome
+from ecom_tasks.rmir.metrics import QueryOutcome, ranking_outcome
 from ecom_tasks.rmir.metrics import summarize as summarize_outcomes
 from ecom_tasks.rmir.schema import RmirData, load_data
 from ecom_tasks.rmir.variants import RANK_DEPTH, parse_cache, parse_k, parse_mode
@@ -201,21 +201,21 @@ class Retrieval:
         outcome."""
         index = self.index()
         item = query_input(fields, mode, description)
-        category, positives = fields["category"], fields["positives"]
+        positives = fields["positives"]
         flags = {} if images_dropped is None else {"images_dropped": int(bool(images_dropped))}
         if item is None:
-            outcome = ranking_outcome([], positives, specs, category=category, failed=True)
+            outcome = ranking_outcome([], positives, specs, failed=True)
             return QueryResult({**outcome, **flags}, [], [], "no_description")
         vectors, zero = index.embed_queries([item])
         if zero[0]:
-            outcome = ranking_outcome([], positives, specs, category=category, failed=True)
+            outcome = ranking_outcome([], positives, specs, failed=True)
             return QueryResult({**outcome, **flags}, [], [], "zero_vector")
         rows, scores = index.search(vectors, rank_depth(specs))
         ranked = [index.ids[i] for i in rows[0]]
-        outcome = ranking_outcome(ranked, positives, specs, category=category)
+        outcome = ranking_outcome(ranked, positives, specs)
         return QueryResult({**outcome, **flags}, ranked, [float(s) for s in scores[0]], "ok")
 
 
-def summarize(outcomes: Iterable[Mapping[str, float]], specs: Sequence[MetricSpec]) -> dict[str, float]:
+def summarize(outcomes: Iterable[QueryOutcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
     """All RMIR metrics for the selected ranking specs (see ``metrics.summarize``)."""
     return summarize_outcomes(list(outcomes), [spec.name for spec in specs])
