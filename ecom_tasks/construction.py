@@ -1,5 +1,4 @@
-"""Chaining a dataset-construction pipeline's stages over one folder: what every ``ecom-tasks build``
-pipeline shares.
+"""What every ``ecom-tasks build`` pipeline shares: stages chained over one build folder.
 
 A pipeline (``ecom_tasks/<benchmark>/construction/``) is a sequence of
 :class:`Stage`\\ s, each one Inspect task (registered as ``ecom_tasks/<name>``)
@@ -7,33 +6,28 @@ whose inputs are files the previous stage's log was turned into. The pipeline
 package exposes ``add_build_arguments(parser)`` and ``run_build(args) -> int``;
 ``ecom-tasks build <benchmark>`` discovers it (see ``cli.py``).
 
-- **Resume.** :func:`run_stage` runs the stage with ``inspect_ai.eval_set``
-  into a folder of its own (``<out>/logs/<n>_<stage>/``). A finished log of the
-  same task (same task arguments, model and roles) is reused without a model
-  call; an interrupted one (cancelled, failed, or a killed process's log
-  left ``started``, which Inspect recovers from its sample buffer) is retried
-  with its finished samples reused. So re-running the same command asks only
-  for the unfinished items, and a re-run that changes only thresholds applied
-  after the stages asks nothing.
-- **Input hashes.** A stage's inputs are files; their sha256 (:func:`file_sha256`)
-  goes into the task arguments (``<name>_sha256``), so the log records them
-  and a changed input is a different task (never a stale log reused). The
-  task checks the hash against the file it reads (:func:`check_sha256`).
-- **Costs.** :func:`run_stage` says, before a stage starts, how many items
-  it has, how many model calls each makes (``items x judges``) and how many
-  an earlier run already finished (:func:`finished_items`).
-- **Reading.** :func:`scored_samples` yields each sample's score of a named
-  scorer from a finished log; pipelines turn those into the next stage's
-  input file (:func:`write_jsonl`) and into the benchmark's data files.
+- **Resume.** :func:`run_stage` runs a stage with ``inspect_ai.eval_set`` in a
+  folder of its own (``<out>/logs/<n>_<stage>/``): a finished log of the same
+  task (task arguments, model, roles) is reused without a model call, an
+  interrupted one is retried with its finished samples reused. So a re-run asks
+  only for unfinished items, and one that changes only thresholds applied after
+  the stages asks nothing.
+- **Input hashes.** A stage's input files' sha256 are task arguments
+  (``<name>_sha256``): a changed input is a different task, never a stale log
+  reused; the task checks the hash against the file it reads (:func:`check_sha256`).
+- **Abstentions.** An unreadable or cut-off vote is an abstention, never a
+  guess; a stage whose votes mostly abstained stops the build (:func:`check_abstentions`).
 
-Inspect is imported inside the functions that need it: importing this module
-stays light (the CLI imports every pipeline package to build its parser).
+Inspect is imported inside the functions that need it: the CLI imports every
+pipeline package to build its parser.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import binascii
+import dataclasses
 import hashlib
 import json
 import math
@@ -51,9 +45,6 @@ from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksEr
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.provenance import file_sha256  # the one file hasher; construction's pipelines import it from here
 
-#: Task-argument suffix of an input's hash (``input_sha256``, ``seeds_sha256``).
-SHA256_SUFFIX = "_sha256"
-
 
 class StageFailed(EcomTasksError):
     """A stage did not finish (after Inspect's retries): re-running the same command resumes it."""
@@ -62,16 +53,9 @@ class StageFailed(EcomTasksError):
 # --- files and hashes ---------------------------------------------------------------------------
 
 
-def json_sha256(value: Any) -> str:
-    """sha256 of ``value`` as canonical JSON (sorted keys, no spaces)."""
-    return hashlib.sha256(
-        json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    ).hexdigest()
-
-
 def check_sha256(path: str | os.PathLike[str], expected: str | None, what: str) -> str:
-    """The file's sha256; a :class:`ConfigurationError` when ``expected`` is given and differs (the
-    file changed since the stage's log was started: a resumed stage must read what it started with)."""
+    """The file's sha256; a :class:`ConfigurationError` when ``expected`` is given and differs (a resumed
+    stage must read what it started with)."""
     actual = file_sha256(path)
     if expected and actual != expected:
         raise ConfigurationError(
@@ -99,9 +83,7 @@ def _placed(path: str | os.PathLike[str], output: OutputFolder | None) -> tuple[
 def write_jsonl(
     path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, output: OutputFolder | None = None
 ) -> str:
-    """Write ``rows`` as JSON Lines (UTF-8, one object a line, keys in the given order, strict JSON)
-    through ``output`` (default: the file's own folder): a temporary file renamed over ``path``, never
-    written through a symlink. Returns the file's sha256."""
+    """Write ``rows`` as strict JSON Lines through ``output`` (default: the file's own folder); its sha256."""
     folder, name = _placed(path, output)
     return folder.write_lines(name, (files.dumps_strict(row, ensure_ascii=False) + "\n" for row in rows))
 
@@ -124,10 +106,8 @@ def read_jsonl(path: str | os.PathLike[str], *, inside: str | os.PathLike[str] |
 class Stage:
     """One stage: the registered Inspect task, its arguments, and what it costs.
 
-    ``calls_per_item`` model calls per item (0 for a stage that calls no chat
-    model, e.g. retrieval: run with ``model="none"``); ``unit`` names the calls
-    (``"judges"``). ``model_roles`` are given to this stage only (a judge panel's
-    roles are not part of the other stages' identity).
+    ``calls_per_item`` is 0 for a stage that calls no chat model (run with ``model="none"``);
+    ``model_roles`` are this stage's only (another stage's roles are not part of its identity).
     """
 
     name: str
@@ -139,49 +119,21 @@ class Stage:
     model: str | None = None
     model_roles: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def calls(self) -> int:
-        return self.items * self.calls_per_item
 
-
-@dataclass
-class StageOptions:
-    """Where stages log and how Inspect runs them (the ``eval_set`` options a build passes on)."""
-
-    log_root: Path
-    display: str | None = None
-    max_connections: int | None = None
-    max_samples: int | None = None
-    retry_attempts: int | None = None
-    log_level: str | None = None
-    fail_on_error: bool | float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: The build folder holding ``log_root``: a stage's log folder is checked to be a real folder below
-    #: it (Inspect writes into it; a planted symlink there would send the logs elsewhere).
-    output: OutputFolder | None = None
-
-    def folder(self, index: int, stage: Stage) -> Path:
-        folder = Path(self.log_root) / f"{index}_{stage.name}"
-        if self.output is not None:
-            _, name = _placed(folder, self.output)
-            self.output.folder(name)
-        return folder
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _matches(header: Any, stage: Stage) -> bool:
     """Whether a log (header) is an earlier run of this stage, as ``eval_set`` decides when it reuses a
-    log: the same task, task arguments, model (when the stage names one) and model roles. (The cost
-    line counted another model's answers as done when only the task was compared.)"""
-    task = stage.task.removeprefix("ecom_tasks/")
-    if str(header.eval.task).removeprefix("ecom_tasks/") != task:
+    log: the same task, task arguments, model (when the stage names one) and model roles."""
+    if str(header.eval.task).removeprefix("ecom_tasks/") != stage.task.removeprefix("ecom_tasks/"):
         return False
     if stage.model is not None and str(header.eval.model) != stage.model:
         return False
     roles = {role: str(getattr(config, "model", config)) for role, config in (header.eval.model_roles or {}).items()}
-    if roles != dict(stage.model_roles):
-        return False
     recorded = dict(header.eval.task_args_passed or header.eval.task_args or {})
-    return json_sha256(recorded) == json_sha256(_plain(stage.task_args))
+    return roles == dict(stage.model_roles) and _canonical(recorded) == _canonical(_plain(stage.task_args))
 
 
 def _plain(value: Any) -> Any:
@@ -225,12 +177,12 @@ def finished_items(folder: str | os.PathLike[str], stage: Stage) -> int:
 
 
 def cost_line(stage: Stage, done: int = 0) -> str:
-    """``judge: 40 triplets x 5 judges = 200 model calls; 120 of them done by an earlier run, 80 to make``."""
+    """``judge: 40 items x 5 judges = 200 model calls; 120 of them done by an earlier run, 80 to make``."""
     if stage.calls_per_item == 0:
         head = f"{stage.name}: {stage.items} items, no model call"
         return head + (f"; {done} done by an earlier run" if done else "")
     per = f" x {stage.calls_per_item} {stage.unit}" if stage.calls_per_item != 1 or stage.unit != "call" else ""
-    total = stage.calls
+    total = stage.items * stage.calls_per_item
     head = f"{stage.name}: {stage.items} items{per} = {total} model call{'s' if total != 1 else ''}"
     if done:
         remaining = (stage.items - done) * stage.calls_per_item
@@ -238,34 +190,27 @@ def cost_line(stage: Stage, done: int = 0) -> str:
     return head
 
 
-def run_stage(stage: Stage, options: StageOptions, *, index: int = 1, of: int = 1) -> Any:
-    """Print the stage's cost, then run it with ``eval_set`` in its folder (reusing or resuming an
-    earlier run of the same task there) and return its finished log, samples included.
-
-    A stage with no item is not run (``None``). A stage that does not finish
-    after Inspect's retries raises :class:`StageFailed` naming the folder.
-    """
+def run_stage(stage: Stage, output: OutputFolder, settings: Mapping[str, Any], *, index: int = 1, of: int = 1) -> Any:
+    """Print the stage's cost, then run it with ``eval_set`` (``settings``: its Inspect options) in
+    ``logs/<index>_<name>`` of the build folder, reusing or resuming an earlier run there; its finished
+    log, samples included (None for a stage with no item). A stage that does not finish after
+    Inspect's retries raises :class:`StageFailed` naming the folder."""
     from inspect_ai import eval_set
     from inspect_ai.log import read_eval_log
 
-    folder = options.folder(index, stage)
-    done = finished_items(folder, stage)
-    say(f"stage {index}/{of} {cost_line(stage, done)}")
+    folder = output.folder(f"logs/{index}_{stage.name}")  # a real folder: a planted symlink would send logs away
+    say(f"stage {index}/{of} {cost_line(stage, finished_items(folder, stage))}")
     if stage.items == 0:
         return None
-    kwargs: dict[str, Any] = dict(
+    success, logs = eval_set(
+        [stage.task],
         log_dir=str(folder),
         task_args=_plain(stage.task_args),
         model=stage.model,
         model_roles=dict(stage.model_roles) or None,
         log_dir_allow_dirty=True,  # logs of an earlier, different run of this stage (other inputs) stay, unused
+        **settings,
     )
-    for name in ("display", "max_connections", "max_samples", "retry_attempts", "log_level", "fail_on_error"):
-        value = getattr(options, name)
-        if value is not None:
-            kwargs[name] = value
-    kwargs.update(options.extra)
-    success, logs = eval_set([stage.task], **kwargs)
     log = logs[0] if logs else None
     if not success or log is None or log.status != "success":
         where = log.location if log is not None else str(folder)
@@ -278,10 +223,9 @@ def run_stage(stage: Stage, options: StageOptions, *, index: int = 1, of: int = 
 
 
 def scored_samples(log: Any, scorer: str) -> Iterator[tuple[Any, Any]]:
-    """``(sample, score)`` for every sample of a finished log that ``scorer`` scored (by the scorer's
-    name, with or without the ``ecom_tasks/`` prefix)."""
+    """``(sample, score)`` for every sample of a log that ``scorer`` (with or without ``ecom_tasks/``) scored."""
     wanted = scorer.removeprefix("ecom_tasks/")
-    for sample in log.samples or []:
+    for sample in (log.samples or []) if log is not None else []:
         for name, score in (sample.scores or {}).items():
             if name.removeprefix("ecom_tasks/") == wanted:
                 yield sample, score
@@ -290,8 +234,6 @@ def scored_samples(log: Any, scorer: str) -> Iterator[tuple[Any, Any]]:
 
 def logged_votes(log: Any, scorer: str) -> dict[str, list[Any]]:
     """sample id -> the votes its scorer read (its ``votes`` metadata; abstentions as None); {} without a log."""
-    if log is None:
-        return {}
     return {
         str(sample.id): list((score.metadata or {}).get("votes", [])) for sample, score in scored_samples(log, scorer)
     }
@@ -318,22 +260,33 @@ def stage_metadata(
     )
 
 
-def panel_solver(
-    role_prefix: str,
-    judges: int,
+def panel_task(
+    name: str,
+    samples: list[Any],
+    location: str,
+    *,
+    role: str,
+    seats: int,
     temperature: float | None,
     max_tokens: int,
     parse: Callable[[str], Any],
-    reminder: str,
-    limit_reminder: str,
+    reminders: tuple[str, str],
+    scorer: Any,
+    version: str,
+    metadata: dict[str, Any],
     seed: int | None = None,
 ) -> Any:
-    """Every seat ``<role_prefix>_1..judges`` answers each sample; an unreadable reply is asked once more."""
+    """A voting stage: every seat ``<role>_1..seats`` answers each sample; a reply ``parse`` cannot read
+    is asked once more with ``reminders`` (the first; the second after a reply cut off by a limit)."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset
+
     from ecom_tasks.solvers.panel_votes import panel_generate
 
-    return panel_generate(
-        judges=judges,
-        role_prefix=role_prefix,
+    reminder, limit_reminder = reminders
+    solver = panel_generate(
+        judges=seats,
+        role_prefix=role,
         temperature=temperature,
         max_tokens=max_tokens,
         parse=parse,
@@ -342,118 +295,32 @@ def panel_solver(
         limit_reminder=limit_reminder,
         seed=seed,
     )
+    dataset = MemoryDataset(samples, name=name, location=location)
+    return Task(dataset=dataset, solver=solver, scorer=scorer, version=version, metadata=metadata)
 
 
-def panel_stage_votes(state: Any, parse: Callable[[str], Any], cut_off: Any) -> tuple[list[Any], dict[str, dict]]:
-    """Each seat's vote, read from its last reply by ``parse``; a reply stopped by a limit is ``cut_off``
-    (an abstention)."""
+def read_panel(
+    state: Any, parse: Callable[[str], Any], cut_off: Any, value: Callable[[Any], Any] = lambda read: read.vote
+) -> tuple[list[Any], dict[str, Any]]:
+    """Each seat's vote read from its last reply by ``parse`` (a reply stopped by a limit is ``cut_off``,
+    an abstention) and the score's metadata: who sat, what each voted (``value``) and why not, how often
+    each was asked."""
     from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
     from ecom_tasks.solvers.panel_votes import panel_replies
 
     replies = panel_replies(state)
-    votes = []
-    for record in replies.values():
-        limited = bool(record.get("stop_reasons")) and record["stop_reasons"][-1] in LIMIT_STOP_REASONS
-        votes.append(cut_off if limited else parse(record.get("reply", "")))
-    return votes, replies
-
-
-def vote_metadata(votes: list[Any], statuses: list[str], replies: dict[str, dict]) -> dict[str, Any]:
-    """A voting stage's score metadata: who sat, what each voted and why not, how often each was asked."""
-    return {
+    parsed = [
+        cut_off if r.get("stop_reasons") and r["stop_reasons"][-1] in LIMIT_STOP_REASONS else parse(r.get("reply", ""))
+        for r in replies.values()
+    ]
+    votes = [list(vote) if isinstance(vote := value(read), tuple) else vote for read in parsed]
+    return parsed, {
         "roles": list(replies),
         "models": [r.get("model", "") for r in replies.values()],
         "votes": votes,
-        "statuses": statuses,
+        "statuses": [read.status for read in parsed],
         "attempts": [len(r.get("replies") or []) for r in replies.values()],
     }
-
-
-# --- the build command's shared arguments ------------------------------------------------------
-
-#: Inspect settings every stage passes through to ``eval_set`` (``StageOptions`` fields).
-STAGE_OPTION_NAMES = ("display", "max_connections", "max_samples", "retry_attempts", "log_level")
-
-
-def model_role(text: str) -> tuple[str, str]:
-    """An argparse type: ``ROLE=MODEL`` -> ``(role, model)``."""
-    import argparse
-
-    role, sep, model = text.partition("=")
-    if not sep or not role.strip() or not model.strip():
-        raise argparse.ArgumentTypeError(f"expected ROLE=MODEL (e.g. judge_2=openai/gpt-4o-mini), got {text!r}")
-    return role.strip(), model.strip()
-
-
-def add_panel_arguments(parser: Any, *, model_help: str, roles_help: str) -> None:
-    """``--model`` (every seat not bound by a role) and the repeatable ``--model-role ROLE=MODEL``."""
-    parser.add_argument("--model", required=True, help=model_help)
-    parser.add_argument(
-        "--model-role", action="append", default=[], type=model_role, metavar="ROLE=MODEL", help=roles_help
-    )
-
-
-def add_stage_arguments(parser: Any) -> None:
-    """The Inspect settings a build passes to each stage (see :data:`STAGE_OPTION_NAMES`)."""
-    parser.add_argument("--max-connections", type=int, default=None, help="Inspect's concurrent model connections")
-    parser.add_argument("--max-samples", type=int, default=None, help="Inspect's concurrent samples")
-    parser.add_argument(
-        "--retry-attempts", type=int, default=None, help="eval-set retries of a failed stage (Inspect's default 10)"
-    )
-    parser.add_argument("--display", default=None, help="Inspect display (full, rich, plain, none)")
-    parser.add_argument("--log-level", default=None, help="Inspect log level")
-
-
-def add_image_arguments(parser: Any, *, images_default: str, source: str) -> None:
-    """How images reach the data set (``--images link|copy``) and may be read (outside ``source``'s folder, URLs)."""
-    parser.add_argument(
-        "--images",
-        default=images_default,
-        choices=("link", "copy"),
-        help=f"put images into data/images by hard link (copy where not possible) or copy (default {images_default})",
-    )
-    parser.add_argument(
-        "--allow-outside-images", action="store_true", help=f"read image paths outside the {source}'s folder"
-    )
-    parser.add_argument("--allow-url-images", action="store_true", help="fetch http(s) image URLs")
-
-
-def stage_options(args: Any) -> dict[str, Any]:
-    """The stage settings the user gave (None: Inspect's default)."""
-    return {name: getattr(args, name) for name in STAGE_OPTION_NAMES if getattr(args, name, None) is not None}
-
-
-def build_options(args: Any, *, images: bool = False) -> dict[str, Any]:
-    """The ``BuildOptions`` fields every build's command line gives alike (with ``images``, also those of
-    :func:`add_image_arguments`)."""
-    shared: dict[str, Any] = dict(
-        out=Path(args.out),
-        model=args.model,
-        model_roles=dict(args.model_role),
-        stage_options=stage_options(args),
-        max_abstention_share=args.max_abstention_share,
-    )
-    if images:
-        from ecom_tasks.images import ImageAccess
-
-        shared.update(
-            images=args.images, image_access=ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
-        )
-    return shared
-
-
-def image_access_args(access: Any) -> dict[str, bool]:
-    """The task arguments that let a stage read the images the build may read (none for the default)."""
-    return {
-        name: True
-        for name, allowed in (("allow_outside_images", access.outside), ("allow_url_images", access.urls))
-        if allowed
-    }
-
-
-def roles_of(model_roles: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    """The roles bound to one stage's panel (a stage's identity includes only its own roles)."""
-    return {role: model for role, model in model_roles.items() if role.startswith(prefix)}
 
 
 # --- images of a built data set -----------------------------------------------------------------
@@ -516,21 +383,24 @@ def place_image(source: str, target: str | os.PathLike[str], mode: str, *, outpu
 # --- the build folder ---------------------------------------------------------------------------
 
 
-def prepare_output(output: OutputFolder, *, files_out: Iterable[str] = (), folders: Iterable[str] = ()) -> None:
-    """Before the first model call: the build folder can be written; no planned file is (or lies in) an
-    input; every planned file's folder and every named folder that already exists is a real folder
-    below it (a planted symlink such as ``data -> elsewhere`` is refused) and can be written."""
+def open_build_folder(
+    out: str | os.PathLike[str], *, inputs: Iterable[Path], files_out: Iterable[str], folders: Iterable[str]
+) -> OutputFolder:
+    """The build folder ``out``, checked before anything is read or asked: it can be written; no planned
+    file is (or lies in) an input; every planned file's folder and every named folder that already
+    exists is a real folder below it (a planted symlink such as ``data -> elsewhere`` is refused) and
+    can be written."""
+    files.create_parents(Path(out).absolute())  # first: a path through a file is one short message
+    output = OutputFolder(Path(out).absolute(), inputs=list(inputs), what="build folder")
     output.check_writable()
     wanted: dict[str, None] = {}
     for name in files_out:
         target = output.check_target(name)
         if target.is_dir() and not target.is_symlink():
             raise FileRefused(f"{target}: a folder where the build writes a file; move it away")
-        for parent in reversed(Path(name).parents[:-1]):
-            wanted[parent.as_posix()] = None
+        wanted.update((parent.as_posix(), None) for parent in reversed(Path(name).parents[:-1]))
     for name in folders:
-        for parent in reversed(Path(name).parents[:-1]):
-            wanted[parent.as_posix()] = None
+        wanted.update((parent.as_posix(), None) for parent in reversed(Path(name).parents[:-1]))
         wanted[Path(name).as_posix()] = None
     for name in wanted:
         if os.path.lexists(output.path(name)):
@@ -538,15 +408,6 @@ def prepare_output(output: OutputFolder, *, files_out: Iterable[str] = (), folde
             probe = f"{name}/.ecom-tasks-probe.{os.urandom(6).hex()}"
             output.write_bytes(probe, b"")
             output.remove(probe)
-
-
-def open_build_folder(
-    out: str | os.PathLike[str], *, inputs: Iterable[Path], files_out: Iterable[str], folders: Iterable[str]
-) -> OutputFolder:
-    """The build folder ``out``, made and checked (:func:`prepare_output`) before anything is read or asked."""
-    files.create_parents(Path(out).absolute())  # first: a path through a file is one short message
-    output = OutputFolder(Path(out).absolute(), inputs=list(inputs), what="build folder")
-    prepare_output(output, files_out=files_out, folders=folders)
     return output
 
 
@@ -662,8 +523,6 @@ def vote_outcomes(stage: str, scored: Iterable[tuple[Sequence[Any], Sequence[str
 
 def log_vote_outcomes(log: Any, scorer: str, stage: str) -> VoteOutcomes:
     """:func:`vote_outcomes` of a finished stage log (its scorer's ``votes`` and ``statuses`` metadata)."""
-    if log is None:
-        return VoteOutcomes(stage)
     return vote_outcomes(
         stage,
         (
@@ -673,10 +532,18 @@ def log_vote_outcomes(log: Any, scorer: str, stage: str) -> VoteOutcomes:
     )
 
 
-def check_abstentions(outcomes: VoteOutcomes, max_share: float = MAX_ABSTENTION_SHARE, *, log: Any = None) -> None:
+def check_abstentions(
+    outcomes: VoteOutcomes,
+    max_share: float = MAX_ABSTENTION_SHARE,
+    *,
+    log: Any = None,
+    output: OutputFolder | None = None,
+    data: Iterable[str] = (),
+) -> None:
     """Print the stage's outcomes; stop (:class:`TooManyAbstentions`) when every vote, or more than
-    ``max_share`` of them, abstained."""
-    print(f"  {outcomes.stage}: {outcomes.counts()}", file=sys.stdout, flush=True)
+    ``max_share`` of them, abstained, removing an earlier build's data set first (``data`` below
+    ``output``: it must not pass for this one's)."""
+    say(f"  {outcomes.stage}: {outcomes.counts()}")
     if not outcomes.total or (outcomes.abstained < outcomes.total and outcomes.share <= max_share):
         return
     advice = []
@@ -688,6 +555,8 @@ def check_abstentions(outcomes: VoteOutcomes, max_share: float = MAX_ABSTENTION_
         advice.append("read why the model declined (the stage's log) and change the inputs or the model")
     how_many = "every vote" if outcomes.abstained == outcomes.total else f"more than {max_share:.0%} of the votes"
     where = f"; the stage's replies are in {log.location}" if getattr(log, "location", None) else ""
+    for name in data:
+        output.remove(name)  # type: ignore[union-attr]
     raise TooManyAbstentions(
         f"stage {outcomes.stage} stopped the build: {outcomes.counts()}. With {how_many} abstaining, the data set "
         f"would be decided by tie-breaks, not votes: no data set written{where}. To go on, "
@@ -695,23 +564,8 @@ def check_abstentions(outcomes: VoteOutcomes, max_share: float = MAX_ABSTENTION_
     )
 
 
-def stop_on_abstentions(
-    outcomes: VoteOutcomes, max_share: float, *, log: Any, output: OutputFolder, data: Iterable[str]
-) -> None:
-    """:func:`check_abstentions`; when it stops the build, an earlier build's data set (``data`` below
-    ``output``) is removed first: it must not pass for this one's."""
-    try:
-        check_abstentions(outcomes, max_share, log=log)
-    except TooManyAbstentions:
-        for name in data:
-            output.remove(name)
-        raise
-
-
 def abstention_share(text: str) -> float:
     """An argparse type: a share in [0, 1]."""
-    import argparse
-
     try:
         value = float(text)
     except ValueError:
@@ -721,7 +575,45 @@ def abstention_share(text: str) -> float:
     return value
 
 
-def add_abstention_argument(parser: Any) -> None:
+# --- the build command ----------------------------------------------------------------------------
+
+#: Inspect settings a build passes to each stage's ``eval_set``, as given on the command line.
+STAGE_OPTION_NAMES = ("display", "max_connections", "max_samples", "retry_attempts", "log_level")
+
+
+def model_role(text: str) -> tuple[str, str]:
+    """An argparse type: ``ROLE=MODEL`` -> ``(role, model)``."""
+    role, sep, model = text.partition("=")
+    if not sep or not role.strip() or not model.strip():
+        raise argparse.ArgumentTypeError(f"expected ROLE=MODEL (e.g. judge_2=openai/gpt-4o-mini), got {text!r}")
+    return role.strip(), model.strip()
+
+
+def add_input_arguments(
+    parser: argparse.ArgumentParser,
+    description: str,
+    *,
+    out: str,
+    source: tuple[str, str],
+    model_help: str,
+    roles_help: str,
+) -> None:
+    """What every build is given first: ``--out``, its input (``source``: flag and help), ``--model``
+    (every seat not bound by a role) and the repeatable ``--model-role ROLE=MODEL``."""
+    parser.description = description
+    parser.add_argument("--out", required=True, help=out)
+    parser.add_argument(source[0], default=None, help=source[1])
+    parser.add_argument("--model", required=True, help=model_help)
+    parser.add_argument(
+        "--model-role", action="append", default=[], type=model_role, metavar="ROLE=MODEL", help=roles_help
+    )
+
+
+def add_run_arguments(
+    parser: argparse.ArgumentParser, *, images_default: str | None = None, source: str | None = None
+) -> None:
+    """What every build is given last: ``--max-abstention-share``; with ``images_default``, how images
+    reach the data set and may be read (outside ``source``'s folder, URLs); the stages' Inspect settings."""
     parser.add_argument(
         "--max-abstention-share",
         type=abstention_share,
@@ -732,3 +624,86 @@ def add_abstention_argument(parser: Any) -> None:
             f" instead of writing a data set decided by tie-breaks (default {MAX_ABSTENTION_SHARE})"
         ),
     )
+    if images_default is not None:
+        parser.add_argument(
+            "--images",
+            default=images_default,
+            choices=("link", "copy"),
+            help=f"put images into data/images by hard link (copy where not possible) or copy (default {images_default})",
+        )
+        parser.add_argument(
+            "--allow-outside-images", action="store_true", help=f"read image paths outside the {source}'s folder"
+        )
+        parser.add_argument("--allow-url-images", action="store_true", help="fetch http(s) image URLs")
+    parser.add_argument("--max-connections", type=int, default=None, help="Inspect's concurrent model connections")
+    parser.add_argument("--max-samples", type=int, default=None, help="Inspect's concurrent samples")
+    parser.add_argument(
+        "--retry-attempts", type=int, default=None, help="eval-set retries of a failed stage (Inspect's default 10)"
+    )
+    parser.add_argument("--display", default=None, help="Inspect display (full, rich, plain, none)")
+    parser.add_argument("--log-level", default=None, help="Inspect log level")
+
+
+@dataclass
+class BuildOptions:
+    """What every build is given (a pipeline's own options extend it)."""
+
+    out: Path
+    model: Any
+    model_roles: dict[str, Any] = field(default_factory=dict)
+    #: Inspect settings of every stage (``STAGE_OPTION_NAMES``: display, max_connections, ...).
+    stage_options: dict[str, Any] = field(default_factory=dict)
+    #: A stage whose votes abstain more than this share (or all of them) stops the build.
+    max_abstention_share: float = MAX_ABSTENTION_SHARE
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, **given: Any) -> Any:
+        """The options of a command line: every field an argument of the same name gives (an argument
+        left None keeps the field's default), then ``given``."""
+        values: dict[str, Any] = {}
+        for option in dataclasses.fields(cls):
+            value = getattr(args, option.name, None)
+            if option.type == "Path" and value:
+                values[option.name] = Path(value)
+            elif option.type != "Path" and value is not None:
+                values[option.name] = value
+        values["model_roles"] = dict(args.model_role)
+        values["stage_options"] = {
+            name: getattr(args, name) for name in STAGE_OPTION_NAMES if getattr(args, name) is not None
+        }
+        if hasattr(args, "allow_outside_images"):
+            from ecom_tasks.images import ImageAccess
+
+            values["image_access"] = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
+        return cls(**values, **given)
+
+    def run(
+        self,
+        stage: Stage,
+        output: OutputFolder,
+        outcomes: Callable[[Any], VoteOutcomes] | None,
+        *,
+        data: Iterable[str],
+        index: int = 1,
+        of: int = 1,
+    ) -> Any:
+        """:func:`run_stage`; then (``outcomes`` of its log) print its votes' outcomes and stop the build when
+        too many abstained, removing an earlier build's ``data`` first (it must not pass for this one's)."""
+        log = run_stage(stage, output, self.stage_options, index=index, of=of)
+        if outcomes is not None:
+            check_abstentions(outcomes(log), self.max_abstention_share, log=log, output=output, data=data)
+        return log
+
+
+def image_access_args(access: Any) -> dict[str, bool]:
+    """The task arguments that let a stage read the images the build may read (none for the default)."""
+    return {
+        name: True
+        for name, allowed in (("allow_outside_images", access.outside), ("allow_url_images", access.urls))
+        if allowed
+    }
+
+
+def roles_of(model_roles: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The roles bound to one stage's panel (a stage's identity includes only its own roles)."""
+    return {role: model for role, model in model_roles.items() if role.startswith(prefix)}

@@ -13,26 +13,21 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_abstention_argument, add_panel_arguments, add_stage_arguments, build_options
+from ecom_tasks.construction import add_input_arguments, add_run_arguments
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
+    add_input_arguments(
+        parser,
         "Build MonBench Query-Ad Relevance questions from query-ad pairs with human labels: N models vote relevant / "
         "irrelevant on every pair; each query's question takes the human-relevant ad most models called irrelevant and "
         "the three human-irrelevant ads most models called relevant. Re-run the same command to resume; change the "
-        "selection options afterwards without any model call."
-    )
-    parser.add_argument(
-        "--out", required=True, help="the build folder: logs/, work/ and the questions in data/monbench.jsonl"
-    )
-    parser.add_argument(
-        "--pairs",
-        default=None,
-        help="query-ad pairs: id, query, ad, human_label, optional location, market, category (default: the bundled synthetic pairs)",
-    )
-    add_panel_arguments(
-        parser,
+        "selection options afterwards without any model call.",
+        out="the build folder: logs/, work/ and the questions in data/monbench.jsonl",
+        source=(
+            "--pairs",
+            "query-ad pairs: id, query, ad, human_label, optional location, market, category (default: the bundled synthetic pairs)",
+        ),
         model_help="Inspect model for every voter not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a voter: voter_1 .. voter_N (repeat; unbound voters are --model)",
     )
@@ -57,26 +52,11 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "--split", default="test", choices=("test", "validation", "fewshot"), help="the questions' split (default test)"
     )
     parser.add_argument("--order-seed", type=int, default=0, help="seed of the options' order (default 0)")
-    add_abstention_argument(parser)
-    add_stage_arguments(parser)
+    add_run_arguments(parser)
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from ecom_tasks.monbench.construction.pipeline import BuildOptions, build
 
-    from ecom_tasks.monbench.construction.pipeline import BuildOptions, build, default_pairs
-
-    build(
-        BuildOptions(
-            **build_options(args),
-            pairs=Path(args.pairs) if args.pairs else default_pairs(),
-            voters=args.voters,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            min_positive=args.min_positive_votes,
-            min_negative=args.min_negative_votes,
-            split=args.split,
-            order_seed=args.order_seed,
-        )
-    )
+    build(BuildOptions.from_args(args, min_positive=args.min_positive_votes, min_negative=args.min_negative_votes))
     return 0

@@ -21,18 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecom_tasks import construction
 from ecom_tasks.construction import (
-    MAX_ABSTENTION_SHARE,
     Stage,
-    StageOptions,
     file_sha256,
     log_vote_outcomes,
     logged_votes,
     open_build_folder,
     roles_of,
-    run_stage,
     say,
-    stop_on_abstentions,
     write_jsonl,
 )
 from ecom_tasks.data import fixtures_dir
@@ -55,11 +52,8 @@ def default_pairs() -> Path:
 
 
 @dataclass
-class BuildOptions:
-    out: Path
-    model: Any
+class BuildOptions(construction.BuildOptions):
     pairs: Path = field(default_factory=default_pairs)
-    model_roles: dict[str, Any] = field(default_factory=dict)
     voters: int = 4
     temperature: float = 0.0
     max_tokens: int | None = None  # None: the stage's default (stages.MAX_TOKENS)
@@ -67,9 +61,6 @@ class BuildOptions:
     min_negative: int = 0
     split: str = "test"
     order_seed: int = 0
-    stage_options: dict[str, Any] = field(default_factory=dict)
-    #: A vote stage whose votes abstain more than this share (or all of them) stops the build.
-    max_abstention_share: float = MAX_ABSTENTION_SHARE
 
 
 @dataclass
@@ -134,9 +125,7 @@ def build(options: BuildOptions) -> BuildResult:
         model_roles=roles_of(options.model_roles, ROLE_PREFIX),
     )
     result = BuildResult()
-    result.log = run_stage(stage, StageOptions(log_root=out / "logs", output=output, **options.stage_options))
-    outcomes = log_vote_outcomes(result.log, SCORER, stage.name)
-    stop_on_abstentions(outcomes, options.max_abstention_share, log=result.log, output=output, data=(DATA,))
+    result.log = options.run(stage, output, lambda log: log_vote_outcomes(log, SCORER, stage.name), data=(DATA,))
     votes = logged_votes(result.log, SCORER)
     write_jsonl(
         VOTES,

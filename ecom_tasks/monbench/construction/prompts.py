@@ -14,7 +14,6 @@ from __future__ import annotations
 VOTE_VERSION = "monbench-build-vote/1"
 RELEVANT = "relevant"
 IRRELEVANT = "irrelevant"
-LABELS = (RELEVANT, IRRELEVANT)
 
 #: Synthetic labelled examples (query, location, ad, label): not from the MonBench data.
 EXAMPLES = (

@@ -11,19 +11,12 @@ no longer matches refuses to run.
 from __future__ import annotations
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import (
-    CUT_OFF,
-    check_sha256,
-    panel_solver,
-    panel_stage_votes,
-    stage_metadata,
-    vote_metadata,
-)
+from ecom_tasks.construction import CUT_OFF, check_sha256, panel_task, read_panel, stage_metadata
 from ecom_tasks.monbench.construction.parsing import RelevanceVote, parse_relevance
 from ecom_tasks.monbench.construction.prompts import (
     VOTE_LIMIT_REMINDER,
@@ -45,18 +38,14 @@ VOTER_ROLE = "voter"
 BENCHMARK = "monbench_build"
 
 
-def panel_votes(state: TaskState) -> tuple[list[RelevanceVote], dict[str, dict]]:
-    """Each voter's vote, read from its last reply; a reply cut off by a limit abstains."""
-    return panel_stage_votes(state, parse_relevance, RelevanceVote(None, CUT_OFF))
-
-
 @scorer(metrics=[mean()])
 def monbench_relevance_votes() -> Scorer:
     """The share of voters agreeing with the human label (an abstention agrees with nothing); the
     answer is the tally."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, replies = panel_votes(state)
+        # each voter's vote, read from its last reply; a reply cut off by a limit abstains
+        parsed, metadata = read_panel(state, parse_relevance, RelevanceVote(None, CUT_OFF), lambda read: read.label)
         votes = [v.label for v in parsed]
         counts = tally(votes)
         agreeing = sum(1 for v in votes if v == target.text)
@@ -64,7 +53,7 @@ def monbench_relevance_votes() -> Scorer:
             value=agreeing / len(votes) if votes else 0.0,
             answer=f"{counts.relevant} relevant, {counts.irrelevant} irrelevant, {counts.abstained} abstained",
             explanation=f"human: {target.text}",
-            metadata=vote_metadata(votes, [v.status for v in parsed], replies),
+            metadata=metadata,
         )
 
     return score
@@ -92,11 +81,16 @@ def monbench_build_votes(
         )
         for p in load_pairs(data)
     ]
-    return Task(
-        dataset=MemoryDataset(samples, name="monbench_build_votes", location=data),
-        solver=panel_solver(
-            VOTER_ROLE, voters, temperature, max_tokens, parse_relevance, VOTE_REMINDER, VOTE_LIMIT_REMINDER
-        ),
+    return panel_task(
+        "monbench_build_votes",
+        samples,
+        data,
+        role=VOTER_ROLE,
+        seats=voters,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        parse=parse_relevance,
+        reminders=(VOTE_REMINDER, VOTE_LIMIT_REMINDER),
         scorer=monbench_relevance_votes(),
         version=STAGE_VERSION,
         metadata=stage_metadata(

@@ -13,31 +13,20 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import (
-    add_abstention_argument,
-    add_image_arguments,
-    add_panel_arguments,
-    add_stage_arguments,
-    build_options,
-)
+from ecom_tasks.construction import add_input_arguments, add_run_arguments
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
+    add_input_arguments(
+        parser,
         "Mine RAIR's Hard and Visually Salient subsets from candidate query-item pairs: hard-intent votes of k LLMs "
         "(Fig. 11), visual-necessity votes of k VLMs (Fig. 12) and k rule pre-annotation runs (Eq. 4). Re-run the same "
-        "command to resume; change the --min-*-votes thresholds afterwards without any model call."
-    )
-    parser.add_argument(
-        "--out", required=True, help="the build folder: logs/, work/decisions.jsonl and the records in data/"
-    )
-    parser.add_argument(
-        "--candidates",
-        default=None,
-        help="candidate pairs: a RAIR data file with human labels (subset, intent, rule_ids are replaced; default: the bundled synthetic candidates)",
-    )
-    add_panel_arguments(
-        parser,
+        "command to resume; change the --min-*-votes thresholds afterwards without any model call.",
+        out="the build folder: logs/, work/decisions.jsonl and the records in data/",
+        source=(
+            "--candidates",
+            "candidate pairs: a RAIR data file with human labels (subset, intent, rule_ids are replaced; default: the bundled synthetic candidates)",
+        ),
         model_help="Inspect model for every panel seat not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a panel seat: voter_1..k (intent), vlm_1..k (visual necessity), annotator_1..k (rule runs); repeat",
     )
@@ -70,29 +59,13 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-visual-votes", type=int, default=2, help="VLMs that must find the image essential (default 2, Eq. 3)"
     )
     parser.add_argument("--min-rule-votes", type=int, default=2, help="runs that must name a rule (default 2, Eq. 4)")
-    add_abstention_argument(parser)
-    add_image_arguments(parser, images_default="link", source="candidate file")
-    add_stage_arguments(parser)
+    add_run_arguments(parser, images_default="link", source="candidate file")
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from ecom_tasks.rair.construction.assembly import Thresholds
-    from ecom_tasks.rair.construction.pipeline import BuildOptions, build, default_candidates
+    from ecom_tasks.rair.construction.pipeline import BuildOptions, build
 
-    options = BuildOptions(
-        **build_options(args, images=True),
-        candidates=Path(args.candidates) if args.candidates else default_candidates(),
-        voters=args.voters,
-        vlms=args.vlms,
-        rule_runs=args.rule_runs,
-        temperature=args.temperature,
-        rule_temperature=args.rule_temperature,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        rules=args.rules,
-        thresholds=Thresholds(intent=args.min_intent_votes, visual=args.min_visual_votes, rules=args.min_rule_votes),
-    )
-    build(options)
+    thresholds = Thresholds(intent=args.min_intent_votes, visual=args.min_visual_votes, rules=args.min_rule_votes)
+    build(BuildOptions.from_args(args, thresholds=thresholds))
     return 0

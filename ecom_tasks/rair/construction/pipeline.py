@@ -18,14 +18,14 @@ interruption resumes the unfinished stage, asking only its unfinished items.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecom_tasks import construction
 from ecom_tasks.construction import (
-    MAX_ABSTENTION_SHARE,
     Stage,
-    StageOptions,
     file_sha256,
     image_access_args,
     image_file_name,
@@ -34,9 +34,7 @@ from ecom_tasks.construction import (
     open_build_folder,
     place_image,
     roles_of,
-    run_stage,
     say,
-    stop_on_abstentions,
     write_jsonl,
 )
 from ecom_tasks.data import ConfigurationError, fixtures_dir
@@ -64,11 +62,8 @@ def default_candidates() -> Path:
 
 
 @dataclass
-class BuildOptions:
-    out: Path
-    model: Any
+class BuildOptions(construction.BuildOptions):
     candidates: Path = field(default_factory=default_candidates)
-    model_roles: dict[str, Any] = field(default_factory=dict)
     voters: int = 3
     vlms: int = 3
     rule_runs: int = 3
@@ -80,9 +75,6 @@ class BuildOptions:
     thresholds: Thresholds = field(default_factory=Thresholds)
     images: str = "link"  # link (a hard link, else a copy) | copy
     image_access: ImageAccess = DEFAULT_ACCESS
-    stage_options: dict[str, Any] = field(default_factory=dict)
-    #: A stage whose votes abstain more than this share (or all of them) stops the build.
-    max_abstention_share: float = MAX_ABSTENTION_SHARE
 
 
 @dataclass
@@ -180,13 +172,11 @@ def build(options: BuildOptions) -> BuildResult:
         raise ConfigurationError(
             f"--rules must be a structured rules file (JSON with ids and levels, like rules_v1.json): {options.rules}"
         )
-    stage_options = StageOptions(log_root=out / "logs", output=output, **options.stage_options)
     result = BuildResult()
     planned = stages(options, records, ruleset, file_sha256(options.candidates))
     for index, stage in enumerate(planned, 1):
-        log = result.logs[stage.name] = run_stage(stage, stage_options, index=index, of=len(planned))
-        outcomes = log_vote_outcomes(log, SCORERS[stage.name], stage.name)
-        stop_on_abstentions(outcomes, options.max_abstention_share, log=log, output=output, data=(DATA,))
+        outcomes = functools.partial(log_vote_outcomes, scorer=SCORERS[stage.name], stage=stage.name)
+        result.logs[stage.name] = options.run(stage, output, outcomes, data=(DATA,), index=index, of=len(planned))
 
     result.assembly = assembly = assemble(
         records,

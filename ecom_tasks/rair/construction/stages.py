@@ -19,19 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import (
-    CUT_OFF,
-    check_sha256,
-    panel_solver,
-    panel_stage_votes,
-    stage_metadata,
-    vote_metadata,
-)
+from ecom_tasks.construction import CUT_OFF, check_sha256, panel_task, read_panel, stage_metadata
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction import parsing, prompts
@@ -55,11 +48,12 @@ RULES_ROLE = "annotator"
 BENCHMARK = "rair_build"
 
 
-def _metadata(stage: str, prompt_version: str, data: str, **extra) -> dict:
-    """The run's provenance (the candidate file's location and sha256) and the stage's own facts."""
-    return stage_metadata(
+def _panel_task(stage: str, samples: list[Sample], data: str, prompt_version: str, extra: dict, **panel) -> Task:
+    """The stage's task; its log's metadata: the candidate file's location and sha256, and ``extra``."""
+    metadata = stage_metadata(
         BENCHMARK, stage, version=STAGE_VERSION, prompt_version=prompt_version, data=data, fixtures=BENCHMARK, **extra
     )
+    return panel_task(f"rair_build_{stage}", samples, data, version=STAGE_VERSION, metadata=metadata, **panel)
 
 
 def candidates(
@@ -78,14 +72,9 @@ def structured_rules(rules: str) -> RuleSet:
     return ruleset
 
 
-def _votes_of(state: TaskState, parse: Callable[[str], parsing.Vote]) -> tuple[list[parsing.Vote], dict[str, dict]]:
-    """Each panel member's vote, read from its last reply; a reply cut off by a limit abstains."""
-    return panel_stage_votes(state, parse, parsing.Vote(None, CUT_OFF))
-
-
-def _vote_metadata(parsed: list[parsing.Vote], replies: dict[str, dict]) -> dict:
-    votes = [list(v.vote) if isinstance(v.vote, tuple) else v.vote for v in parsed]
-    return vote_metadata(votes, [v.status for v in parsed], replies)
+def _votes_of(state: TaskState, parse: Callable[[str], parsing.Vote]) -> tuple[list[parsing.Vote], dict]:
+    """Each panel member's vote, read from its last reply (a reply cut off by a limit abstains), and the metadata."""
+    return read_panel(state, parse, parsing.Vote(None, CUT_OFF))
 
 
 # --- intent ---------------------------------------------------------------------------------------
@@ -96,13 +85,13 @@ def rair_intent_votes(min_votes: int = MIN_VOTES) -> Scorer:
     """1 when at least ``min_votes`` voters give the query the same hard intent (the answer), else 0."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, replies = _votes_of(state, parsing.parse_intent)
+        parsed, metadata = _votes_of(state, parsing.parse_intent)
         decision = intent_decision([v.vote for v in parsed], min_votes)  # type: ignore[misc]
         return Score(
             value=1.0 if decision.hard else 0.0,
             answer=decision.intent or decision.status,
             explanation=f"votes {[v.vote for v in parsed]}; {decision.hard_votes} name a hard intent",
-            metadata={**_vote_metadata(parsed, replies), "status": decision.status, "agreement": decision.agreement},
+            metadata={**metadata, "status": decision.status, "agreement": decision.agreement},
         )
 
     return score
@@ -129,20 +118,19 @@ def rair_build_intent(
         )
         for qid, query in queries.items()
     ]
-    return Task(
-        dataset=MemoryDataset(samples, name="rair_build_intent", location=data),
-        solver=panel_solver(
-            INTENT_ROLE,
-            voters,
-            temperature,
-            max_tokens,
-            parsing.parse_intent,
-            prompts.INTENT_REMINDER,
-            prompts.INTENT_LIMIT_REMINDER,
-        ),
+    return _panel_task(
+        "intent",
+        samples,
+        data,
+        prompts.INTENT_VERSION,
+        {},
+        role=INTENT_ROLE,
+        seats=voters,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        parse=parsing.parse_intent,
+        reminders=(prompts.INTENT_REMINDER, prompts.INTENT_LIMIT_REMINDER),
         scorer=rair_intent_votes(),
-        version=STAGE_VERSION,
-        metadata=_metadata("intent", prompts.INTENT_VERSION, data),
     )
 
 
@@ -154,13 +142,13 @@ def rair_visual_votes(min_votes: int = MIN_VOTES) -> Scorer:
     """1 when at least ``min_votes`` voters find the image essential (Eq. 3), else 0."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, replies = _votes_of(state, parsing.parse_visual)
+        parsed, metadata = _votes_of(state, parsing.parse_visual)
         essential, yes = visual_decision([v.vote for v in parsed], min_votes)  # type: ignore[misc]
         return Score(
             value=1.0 if essential else 0.0,
             answer="essential" if essential else "not essential",
             explanation=f"{yes} of {len(parsed)} voters find the image essential",
-            metadata=_vote_metadata(parsed, replies),
+            metadata=metadata,
         )
 
     return score
@@ -192,20 +180,19 @@ def rair_build_visual(
         )
         for r, image in with_images
     ]
-    return Task(
-        dataset=MemoryDataset(samples, name="rair_build_visual", location=data),
-        solver=panel_solver(
-            VISUAL_ROLE,
-            vlms,
-            temperature,
-            max_tokens,
-            parsing.parse_visual,
-            prompts.VISUAL_REMINDER,
-            prompts.VISUAL_LIMIT_REMINDER,
-        ),
+    return _panel_task(
+        "visual",
+        samples,
+        data,
+        prompts.VISUAL_VERSION,
+        {},
+        role=VISUAL_ROLE,
+        seats=vlms,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        parse=parsing.parse_visual,
+        reminders=(prompts.VISUAL_REMINDER, prompts.VISUAL_LIMIT_REMINDER),
         scorer=rair_visual_votes(),
-        version=STAGE_VERSION,
-        metadata=_metadata("visual", prompts.VISUAL_VERSION, data),
     )
 
 
@@ -225,14 +212,14 @@ def rair_rule_votes(min_votes: int = MIN_VOTES, rules: str = "builtin") -> Score
 
     async def score(state: TaskState, target: Target) -> Score:
         allowed = state.metadata["allowed_rules"]
-        parsed, replies = _votes_of(state, lambda reply: parsing.parse_rule_ids(reply, allowed))
+        parsed, metadata = _votes_of(state, lambda reply: parsing.parse_rule_ids(reply, allowed))
         kept = rule_vote([v.vote for v in parsed], min_votes, order=allowed)  # type: ignore[misc]
         consistent = ruleset.resolve_level(kept) == target.text
         return Score(
             value=1.0 if consistent else 0.0,
             answer=", ".join(kept) or "none",
             explanation=f"{len(parsed)} runs; unknown ids named: {sorted({u for v in parsed for u in v.unknown}) or 'none'}",
-            metadata=_vote_metadata(parsed, replies),
+            metadata=metadata,
         )
 
     return score
@@ -273,21 +260,18 @@ def rair_build_rules(
                 metadata={"allowed_rules": [rule.id for rule in allowed], "label": r.label},
             )
         )
-    return Task(
-        dataset=MemoryDataset(samples, name="rair_build_rules", location=data),
-        solver=panel_solver(
-            RULES_ROLE,
-            runs,
-            temperature,
-            max_tokens,
-            _any_rule_line,
-            prompts.RULES_REMINDER,
-            prompts.RULES_LIMIT_REMINDER,
-            seed,
-        ),
+    return _panel_task(
+        "rules",
+        samples,
+        data,
+        prompts.RULES_VERSION,
+        {"rules_version": ruleset.version, "rules_sha256": ruleset.sha256},
+        role=RULES_ROLE,
+        seats=runs,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        parse=_any_rule_line,
+        reminders=(prompts.RULES_REMINDER, prompts.RULES_LIMIT_REMINDER),
         scorer=rair_rule_votes(rules=rules),
-        version=STAGE_VERSION,
-        metadata=_metadata(
-            "rules", prompts.RULES_VERSION, data, rules_version=ruleset.version, rules_sha256=ruleset.sha256
-        ),
+        seed=seed,
     )

@@ -15,13 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import (
-    add_abstention_argument,
-    add_image_arguments,
-    add_panel_arguments,
-    add_stage_arguments,
-    build_options,
-)
+from ecom_tasks.construction import add_input_arguments, add_run_arguments
 
 
 def _json_object(text: str) -> dict:
@@ -43,19 +37,16 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         DEFAULT_TSR_THRESHOLD,
     )
 
-    parser.description = (
+    add_input_arguments(
+        parser,
         "Build an RMIR data set from seed images (the paper's Sec. 3.1): query generation, filtration, candidate "
         "retrieval, a judge panel, confidence filtering, pool and TSR split. Re-run the same command to resume; "
-        "change --confidence / --tsr-threshold afterwards without any model call."
-    )
-    parser.add_argument("--out", required=True, help="the build folder: logs/, work/ and the data set in data/")
-    parser.add_argument(
-        "--seeds",
-        default=None,
-        help="seed table (file, or folder with seeds.jsonl): id, image, optional description and input (default: the bundled synthetic seeds)",
-    )
-    add_panel_arguments(
-        parser,
+        "change --confidence / --tsr-threshold afterwards without any model call.",
+        out="the build folder: logs/, work/ and the data set in data/",
+        source=(
+            "--seeds",
+            "seed table (file, or folder with seeds.jsonl): id, image, optional description and input (default: the bundled synthetic seeds)",
+        ),
         model_help="Inspect model for generation, filtration and every judge role not bound (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a judge of the panel: judge_1 .. judge_N (repeat; unbound judges are --model)",
     )
@@ -127,36 +118,11 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         help="output limit of every model call (default: generation 4096, filter and judges 2048; raise it for "
         "reasoning models)",
     )
-    add_abstention_argument(parser)
-    add_image_arguments(parser, images_default="copy", source="seed table")
-    add_stage_arguments(parser)
+    add_run_arguments(parser, images_default="copy", source="seed table")
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from ecom_tasks.rmir.construction.pipeline import BuildOptions, build
 
-    from ecom_tasks.rmir.construction.pipeline import BuildOptions, build, default_seeds
-
-    options = BuildOptions(
-        **build_options(args, images=True),
-        seeds=Path(args.seeds) if args.seeds else default_seeds(),
-        judges=args.judges,
-        judge_temperature=args.judge_temperature,
-        seed=args.seed,
-        inputs=args.inputs,
-        sample_seed=args.sample_seed,
-        captions=args.captions,
-        retriever=args.retriever,
-        retriever_args=args.retriever_args,
-        k=args.k,
-        text_retriever=args.text_retriever,
-        text_retriever_args=args.text_retriever_args,
-        text_k=args.text_k,
-        cache=args.cache,
-        confidence=args.confidence,
-        tsr_threshold=args.tsr_threshold,
-        until=args.until,
-        max_tokens=args.max_tokens,
-    )
-    build(options)
+    build(BuildOptions.from_args(args))
     return 0

@@ -26,27 +26,25 @@ folder a link points to.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ecom_tasks import construction
 from ecom_tasks.construction import (
     DECLINED,
-    MAX_ABSTENTION_SHARE,
     Stage,
-    StageOptions,
     VoteOutcomes,
     file_sha256,
     image_access_args,
     image_file_name,
     open_build_folder,
     place_image,
-    run_stage,
     say,
     scored_samples,
-    stop_on_abstentions,
     vote_outcomes,
     write_jsonl,
 )
@@ -82,11 +80,8 @@ def default_seeds() -> Path:
 
 
 @dataclass
-class BuildOptions:
-    out: Path
-    model: Any  # a model name or an Inspect Model (generation, filtration, and every judge role left unbound)
+class BuildOptions(construction.BuildOptions):
     seeds: Path = field(default_factory=default_seeds)
-    model_roles: dict[str, Any] = field(default_factory=dict)
     judges: int = 5
     judge_temperature: float = 0.85
     seed: int | None = None
@@ -105,11 +100,8 @@ class BuildOptions:
     until: str = "judge"
     images: str = "copy"  # copy | link (a hard link, else a copy: the data set then shares the seed files)
     image_access: ImageAccess = DEFAULT_ACCESS
-    stage_options: dict[str, Any] = field(default_factory=dict)  # StageOptions fields (display, max_connections, ...)
     #: Output limit of every model stage (None: each stage's own, tasks.*_MAX_TOKENS).
     max_tokens: int | None = None
-    #: A model stage whose votes abstain more than this share (or all of them) stops the build.
-    max_abstention_share: float = MAX_ABSTENTION_SHARE
 
 
 @dataclass
@@ -231,7 +223,7 @@ def vote_rows(log: Any, triplets: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # --- abstentions ----------------------------------------------------------------------------------
 
 
-def stage_outcomes(stage: str, log: Any) -> VoteOutcomes:
+def stage_outcomes(log: Any, stage: str) -> VoteOutcomes:
     """What became of a model stage's votes: a generation reply is one vote (answered when it gave a
     pair; declined when it declined every category it answered), the filter's verdict one, each judge's
     one (``ABSTAIN``: declined); a missing vote counts by its status (cut off by the token limit, unreadable)."""
@@ -255,13 +247,6 @@ def stage_outcomes(stage: str, log: Any) -> VoteOutcomes:
                 )
             )
     return vote_outcomes(stage, scored)
-
-
-def _check_abstentions(stage: str, log: Any, options: BuildOptions, output: OutputFolder) -> None:
-    """Print the stage's votes; stop the build (no data set) when too many abstained."""
-    stop_on_abstentions(
-        stage_outcomes(stage, log), options.max_abstention_share, log=log, output=output, data=(QUERIES, POOL, IMAGES)
-    )
 
 
 # --- the data set --------------------------------------------------------------------------------
@@ -346,7 +331,6 @@ def build(options: BuildOptions) -> BuildResult:
         files_out=(INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES, QUERIES, POOL),
         folders=(*logs, IMAGES),
     )
-    out = output.root
     seeds = load_seeds(options.seeds, image_access=options.image_access)
     seeds_sha256 = file_sha256(seeds.file)
     common = {
@@ -354,7 +338,6 @@ def build(options: BuildOptions) -> BuildResult:
         "seeds_sha256": seeds_sha256,
         **image_access_args(options.image_access),
     }
-    stage_options = StageOptions(log_root=out / "logs", output=output, **options.stage_options)
     model_stage_args: dict[str, Any] = {"captions": True} if options.captions else {}
     if options.max_tokens is not None:  # only when given: a build without it resumes its earlier logs
         model_stage_args["max_tokens"] = options.max_tokens
@@ -366,9 +349,10 @@ def build(options: BuildOptions) -> BuildResult:
         stage_name = STAGE_NAMES[index - 1]
         task_args = {**common, **_input(output, name, rows), **args}
         stage = Stage(stage_name, f"ecom_tasks/rmir_build_{stage_name}", task_args, items=len(rows), **cost)
-        result.logs[stage_name] = log = run_stage(stage, stage_options, index=index, of=len(STAGE_NAMES))
-        if stage_name != "retrieve":
-            _check_abstentions(stage_name, log, options, output)
+        outcomes = None if stage_name == "retrieve" else functools.partial(stage_outcomes, stage=stage_name)
+        result.logs[stage_name] = log = options.run(
+            stage, output, outcomes, data=(QUERIES, POOL, IMAGES), index=index, of=len(STAGE_NAMES)
+        )
         return log
 
     order = select_inputs(seeds, options.inputs, options.sample_seed)

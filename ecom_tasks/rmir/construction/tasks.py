@@ -31,7 +31,7 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from ecom_tasks.construction import CUT_OFF, check_sha256, panel_solver, read_jsonl, stage_metadata
+from ecom_tasks.construction import CUT_OFF, check_sha256, panel_task, read_jsonl, stage_metadata
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.rmir.construction import prompts
@@ -545,21 +545,18 @@ def rmir_build_judge(
                 metadata={"query_id": row["query_id"], "candidate": row["candidate"], "seed": row["seed"]},
             )
         )
-    return Task(
-        dataset=MemoryDataset(samples, name="rmir_build_judge", location=str(input)),
-        solver=[
-            panel_solver(
-                "judge",
-                int(judges),
-                float(temperature),
-                int(max_tokens),
-                parse_judgement,
-                prompts.JUDGE_REMINDER,
-                prompts.JUDGE_LIMIT_REMINDER,
-                seed,
-            )
-        ],
+    return panel_task(
+        "rmir_build_judge",
+        samples,
+        str(input),
+        role="judge",
+        seats=int(judges),
+        temperature=float(temperature),
+        max_tokens=int(max_tokens),
+        parse=parse_judgement,
+        reminders=(prompts.JUDGE_REMINDER, prompts.JUDGE_LIMIT_REMINDER),
         scorer=rmir_panel_scorer(),
         version=VERSION,
         metadata=_metadata("judge", table, judges=int(judges), temperature=float(temperature), captions=show),
+        seed=seed,
     )
