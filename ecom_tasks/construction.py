@@ -299,21 +299,20 @@ def panel_task(
     return Task(dataset=dataset, solver=solver, scorer=scorer, version=version, metadata=metadata)
 
 
-def read_panel(
-    state: Any, parse: Callable[[str], Any], cut_off: Any, value: Callable[[Any], Any] = lambda read: read.vote
-) -> tuple[list[Any], dict[str, Any]]:
-    """Each seat's vote read from its last reply by ``parse`` (a reply stopped by a limit is ``cut_off``,
-    an abstention) and the score's metadata: who sat, what each voted (``value``) and why not, how often
-    each was asked."""
+def read_panel(state: Any, parse: Callable[[str], Vote]) -> tuple[list[Vote], dict[str, Any]]:
+    """Each seat's vote read from its last reply by ``parse`` (a reply stopped by a limit abstains) and
+    the score's metadata: who sat, what each voted and why not, how often each was asked."""
     from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
     from ecom_tasks.solvers.panel_votes import panel_replies
 
     replies = panel_replies(state)
     parsed = [
-        cut_off if r.get("stop_reasons") and r["stop_reasons"][-1] in LIMIT_STOP_REASONS else parse(r.get("reply", ""))
+        Vote(None, CUT_OFF)
+        if r.get("stop_reasons") and r["stop_reasons"][-1] in LIMIT_STOP_REASONS
+        else parse(r.get("reply", ""))
         for r in replies.values()
     ]
-    votes = [list(vote) if isinstance(vote := value(read), tuple) else vote for read in parsed]
+    votes = [list(read.vote) if isinstance(read.vote, tuple) else read.vote for read in parsed]
     return parsed, {
         "roles": list(replies),
         "models": [r.get("model", "") for r in replies.values()],
@@ -451,6 +450,16 @@ def offered_as_alternatives(region: str, matches: list[re.Match[str]]) -> bool:
     return len(matches) >= 2 and bool(_OR.fullmatch(region, matches[-2].end(), matches[-1].start()))
 
 
+def last_marked(region: str, marker: re.Pattern[str], one_line: int) -> str | None:
+    """The text of the last ``marker`` line (``Answer: ...``), else the region when it is a single line of
+    at most ``one_line`` characters."""
+    marked = marker.findall(region)
+    if marked:
+        return marked[-1]
+    lines = [line for line in region.splitlines() if line.strip()]
+    return lines[0] if len(lines) == 1 and len(lines[0]) <= one_line else None
+
+
 # --- vote outcomes --------------------------------------------------------------------------------
 
 #: A vote the stage read (``ok``) and one whose reply was stopped by a token limit (``limit``): the
@@ -463,6 +472,20 @@ DECLINED = "declined"
 #: A stage whose votes are more than this share abstentions (cut off or unreadable) stops the build:
 #: its data set would be decided by tie-breaks, not votes (``--max-abstention-share``).
 MAX_ABSTENTION_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One reply read: ``vote`` (what the stage asks for) or None, an abstention, with why (``status``)."""
+
+    vote: object | None
+    status: str = ANSWERED
+    unknown: tuple[str, ...] = ()  # names read that the stage does not know (RAIR's rule ids)
+
+    @property
+    def failed(self) -> bool:
+        """An abstention: the panel asks such a voter once more (``scorers.judge.run_judge``)."""
+        return self.vote is None
 
 
 class TooManyAbstentions(EcomTasksError):

@@ -13,13 +13,13 @@ irrelevant``, the format itself).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ecom_tasks.construction import (
     AMBIGUOUS,
-    ANSWERED,
     NO_ANSWER,
     Prompt,
+    Vote,
+    last_marked,
     offered_as_alternatives,
     reply_region,
 )
@@ -35,17 +35,12 @@ _WORDS = {
 _DOUBLE_NEGATION = re.compile(r"\bnot\s+irrelevant\b|并非不相关|不是不相关", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class RelevanceVote:
+class RelevanceVote(Vote):
     """One reply read: ``label`` (relevant | irrelevant) or None (an abstention) with why."""
 
-    label: str | None
-    status: str = ANSWERED
-
     @property
-    def failed(self) -> bool:
-        """An abstention: the panel asks such a voter once more (``scorers.judge.run_judge``)."""
-        return self.label is None
+    def label(self) -> str | None:
+        return self.vote  # type: ignore[return-value]
 
 
 def _label_of(text: str) -> RelevanceVote:
@@ -74,10 +69,5 @@ def parse_relevance(reply: str | None, *, prompt: Prompt = None) -> RelevanceVot
     if offered_as_alternatives(region, found):
         if _label_of(found[-2].group(1)).label != _label_of(found[-1].group(1)).label:
             return RelevanceVote(None, AMBIGUOUS)
-    markers = [m.group(1) for m in found]
-    if markers:
-        return _label_of(markers[-1])
-    lines = [line for line in region.splitlines() if line.strip()]
-    if len(lines) == 1 and len(lines[0]) <= 30:
-        return _label_of(lines[0])
-    return RelevanceVote(None, NO_ANSWER)
+    answer = last_marked(region, _MARKER, 30)
+    return _label_of(answer) if answer is not None else RelevanceVote(None, NO_ANSWER)

@@ -16,8 +16,8 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import CUT_OFF, check_sha256, panel_task, read_panel, stage_metadata
-from ecom_tasks.monbench.construction.parsing import RelevanceVote, parse_relevance
+from ecom_tasks.construction import check_sha256, panel_task, read_panel, stage_metadata
+from ecom_tasks.monbench.construction.parsing import parse_relevance
 from ecom_tasks.monbench.construction.prompts import (
     VOTE_LIMIT_REMINDER,
     VOTE_REMINDER,
@@ -44,9 +44,8 @@ def monbench_relevance_votes() -> Scorer:
     answer is the tally."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        # each voter's vote, read from its last reply; a reply cut off by a limit abstains
-        parsed, metadata = read_panel(state, parse_relevance, RelevanceVote(None, CUT_OFF), lambda read: read.label)
-        votes = [v.label for v in parsed]
+        _, metadata = read_panel(state, parse_relevance)  # a reply cut off by a limit abstains
+        votes = metadata["votes"]
         counts = tally(votes)
         agreeing = sum(1 for v in votes if v == target.text)
         return Score(

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from ecom_tasks.construction import (
     AMBIGUOUS,
     ANSWERED,
     NO_ANSWER,
     Prompt,
+    Vote,
+    last_marked,
     offered_as_alternatives,
     reply_region,
 )
@@ -33,21 +34,6 @@ from ecom_tasks.rair.construction.prompts import (
     RULES_SYSTEM_HEAD,
     VISUAL_SYSTEM,
 )
-
-
-@dataclass(frozen=True)
-class Vote:
-    """One reply read: ``vote`` (a class, 0/1, or a tuple of rule ids) or None with why."""
-
-    vote: object | None
-    status: str = ANSWERED
-    unknown: tuple[str, ...] = field(default=())  # rule ids named that the list does not hold
-
-    @property
-    def failed(self) -> bool:
-        """An abstention: the panel asks such a voter once more (``scorers.judge.run_judge``)."""
-        return self.vote is None
-
 
 # --- hard-query intent (Fig. 11) --------------------------------------------------------
 
@@ -122,15 +108,8 @@ def parse_intent(reply: str | None, *, prompt: Prompt = None) -> Vote:
     tags = list(_ANSWER_TAG.finditer(region))
     if offered_as_alternatives(region, tags):
         return Vote(None, AMBIGUOUS)
-    if tags:
-        return _one_class(tags[-1].group(1))
-    markers = _MARKER.findall(region)
-    if markers:
-        return _one_class(markers[-1])
-    lines = [line for line in region.splitlines() if line.strip()]
-    if len(lines) == 1 and len(lines[0]) <= 40:
-        return _one_class(lines[0])
-    return Vote(None, NO_ANSWER)
+    answer = tags[-1].group(1) if tags else last_marked(region, _MARKER, 40)
+    return _one_class(answer) if answer is not None else Vote(None, NO_ANSWER)
 
 
 # --- visual necessity (Fig. 12) ---------------------------------------------------------

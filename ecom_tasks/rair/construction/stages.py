@@ -16,15 +16,13 @@ it, and a task whose file no longer matches refuses to run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import CUT_OFF, check_sha256, panel_task, read_panel, stage_metadata
+from ecom_tasks.construction import Vote, check_sha256, panel_task, read_panel, stage_metadata
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction import parsing, prompts
@@ -72,11 +70,6 @@ def structured_rules(rules: str) -> RuleSet:
     return ruleset
 
 
-def _votes_of(state: TaskState, parse: Callable[[str], parsing.Vote]) -> tuple[list[parsing.Vote], dict]:
-    """Each panel member's vote, read from its last reply (a reply cut off by a limit abstains), and the metadata."""
-    return read_panel(state, parse, parsing.Vote(None, CUT_OFF))
-
-
 # --- intent ---------------------------------------------------------------------------------------
 
 
@@ -85,7 +78,7 @@ def rair_intent_votes(min_votes: int = MIN_VOTES) -> Scorer:
     """1 when at least ``min_votes`` voters give the query the same hard intent (the answer), else 0."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, metadata = _votes_of(state, parsing.parse_intent)
+        parsed, metadata = read_panel(state, parsing.parse_intent)
         decision = intent_decision([v.vote for v in parsed], min_votes)  # type: ignore[misc]
         return Score(
             value=1.0 if decision.hard else 0.0,
@@ -142,7 +135,7 @@ def rair_visual_votes(min_votes: int = MIN_VOTES) -> Scorer:
     """1 when at least ``min_votes`` voters find the image essential (Eq. 3), else 0."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, metadata = _votes_of(state, parsing.parse_visual)
+        parsed, metadata = read_panel(state, parsing.parse_visual)
         essential, yes = visual_decision([v.vote for v in parsed], min_votes)  # type: ignore[misc]
         return Score(
             value=1.0 if essential else 0.0,
@@ -199,7 +192,7 @@ def rair_build_visual(
 # --- rule pre-annotation --------------------------------------------------------------------------
 
 
-def _any_rule_line(reply: str) -> parsing.Vote:
+def _any_rule_line(reply: str) -> Vote:
     """Whether a reply can be read at all (its ids are checked against the pair's list when scored)."""
     return parsing.parse_rule_ids(reply, ())
 
@@ -212,7 +205,7 @@ def rair_rule_votes(min_votes: int = MIN_VOTES, rules: str = "builtin") -> Score
 
     async def score(state: TaskState, target: Target) -> Score:
         allowed = state.metadata["allowed_rules"]
-        parsed, metadata = _votes_of(state, lambda reply: parsing.parse_rule_ids(reply, allowed))
+        parsed, metadata = read_panel(state, lambda reply: parsing.parse_rule_ids(reply, allowed))
         kept = rule_vote([v.vote for v in parsed], min_votes, order=allowed)  # type: ignore[misc]
         consistent = ruleset.resolve_level(kept) == target.text
         return Score(

@@ -16,12 +16,8 @@ finished stages (no model call), resumes an interrupted one (only its
 unfinished items are asked) and re-assembles with the thresholds given, so
 ``--confidence`` and ``--tsr-threshold`` can be changed freely afterwards.
 
-Every file is written through :class:`ecom_tasks.files.OutputFolder` rooted
-at ``--out``: before any model call the folder is checked writable, and a
-symlink planted at ``logs/``, ``work/``, ``data/`` or ``data/images/`` is
-refused by name; re-assembling removes the earlier ``data/images/`` only when
-it is a real folder below ``--out``, so a re-run never deletes or empties a
-folder a link points to.
+Re-assembling removes the earlier ``data/images/`` only when it is a real
+folder below ``--out``: a re-run never empties a folder a link points to.
 """
 
 from __future__ import annotations
@@ -62,6 +58,7 @@ from ecom_tasks.rmir.construction.assembly import (
 )
 from ecom_tasks.rmir.construction.prompts import ABSTAIN, CATEGORY_TAGS
 from ecom_tasks.rmir.construction.seeds import Seeds, load_seeds
+from ecom_tasks.rmir.construction.tasks import SCORER_FILTER, SCORER_GENERATE, SCORER_JUDGE, SCORER_RETRIEVE
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
 
 STAGE_NAMES = ("generate", "filter", "retrieve", "judge")
@@ -127,7 +124,7 @@ def _keep(result: BuildResult, output: OutputFolder, name: str, rows: list[dict[
 
 
 def _by_id(log: Any, scorer: str) -> dict[str, Any]:
-    return {str(sample.id): score for sample, score in scored_samples(log, scorer)} if log is not None else {}
+    return {str(sample.id): score for sample, score in scored_samples(log, scorer)}
 
 
 def select_inputs(seeds: Seeds, count: int | None, sample_seed: int = 0) -> list[str]:
@@ -144,8 +141,6 @@ def select_inputs(seeds: Seeds, count: int | None, sample_seed: int = 0) -> list
 
 def generated_rows(log: Any, order: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Stage 1's pairs as rows (input order, then the categories' order) and counts."""
-    from ecom_tasks.rmir.construction.tasks import SCORER_GENERATE
-
     scores = _by_id(log, SCORER_GENERATE)
     rows, counts = [], {"pairs": 0, "abstained": 0, "missing": 0, "failed_replies": 0}
     for seed in order:
@@ -174,8 +169,6 @@ def generated_rows(log: Any, order: list[str]) -> tuple[list[dict[str, Any]], di
 
 
 def filtered_rows(log: Any, generated: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    from ecom_tasks.rmir.construction.tasks import SCORER_FILTER
-
     scores = _by_id(log, SCORER_FILTER)
     kept = [row for row in generated if row["id"] in scores and (scores[row["id"]].metadata or {}).get("valid") is True]
     failed = sum(1 for s in scores.values() if (s.metadata or {}).get("valid") is None)
@@ -183,8 +176,6 @@ def filtered_rows(log: Any, generated: list[dict[str, Any]]) -> tuple[list[dict[
 
 
 def triplet_rows(log: Any, queries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list[Candidate]]]:
-    from ecom_tasks.rmir.construction.tasks import SCORER_RETRIEVE
-
     scores = _by_id(log, SCORER_RETRIEVE)
     rows: list[dict[str, Any]] = []
     candidates: dict[str, list[Candidate]] = {}
@@ -207,8 +198,6 @@ def triplet_rows(log: Any, queries: list[dict[str, Any]]) -> tuple[list[dict[str
 
 
 def vote_rows(log: Any, triplets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from ecom_tasks.rmir.construction.tasks import SCORER_JUDGE
-
     scores = _by_id(log, SCORER_JUDGE)
     rows = []
     for triplet in triplets:
@@ -227,8 +216,6 @@ def stage_outcomes(log: Any, stage: str) -> VoteOutcomes:
     """What became of a model stage's votes: a generation reply is one vote (answered when it gave a
     pair; declined when it declined every category it answered), the filter's verdict one, each judge's
     one (``ABSTAIN``: declined); a missing vote counts by its status (cut off by the token limit, unreadable)."""
-    from ecom_tasks.rmir.construction.tasks import SCORER_FILTER, SCORER_GENERATE, SCORER_JUDGE
-
     scores = _by_id(log, {"generate": SCORER_GENERATE, "filter": SCORER_FILTER, "judge": SCORER_JUDGE}[stage])
     scored: list[tuple[list[Any], list[Any]]] = []  # (votes, statuses) of each item
     for score in scores.values():
@@ -322,8 +309,6 @@ def build(options: BuildOptions) -> BuildResult:
         raise ConfigurationError(
             f"unknown model role(s) {', '.join(sorted(unknown))}: the build binds judge_1 .. judge_{options.judges} (generation and filtration use --model)"
         )
-    # Before anything is read or asked: the build folder can be written, no planted symlink at logs/, work/,
-    # data/ or data/images/, and no output onto the seed table.
     logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
     output = open_build_folder(
         options.out,
@@ -350,9 +335,8 @@ def build(options: BuildOptions) -> BuildResult:
         task_args = {**common, **_input(output, name, rows), **args}
         stage = Stage(stage_name, f"ecom_tasks/rmir_build_{stage_name}", task_args, items=len(rows), **cost)
         outcomes = None if stage_name == "retrieve" else functools.partial(stage_outcomes, stage=stage_name)
-        result.logs[stage_name] = log = options.run(
-            stage, output, outcomes, data=(QUERIES, POOL, IMAGES), index=index, of=len(STAGE_NAMES)
-        )
+        log = options.run(stage, output, outcomes, data=(QUERIES, POOL, IMAGES), index=index, of=len(STAGE_NAMES))
+        result.logs[stage_name] = log
         return log
 
     order = select_inputs(seeds, options.inputs, options.sample_seed)
@@ -389,17 +373,8 @@ def build(options: BuildOptions) -> BuildResult:
     judge_args = {"judges": options.judges, "temperature": options.judge_temperature, **model_stage_args}
     if options.seed is not None:
         judge_args["seed"] = options.seed
-    roles = dict(options.model_roles)
-    log = run(
-        4,
-        TRIPLETS,
-        triplets,
-        judge_args,
-        calls_per_item=options.judges,
-        unit="judges",
-        model=options.model,
-        model_roles=roles,
-    )
+    judging = {"calls_per_item": options.judges, "unit": "judges", "model_roles": dict(options.model_roles)}
+    log = run(4, TRIPLETS, triplets, judge_args, model=options.model, **judging)
     votes = vote_rows(log, triplets)
     _keep(result, output, VOTES, votes)
 

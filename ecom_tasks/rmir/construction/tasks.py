@@ -96,8 +96,12 @@ def _input_rows(path: str | None, sha256: str | None, what: str) -> list[dict[st
     return read_jsonl(path)
 
 
-def _content(parts: list[prompts.Part]) -> list[Content]:
-    return [ContentImage(image=p.image) if isinstance(p, prompts.Image) else ContentText(text=p) for p in parts]
+def _sample(sample_id: str, parts: list[prompts.Part], **metadata: Any) -> Sample:
+    """One user message of the prompt's parts (texts and images in order)."""
+    content: list[Content] = [
+        ContentImage(image=p.image) if isinstance(p, prompts.Image) else ContentText(text=p) for p in parts
+    ]
+    return Sample(id=sample_id, input=[ChatMessageUser(content=content)], metadata=metadata)
 
 
 def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
@@ -181,17 +185,7 @@ def rmir_build_generate(
         raise ConfigurationError(f"input seeds not in the seed table: {', '.join(unknown[:5])}")
     check_seed_images(table, ids, image_access=access)
     samples = [
-        Sample(
-            id=seed,
-            input=[
-                ChatMessageUser(
-                    content=_content(
-                        prompts.generation_prompt(table[seed].image, table[seed].description, captions=show)
-                    )
-                )
-            ],
-            metadata={"seed": seed},
-        )
+        _sample(seed, prompts.generation_prompt(table[seed].image, table[seed].description, captions=show), seed=seed)
         for seed in ids
     ]
     return Task(
@@ -245,22 +239,18 @@ def rmir_build_filter(
     rows = _input_rows(input, input_sha256, "generated queries")
     check_seed_images(table, {r["seed"] for r in rows}, image_access=access)
     samples = [
-        Sample(
-            id=row["id"],
-            input=[
-                ChatMessageUser(
-                    content=_content(
-                        prompts.filter_prompt(
-                            table[row["seed"]].image,
-                            row["query_text"],
-                            row["target_desc"],
-                            table[row["seed"]].description,
-                            captions=show,
-                        )
-                    )
-                )
-            ],
-            metadata={"query_id": row["id"], "seed": row["seed"], "category": row["category"]},
+        _sample(
+            row["id"],
+            prompts.filter_prompt(
+                table[row["seed"]].image,
+                row["query_text"],
+                row["target_desc"],
+                table[row["seed"]].description,
+                captions=show,
+            ),
+            query_id=row["id"],
+            seed=row["seed"],
+            category=row["category"],
         )
         for row in rows
     ]
@@ -539,11 +529,7 @@ def rmir_build_judge(
             captions=show,
         )
         samples.append(
-            Sample(
-                id=row["id"],
-                input=[ChatMessageUser(content=_content(parts))],
-                metadata={"query_id": row["query_id"], "candidate": row["candidate"], "seed": row["seed"]},
-            )
+            _sample(row["id"], parts, query_id=row["query_id"], candidate=row["candidate"], seed=row["seed"])
         )
     return panel_task(
         "rmir_build_judge",
