@@ -1,12 +1,7 @@
 """MonBench's Query-Ad Relevance hard cases (App. B.1.2): N models vote on query-ad pairs -> 4-option questions.
 
-``ecom-tasks build monbench --out DIR --model M [--model-role voter_2=...]``
-runs it (``pipeline.build``): the vote stage is an Inspect task (``stages``),
-the prompt is ``prompts``, the reply parser ``parsing``, the hard-case
-selection and question assembly ``selection``. See the MonBench README,
-"Building Query-Ad Relevance questions".
-
-This module only declares the command's arguments: importing it stays light.
+``ecom-tasks build monbench`` (see the MonBench README, "Building Query-Ad Relevance questions"). This module
+only declares the command's arguments: importing it stays light.
 """
 
 from __future__ import annotations

@@ -7,12 +7,8 @@ Layout of ``--out``::
     work/questions.jsonl      every query: the options chosen, or why no question was made
     data/monbench.jsonl       the Query-Ad Relevance questions (MonBench records)
 
-The stage reads the pairs file itself (its sha256 is a task argument: a
-changed file is a new run, never a stale log). Selection thresholds
-(``--min-positive-votes``, ``--min-negative-votes``), the split and the option
-order seed act only after the stage: re-running with other values reuses the
-finished log and makes no model call. Re-running after an interruption
-resumes the stage, asking only its unfinished pairs.
+The selection thresholds, the split and the option order seed act only after
+the stage: a re-run with other values reuses its finished log and makes no model call.
 """
 
 from __future__ import annotations
@@ -96,13 +92,7 @@ def questions(
 
 
 def build(options: BuildOptions) -> BuildResult:
-    """Run (or resume) the vote stage, then write the questions with the thresholds given.
-
-    Before the first model call the build folder is checked (writable; no planted symlink at ``logs``,
-    ``work`` or ``data``; no output onto the pairs file). The votes' outcomes are printed; when more
-    than ``max_abstention_share`` of them (or all) abstained, the build stops
-    (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set.
-    """
+    """Run (or resume) the vote stage, then write the questions with the thresholds given."""
     output = open_build_folder(
         options.out, inputs=[Path(options.pairs)], files_out=(DATA, VOTES, QUESTIONS), folders=(LOGS,)
     )

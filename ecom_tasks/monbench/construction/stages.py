@@ -1,12 +1,6 @@
-"""MonBench's construction stage as an Inspect task (``ecom_tasks/monbench_build_votes``).
-
-Every voter labels every query-ad pair relevant or irrelevant (App. B.1.2:
-four models); the replies stay in the sample store, and ``ecom-tasks build
-monbench`` selects the hard cases from them with the human labels, so a
-different selection threshold needs no call. ``data_sha256`` (set by the
-build) is the pairs file's sha256: the log records it, and a task whose file
-no longer matches refuses to run.
-"""
+"""MonBench's construction stage as an Inspect task (``ecom_tasks/monbench_build_votes``): every voter
+labels every query-ad pair relevant or irrelevant (App. B.1.2: four models); the build selects the hard
+cases from the logged votes."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
 """RAIR's hard-case mining (Sec. 4.2-4.4, App. D-E): intent votes, visual-necessity votes and rule pre-annotation -> RAIR records.
 
-``ecom-tasks build rair --out DIR --model M [--model-role voter_2=...]`` runs
-it (``pipeline.build``); each stage is an Inspect task (``stages``), the
-prompts are ``prompts``, the reply parsers ``parsing``, the vote arithmetic
-``votes`` and the records ``assembly``. See the RAIR README, "Building the
-Hard and Visually Salient subsets".
-
-This module only declares the command's arguments: importing it stays light.
+``ecom-tasks build rair`` (see the RAIR README, "Building the Hard and Visually Salient subsets"). This module
+only declares the command's arguments: importing it stays light.
 """
 
 from __future__ import annotations

@@ -6,14 +6,9 @@ Layout of ``--out``::
     work/decisions.jsonl                          every candidate's votes and decisions (for the experts' review)
     data/rair.jsonl, data/images/                 the Hard and Visually Salient records
 
-The three stages read the candidate file itself (its sha256 is a task
-argument of each: a changed file is a new run, never a stale log) and none
-depends on another's outcome: intent votes per distinct query, visual votes
-per pair with an image, rule runs per pair. So the thresholds
-(``--min-intent-votes``, ``--min-visual-votes``, ``--min-rule-votes``) act
-only in the assembly: re-running the command with other thresholds reuses
-the three finished logs and makes no model call. Re-running after an
-interruption resumes the unfinished stage, asking only its unfinished items.
+The three stages read the candidate file itself and none depends on another's
+outcome, so the ``--min-*-votes`` thresholds act only in the assembly: a re-run
+with other thresholds reuses the three finished logs and makes no model call.
 """
 
 from __future__ import annotations
@@ -41,6 +36,7 @@ from ecom_tasks.data import ConfigurationError, fixtures_dir
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction.assembly import Assembly, Thresholds, assemble, unique_queries
+from ecom_tasks.rair.construction.stages import PANELS
 from ecom_tasks.rair.construction.votes import rules_for_label
 from ecom_tasks.rair.rules import BUILTIN, RuleSet, builtin_rules, load_rules
 from ecom_tasks.rair.schema import RairRecord, load_records
@@ -48,8 +44,6 @@ from ecom_tasks.rair.schema import RairRecord, load_records
 STAGE_NAMES = ("intent", "visual", "rules")
 #: Scorer names of the stages (the votes are read from their scores' metadata).
 SCORERS = {"intent": "rair_intent_votes", "visual": "rair_visual_votes", "rules": "rair_rule_votes"}
-#: Role prefixes given to each stage (a stage's identity includes only its own roles).
-ROLE_PREFIXES = {"intent": "voter_", "visual": "vlm_", "rules": "annotator_"}
 #: What the build writes below ``--out`` (besides the stages' Inspect logs in ``logs/``).
 DATA = "data/rair.jsonl"
 IMAGES = "data/images"
@@ -107,7 +101,7 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
             calls_per_item=seats,
             unit=unit,
             model=options.model,
-            model_roles=roles_of(options.model_roles, ROLE_PREFIXES[name]),
+            model_roles=roles_of(options.model_roles, PANELS[name][0] + "_"),  # a stage's identity: its own roles only
         )
 
     intent_args = {"voters": options.voters, "temperature": options.temperature}
@@ -154,13 +148,7 @@ def _inputs(options: BuildOptions) -> list[Path]:
 
 
 def build(options: BuildOptions) -> BuildResult:
-    """Run (or resume) the three stages, then write the records with the thresholds given.
-
-    Before the first model call the build folder is checked (writable; no planted symlink at ``logs``,
-    ``work``, ``data`` or ``data/images``; no output onto the candidates). After each stage its votes'
-    outcomes are printed; a stage whose votes abstained more than ``max_abstention_share`` (or all of
-    them) stops the build (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set.
-    """
+    """Run (or resume) the three stages, then write the records with the thresholds given."""
     logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
     output = open_build_folder(
         options.out, inputs=_inputs(options), files_out=(DATA, DECISIONS), folders=(*logs, IMAGES)

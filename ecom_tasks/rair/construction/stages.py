@@ -1,17 +1,9 @@
 """RAIR's construction stages as Inspect tasks (``ecom_tasks/rair_build_intent``, ``..._visual``, ``..._rules``).
 
-Each stage reads the candidate pairs (``data``: RAIR records; their subset,
-intent and rule ids are ignored) and asks a panel
-(:func:`ecom_tasks.solvers.panel_votes.panel_generate`: roles ``voter_1..k``
-for intents, ``vlm_1..k`` for visual necessity, ``annotator_1..k`` for the k
-rule runs, each the evaluated model unless bound), which keeps every reply in
-the sample store. Its scorer reads every vote (an unreadable reply, asked once
-more, is an abstention) into the score's metadata and applies the paper's
-threshold for the log's own metric; ``ecom-tasks build rair`` applies the
-thresholds it is given to those votes, so changing one needs no model call.
-
-``data_sha256`` (set by the build) is the sha256 of ``data``: the log records
-it, and a task whose file no longer matches refuses to run.
+Each stage asks a panel (roles ``voter_1..k``, ``vlm_1..k``, ``annotator_1..k``, each the evaluated model
+unless bound) about the candidate pairs (``data``: RAIR records; their subset, intent and rule ids are
+ignored). Its scorer keeps every vote in the score's metadata and applies the paper's threshold for the
+log's own metric only: the build applies the thresholds it is given to those votes, without a model call.
 """
 
 from __future__ import annotations
@@ -38,20 +30,45 @@ RULE_RUNS = 3
 RULE_TEMPERATURE = 0.7
 MAX_TOKENS = 4096
 STAGE_VERSION = "1"
-#: Role prefixes of the panels: the intent LLMs, the visual-necessity VLMs, the rule annotator's runs.
-INTENT_ROLE = "voter"
-VISUAL_ROLE = "vlm"
-RULES_ROLE = "annotator"
 #: What a stage log records as its benchmark: not a RAIR run (ecom-tasks report leaves it out of RAIR's tables).
 BENCHMARK = "rair_build"
 
 
-def _panel_task(stage: str, samples: list[Sample], data: str, prompt_version: str, extra: dict, **panel) -> Task:
-    """The stage's task; its log's metadata: the candidate file's location and sha256, and ``extra``."""
+def _any_rule_line(reply: str) -> Vote:
+    """Whether a reply can be read at all (its ids are checked against the pair's list when scored)."""
+    return parsing.parse_rule_ids(reply, ())
+
+
+#: Each stage's panel: the role prefix of its seats (the intent LLMs, the visual-necessity VLMs, the rule
+#: annotator's runs), the reply parser, and what a seat is told after an unreadable and a cut-off reply.
+PANELS = {
+    "intent": ("voter", parsing.parse_intent, (prompts.INTENT_REMINDER, prompts.INTENT_LIMIT_REMINDER)),
+    "visual": ("vlm", parsing.parse_visual, (prompts.VISUAL_REMINDER, prompts.VISUAL_LIMIT_REMINDER)),
+    "rules": ("annotator", _any_rule_line, (prompts.RULES_REMINDER, prompts.RULES_LIMIT_REMINDER)),
+}
+
+
+def _panel_task(
+    stage: str, samples: list[Sample], data: str, prompt_version: str, scorer: Scorer, facts: dict, **sampling
+) -> Task:
+    """The stage's task (``sampling``: seats, temperature, max_tokens, seed); its log's metadata: the
+    candidate file's location and sha256, and the stage's ``facts``."""
+    role, parse, reminders = PANELS[stage]
     metadata = stage_metadata(
-        BENCHMARK, stage, version=STAGE_VERSION, prompt_version=prompt_version, data=data, fixtures=BENCHMARK, **extra
+        BENCHMARK, stage, version=STAGE_VERSION, prompt_version=prompt_version, data=data, fixtures=BENCHMARK, **facts
     )
-    return panel_task(f"rair_build_{stage}", samples, data, version=STAGE_VERSION, metadata=metadata, **panel)
+    return panel_task(
+        f"rair_build_{stage}",
+        samples,
+        data,
+        role=role,
+        parse=parse,
+        reminders=reminders,
+        scorer=scorer,
+        version=STAGE_VERSION,
+        metadata=metadata,
+        **sampling,
+    )
 
 
 def candidates(
@@ -111,20 +128,9 @@ def rair_build_intent(
         )
         for qid, query in queries.items()
     ]
-    return _panel_task(
-        "intent",
-        samples,
-        data,
-        prompts.INTENT_VERSION,
-        {},
-        role=INTENT_ROLE,
-        seats=voters,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        parse=parsing.parse_intent,
-        reminders=(prompts.INTENT_REMINDER, prompts.INTENT_LIMIT_REMINDER),
-        scorer=rair_intent_votes(),
-    )
+    scorer = rair_intent_votes()
+    sampling = {"seats": voters, "temperature": temperature, "max_tokens": max_tokens}
+    return _panel_task("intent", samples, data, prompts.INTENT_VERSION, scorer, {}, **sampling)
 
 
 # --- visual necessity -----------------------------------------------------------------------------
@@ -173,28 +179,12 @@ def rair_build_visual(
         )
         for r, image in with_images
     ]
-    return _panel_task(
-        "visual",
-        samples,
-        data,
-        prompts.VISUAL_VERSION,
-        {},
-        role=VISUAL_ROLE,
-        seats=vlms,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        parse=parsing.parse_visual,
-        reminders=(prompts.VISUAL_REMINDER, prompts.VISUAL_LIMIT_REMINDER),
-        scorer=rair_visual_votes(),
-    )
+    scorer = rair_visual_votes()
+    sampling = {"seats": vlms, "temperature": temperature, "max_tokens": max_tokens}
+    return _panel_task("visual", samples, data, prompts.VISUAL_VERSION, scorer, {}, **sampling)
 
 
 # --- rule pre-annotation --------------------------------------------------------------------------
-
-
-def _any_rule_line(reply: str) -> Vote:
-    """Whether a reply can be read at all (its ids are checked against the pair's list when scored)."""
-    return parsing.parse_rule_ids(reply, ())
 
 
 @scorer(metrics=[mean()])
@@ -253,18 +243,7 @@ def rair_build_rules(
                 metadata={"allowed_rules": [rule.id for rule in allowed], "label": r.label},
             )
         )
-    return _panel_task(
-        "rules",
-        samples,
-        data,
-        prompts.RULES_VERSION,
-        {"rules_version": ruleset.version, "rules_sha256": ruleset.sha256},
-        role=RULES_ROLE,
-        seats=runs,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        parse=_any_rule_line,
-        reminders=(prompts.RULES_REMINDER, prompts.RULES_LIMIT_REMINDER),
-        scorer=rair_rule_votes(rules=rules),
-        seed=seed,
-    )
+    scorer = rair_rule_votes(rules=rules)
+    facts = {"rules_version": ruleset.version, "rules_sha256": ruleset.sha256}
+    sampling = {"seats": runs, "temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+    return _panel_task("rules", samples, data, prompts.RULES_VERSION, scorer, facts, **sampling)

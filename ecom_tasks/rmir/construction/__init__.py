@@ -3,12 +3,8 @@
 Seed images -> queries -> filtration -> candidate retrieval -> a judge
 panel's votes -> confidence filtering, pool, TSR split -> RMIR data files.
 
-``ecom-tasks build rmir --out DIR --model M [--model-role judge_2=...]`` runs it
-(``pipeline.build``); each stage is an Inspect task (``tasks``), the prompts
-are ``prompts``, the reply parsers ``parsing`` and the vote arithmetic
-``assembly``. See the RMIR README, "Building a data set".
-
-This module only declares the command's arguments: importing it stays light.
+``ecom-tasks build rmir`` (see the RMIR README, "Building a data set"). This module only declares the
+command's arguments: importing it stays light.
 """
 
 from __future__ import annotations

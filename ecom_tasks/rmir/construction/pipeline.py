@@ -295,11 +295,7 @@ def write_dataset(
 
 
 def build(options: BuildOptions) -> BuildResult:
-    """Run (or resume) the stages up to ``options.until`` and, after the judge stage, write the data set.
-
-    After each model stage its votes' outcomes are printed; a stage whose votes abstained more than
-    ``max_abstention_share`` (or all of them) stops the build
-    (:class:`~ecom_tasks.construction.TooManyAbstentions`) and writes no data set."""
+    """Run (or resume) the stages up to ``options.until`` and, after the judge stage, write the data set."""
     if options.until not in STAGE_NAMES:
         raise ConfigurationError(f"--until must be one of {', '.join(STAGE_NAMES)}, got {options.until!r}")
     unknown = [
