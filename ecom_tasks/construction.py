@@ -65,27 +65,21 @@ def check_sha256(path: str | os.PathLike[str], expected: str | None, what: str) 
     return actual
 
 
-def _placed(path: str | os.PathLike[str], output: OutputFolder | None) -> tuple[OutputFolder, Path]:
-    """The output folder a file is written through and its name there: ``path`` below ``output`` (a name
-    relative to it, or a path inside it), or, without ``output``, the file's own folder."""
+def _placed(path: str | os.PathLike[str], output: OutputFolder) -> Path:
+    """``path``'s name below ``output``: a name relative to it, or a path inside it."""
     target = Path(path)
-    if output is None:
-        files.create_parents(target.parent)
-        return OutputFolder(target.parent), Path(target.name)
     if not target.is_absolute():
-        return output, target
+        return target
     for root in (output.root, output.root.absolute()):
         if target.is_relative_to(root):
-            return output, target.relative_to(root)
+            return target.relative_to(root)
     raise FileRefused(f"{target}: not inside the {output.what} {output.root}; not written")
 
 
-def write_jsonl(
-    path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, output: OutputFolder | None = None
-) -> str:
-    """Write ``rows`` as strict JSON Lines through ``output`` (default: the file's own folder); its sha256."""
-    folder, name = _placed(path, output)
-    return folder.write_lines(name, (files.dumps_strict(row, ensure_ascii=False) + "\n" for row in rows))
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, output: OutputFolder) -> str:
+    """Write ``rows`` as strict JSON Lines through ``output``; the file's sha256."""
+    lines = (files.dumps_strict(row, ensure_ascii=False) + "\n" for row in rows)
+    return output.write_lines(_placed(path, output), lines)
 
 
 def read_jsonl(path: str | os.PathLike[str], *, inside: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
@@ -357,26 +351,25 @@ def _data_uri_bytes(source: str) -> bytes:
         raise ConfigurationError(f"not a readable base64 data URI image: {source[:60]}...") from None
 
 
-def place_image(source: str, target: str | os.PathLike[str], mode: str, *, output: OutputFolder | None = None) -> None:
-    """Put ``source`` (a file path or a data URI) at ``target`` through ``output`` (default: the target's
-    own folder): a hard link when ``mode`` is ``link`` and the file system allows it, else a copy. A
+def place_image(source: str, target: str | os.PathLike[str], mode: str, *, output: OutputFolder) -> None:
+    """Put ``source`` (a file path or a data URI) at ``target`` through ``output``: a hard link when ``mode`` is ``link`` and the file system allows it, else a copy. A
     regular file already there with the same content is kept (a resumed build); anything else there
     (another picture, a symlink, dangling or not) is replaced, never written through."""
-    folder, name = _placed(target, output)
-    path = folder.path(name)
+    name = _placed(target, output)
+    path = output.path(name)
     if source.startswith("data:"):
         data = _data_uri_bytes(source)
-        if not (folder.exists(name) and files.read_bytes(path) == data):
-            folder.write_bytes(name, data)
+        if not (output.exists(name) and files.read_bytes(path) == data):
+            output.write_bytes(name, data)
         return
     if source.startswith(("http://", "https://")):
         raise ConfigurationError(
             f"cannot copy a URL image into the data set: {source[:80]} (load the inputs with URL images allowed)"
         )
     source_path = files.regular_file(source)
-    if folder.exists(name) and (_same_file(path, source_path) or files.sha256(path) == files.sha256(source_path)):
+    if output.exists(name) and (_same_file(path, source_path) or files.sha256(path) == files.sha256(source_path)):
         return
-    folder.copy_in(source_path, name, link=mode == "link")
+    output.copy_in(source_path, name, link=mode == "link")
 
 
 # --- the build folder ---------------------------------------------------------------------------
@@ -431,7 +424,8 @@ _OR = re.compile(r"\s*(?:,?\s*or|/|或)\s*", re.IGNORECASE)
 
 def reply_region(reply: str | None, prompt: Prompt, answers: re.Pattern[str]) -> tuple[str | None, str]:
     """The text a vote is read from: the reply after its reasoning, without what it copies from ``prompt``
-    (:func:`ecom_tasks.scorers.replies.strip_echoes`); None with why when nothing is left to read."""
+    (:func:`ecom_tasks.scorers.replies.strip_echoes`: the format's own examples are no vote; nor are two
+    answers offered as alternatives, :func:`offered_as_alternatives`); None with why when nothing is left."""
     from ecom_tasks.scorers.replies import answer_region, strip_echoes
 
     region = answer_region(reply)

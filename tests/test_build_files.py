@@ -62,7 +62,7 @@ def test_write_jsonl_replaces_a_planted_symlink_and_writes_strict_json(tmp_path,
     out = tmp_path / "out"
     out.mkdir()
     (out / "rows.jsonl").symlink_to(victim / "notes.txt")
-    digest = write_jsonl(out / "rows.jsonl", [{"a": float("nan"), "b": "é"}, {"a": 1}])
+    digest = write_jsonl(out / "rows.jsonl", [{"a": float("nan"), "b": "é"}, {"a": 1}], output=OutputFolder(out))
     assert tree(victim) == before
     assert not (out / "rows.jsonl").is_symlink()
     raw = (out / "rows.jsonl").read_bytes()

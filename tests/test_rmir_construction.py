@@ -13,6 +13,7 @@ from inspect_ai.model import ModelOutput, get_model
 
 from ecom_tasks.construction import Stage, cost_line, write_jsonl
 from ecom_tasks.data import fixtures_dir
+from ecom_tasks.files import OutputFolder
 from ecom_tasks.plugins import baseline_reply
 from ecom_tasks.rmir.construction import prompts
 from ecom_tasks.rmir.construction.assembly import NEGATIVE, POSITIVE, UNCERTAIN, Candidate, assemble, decide, query_tsr
@@ -20,6 +21,12 @@ from ecom_tasks.rmir.construction.parsing import parse_filter, parse_generation,
 from ecom_tasks.scorers.panel import NO_MAJORITY, OK, PANEL_NO_GRADE, majority_with_confidence
 
 T, F, A = "True", "False", "ABSTAIN"
+
+
+def prompt_text(parts: list[prompts.Part]) -> str:
+    """The text parts joined by newlines (what a text-only reader of the prompt sees)."""
+    return "\n".join(p for p in parts if isinstance(p, str))
+
 
 # --- the vote ---------------------------------------------------------------------------------------
 
@@ -239,21 +246,21 @@ def test_parse_judgement(reply, verdict):
 
 
 def test_baseline_answers_the_construction_prompts_from_captions_and_abstains_without():
-    with_caption = prompts.prompt_text(prompts.generation_prompt("x.png", "a kettle on a lit gas stove", captions=True))
+    with_caption = prompt_text(prompts.generation_prompt("x.png", "a kettle on a lit gas stove", captions=True))
     parsed = parse_generation(baseline_reply([("user", with_caption)]))
     assert parsed.status == "ok" and parsed.pairs["functional"].target == "a tool used with a kettle on a lit gas stove"
-    blind = prompts.prompt_text(prompts.generation_prompt("x.png", "a kettle on a lit gas stove"))
+    blind = prompt_text(prompts.generation_prompt("x.png", "a kettle on a lit gas stove"))
     assert set(parse_generation(baseline_reply([("user", blind)])).abstained) == set(prompts.CATEGORY_TAGS)
 
-    ok = prompts.prompt_text(prompts.filter_prompt("x.png", "What will happen next?", "a kettle whistling with steam"))
-    names_it = prompts.prompt_text(
+    ok = prompt_text(prompts.filter_prompt("x.png", "What will happen next?", "a kettle whistling with steam"))
+    names_it = prompt_text(
         prompts.filter_prompt("x.png", "What does the kettle do next?", "a kettle whistling with steam")
     )
     assert parse_filter(baseline_reply([("user", ok)])).valid is True
     assert parse_filter(baseline_reply([("user", names_it)])).valid is False
 
     def judge(candidate: str | None) -> str | None:
-        text = prompts.prompt_text(
+        text = prompt_text(
             prompts.judge_prompt(
                 "a.png",
                 "What happens next?",
@@ -321,7 +328,7 @@ def test_judge_stage_with_a_scripted_mockllm_panel_and_rescoring_at_another_conf
         },
     ]
     path = tmp_path / "triplets.jsonl"
-    digest = write_jsonl(path, triplets)
+    digest = write_jsonl(path, triplets, output=OutputFolder(tmp_path))
     # Judges 1-4 accept the screwdriver, judge 5 rejects it; everyone rejects the hammer.
     calls: list[int] = []
     roles = {f"judge_{i}": _judge_model({"phillips": T if i < 5 else F, "hammer": F}, calls) for i in range(1, 6)}

@@ -1,13 +1,8 @@
 """Reading a relevance vote: ``relevant``, ``irrelevant``, or an abstention (None, with why).
 
-The answer is the last ``Answer:`` line after the reasoning (``</think>``
-stripped), else a reply that is only the word. Negations read as a careful
-human would: ``not relevant`` is irrelevant, ``not irrelevant`` relevant; a
-line naming both labels without a negation, or neither, abstains. What the
-reply copies from the voting prompt (``prompt``; by default its instructions)
-is not read (:func:`ecom_tasks.scorers.replies.find_echoes`), nor are the two
-answer lines offered as alternatives (``Answer: relevant`` or ``Answer:
-irrelevant``, the format itself).
+The answer is the last ``Answer:`` line, else a reply that is only the word (read as
+:func:`ecom_tasks.construction.reply_region` says). Negations read as a careful human would: ``not
+relevant`` is irrelevant, ``not irrelevant`` relevant; a line naming both labels, or neither, abstains.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Reading the construction stages' replies: one vote per reply, or a counted abstention.
+"""Reading RAIR's construction replies: one vote per reply, or an abstention with why, never a guess.
 
-A reply that cannot be read is an **abstention** (``vote`` None with a
-status), never a guess: it counts for no class in the vote. Reasoning is
-stripped first (:func:`ecom_tasks.scorers.replies.answer_region`); a reply
-whose ``<think>`` is never closed is ``unclosed_think``. What a reply copies
-from its stage's instructions (``prompt``; by default the stage's system
-message) is not read (:func:`ecom_tasks.scorers.replies.find_echoes`): the
-instructions' own examples (``<answer>NC</answer> or <answer>Other</answer>``,
-``\\boxed{1} or \\boxed{0}``, ``Rule IDs: none``) are no vote, nor are two
-answers offered as alternatives (``… or …``).
+Read as :func:`ecom_tasks.construction.reply_region` says: the instructions' own examples
+(``<answer>NC</answer> or <answer>Other</answer>``, ``\\boxed{1} or \\boxed{0}``) are no vote.
 """
 
 from __future__ import annotations

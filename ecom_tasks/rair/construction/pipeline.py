@@ -117,10 +117,9 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
 # --- the data set --------------------------------------------------------------------------------
 
 
-def write_data(assembly: Assembly, folder: Path, *, images: str = "link", output: OutputFolder | None = None) -> Path:
-    """``rair.jsonl`` (images placed in ``images/``) in ``folder``, written through ``output`` (default:
-    ``folder`` itself): never through a symlink, never over a candidate's own image."""
-    output = output if output is not None else OutputFolder(folder)
+def write_data(assembly: Assembly, folder: Path, *, images: str, output: OutputFolder) -> Path:
+    """``rair.jsonl`` (images placed in ``images/``) in ``folder``, written through ``output``: never
+    through a symlink, never over a candidate's own image."""
     sources = {
         Path(row["image"]).resolve() for row in assembly.rows if row["image"] and Path(row["image"]).is_absolute()
     }

@@ -1,15 +1,9 @@
 """Reading the construction stages' replies: the generated pairs, the filter's yes/no, a judge's vote.
 
-Each parser reads the answer region of the reply (after the last
-``</think>``; a reply cut off inside ``<think>`` is ``truncated``) and takes
-the *last* occurrence of a tag, so a model that first echoes the requested
-format and then answers is read by its answer. What the reply copies from the
-stage's instructions (``prompt``; by default the stage's fixed texts) is not
-read (:func:`ecom_tasks.scorers.replies.strip_echoes`): the format's own
-placeholders (``<query>the query</query>``) are no pair, and verdicts offered
-as alternatives (``<verdict>True</verdict>, <verdict>False</verdict> or
-<verdict>ABSTAIN</verdict>``) are no vote. A reply that cannot be read is a
-counted failure with a status, never a guess.
+Each parser takes the *last* tag after the reasoning (a reply cut off inside ``<think>`` is
+``truncated``), without what the reply copies from the stage's instructions: the format's own
+placeholders (``<query>the query</query>``) are no pair, verdicts offered as alternatives no vote. A
+reply that cannot be read is a counted failure with a status, never a guess.
 """
 
 from __future__ import annotations

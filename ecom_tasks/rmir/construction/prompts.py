@@ -250,8 +250,3 @@ def judge_prompt(
         *_with_caption(candidate_image, candidate_caption, captions),
         JUDGE_CLOSING,
     ]
-
-
-def prompt_text(parts: list[Part]) -> str:
-    """The text parts joined by newlines (what a text-only reader of the prompt sees)."""
-    return "\n".join(p for p in parts if isinstance(p, str))

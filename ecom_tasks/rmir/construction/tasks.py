@@ -402,7 +402,6 @@ def rmir_build_retrieve(
     ``text_retriever`` over the captions (none by default), the query's own image left out."""
     table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     rows = _input_rows(input, input_sha256, "filtered queries")
-    args, text_args = parse_retriever_args(retriever_args), parse_retriever_args(text_retriever_args)
     if int(k) < 1 or int(text_k) < 0:
         raise ConfigurationError(f"k must be at least 1 and text_k at least 0, got k={k}, text_k={text_k}")
     samples = [
@@ -413,34 +412,21 @@ def rmir_build_retrieve(
         )
         for row in rows
     ]
+    retrieval: dict[str, Any] = {
+        "retriever": retriever,
+        "retriever_args": parse_retriever_args(retriever_args),
+        "k": int(k),
+        "text_retriever": text_retriever or None,
+        "text_retriever_args": parse_retriever_args(text_retriever_args),
+        "text_k": int(text_k),
+    }
+    access_args: dict[str, Any] = {"allow_outside_images": access.outside, "allow_url_images": access.urls}
     return Task(
         dataset=MemoryDataset(samples, name="rmir_build_retrieve", location=str(input)),
         solver=[],
-        scorer=rmir_retrieval_scorer(
-            seeds=seeds,
-            seeds_sha256=seeds_sha256,
-            retriever=retriever,
-            retriever_args=args,
-            k=int(k),
-            text_retriever=text_retriever or None,
-            text_retriever_args=text_args,
-            text_k=int(text_k),
-            cache=cache,
-            allow_outside_images=access.outside,
-            allow_url_images=access.urls,
-        ),
+        scorer=rmir_retrieval_scorer(seeds=seeds, seeds_sha256=seeds_sha256, cache=cache, **retrieval, **access_args),
         version=VERSION,
-        metadata=_metadata(
-            "retrieve",
-            table,
-            retriever=retriever,
-            retriever_args=args,
-            k=int(k),
-            text_retriever=text_retriever or None,
-            text_retriever_args=text_args,
-            text_k=int(text_k),
-            pool_input=pool_input_kind(retriever, False),
-        ),
+        metadata=_metadata("retrieve", table, **retrieval, pool_input=pool_input_kind(retriever, False)),
     )
 
 
