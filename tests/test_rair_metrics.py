@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import asdict, replace
 
 import pytest
 from hypothesis import given, settings
@@ -13,9 +14,10 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 from ecom_tasks.inspect_evals.rair import rair_breakdown, rair_summary
 from ecom_tasks.plugins import select_metrics
-from ecom_tasks.rair.metrics import INVALID_CODE, PRED_LABELS, encode_outcome, key_name, strict_fields
+from ecom_tasks.rair.metrics import INVALID_CODE, PRED_LABELS, item_outcome, key_name
 from ecom_tasks.rair.metrics import summarize as summarize_outcomes
-from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
+from ecom_tasks.rair.parsing import OTHER_DIMENSION
+from ecom_tasks.rair.schema import INDUSTRIES, INTENTS, LEVELS
 from ecom_tasks.rair.scoring import GROUPS, dimension_table, subset_metric_keys
 from ecom_tasks.rair.scoring import summarize as rair_summarize
 
@@ -28,6 +30,15 @@ def rair_metrics(outcomes):
 
 def summarize(outcomes, **kwargs):
     return summarize_outcomes(outcomes, LABEL_SPECS, **kwargs)
+
+
+def outcome(gold, pred, industry=0, intent=0, strict=None, **kwargs):
+    """An item's outcome, its industry and intent given as 1-based positions in their lists (0: none)."""
+    names = {
+        "industry": INDUSTRIES[industry - 1] if industry else None,
+        "intent": INTENTS[intent - 1] if intent else None,
+    }
+    return item_outcome(gold, pred, strict, **names, **kwargs)
 
 
 SIDE = {"L1": "irrelevant", "L2": "irrelevant", "L3": "relevant", "L4": "relevant", "invalid": "invalid"}
@@ -57,7 +68,7 @@ items = st.lists(
 @settings(max_examples=50, deadline=None)
 @given(items)
 def test_random_sets_match_sklearn_exactly(rows):
-    outcomes = [encode_outcome(g, p, industry=i, intent=t) for g, p, i, t in rows]
+    outcomes = [outcome(g, p, industry=i, intent=t) for g, p, i, t in rows]
     gold = [LEVELS[g] for g, _, _, _ in rows]
     pred = [PRED_LABELS[p] for _, p, _, _ in rows]
     expected = sklearn_metrics(gold, pred)
@@ -93,7 +104,7 @@ def test_seeded_large_sets_match_sklearn():
     for _ in range(40):
         rows = _random_rows(rng, rng.randrange(1, 2000))
         expected = sklearn_metrics([LEVELS[r[0]] for r in rows], [PRED_LABELS[r[1]] for r in rows])
-        result = summarize([encode_outcome(g, p) for g, p, _, _ in rows])
+        result = summarize([outcome(g, p) for g, p, _, _ in rows])
         assert (result["acc4"], result["acc2"], result["macro_f1"]) == (
             expected["acc4"],
             expected["acc2"],
@@ -108,10 +119,8 @@ def test_lm_eval_aggregations_equal_the_summary():
     tasks = task_manager().load(["rair_general", "rair_hard"])["tasks"]
     rng = random.Random(5)
     for n in (0, 3, 300):
-        outcomes = [
-            {**encode_outcome(g, p, industry=i, intent=t), **strict_fields(g, rng.randrange(5))}
-            for g, p, i, t in _random_rows(rng, n)
-        ]
+        outcomes = [outcome(g, p, i, t, strict=rng.randrange(5)) for g, p, i, t in _random_rows(rng, n)]
+        documents = [asdict(o) for o in outcomes]  # lm-eval's per-document objects, as --log_samples writes them
         result = rair_metrics(outcomes)
         for subset in ("general", "hard"):
             task = tasks[f"rair_{subset}"]
@@ -124,7 +133,7 @@ def test_lm_eval_aggregations_equal_the_summary():
                 if key == "context_exceeded_rate":
                     continue
                 # A fresh list each time, as lm-eval passes one list per metric.
-                value = aggregations[key](list(outcomes))
+                value = aggregations[key](list(documents))
                 if key in result:
                     assert value == result[key] or (math.isnan(value) and math.isnan(result[key])), key
                 else:  # a group or dimension absent from the data
@@ -134,7 +143,7 @@ def test_lm_eval_aggregations_equal_the_summary():
 def test_majority_class_on_table1_distribution():
     # Table 1: L1 2008, L2 10911, L3 2382, L4 33648 (48,949 pairs).
     counts = {0: 2008, 1: 10911, 2: 2382, 3: 33648}
-    outcomes = [encode_outcome(g, 3) for g, n in counts.items() for _ in range(n)]
+    outcomes = [outcome(g, 3) for g, n in counts.items() for _ in range(n)]
     result = summarize(outcomes)
     total = sum(counts.values())
     assert result["acc4"] == pytest.approx(33648 / total, abs=1e-12)
@@ -145,15 +154,18 @@ def test_majority_class_on_table1_distribution():
     assert result["macro_f1"] == pytest.approx(0.2037, abs=1e-4)
 
 
-def _reduce(epochs: list[list[dict]]) -> list[dict]:
-    """Inspect's own mean reducer over the epochs of every sample."""
+def _reduce(epochs):
+    """Inspect's own mean reducer over the numbers of every sample's epochs; its groups are the item's."""
     reducer = mean_score()
-    return [reducer([Score(value=e[i]) for e in epochs]).value for i in range(len(epochs[0]))]
+    return [
+        replace(epochs[0][i], numbers=reducer([Score(value=e[i].numbers) for e in epochs]).value)
+        for i in range(len(epochs[0]))
+    ]
 
 
 def test_epoch_mean_reduction_of_identical_epochs_changes_nothing():
     rng = random.Random(7)
-    outcomes = [encode_outcome(rng.randrange(4), rng.randrange(5), industry=rng.randrange(1, 15)) for _ in range(80)]
+    outcomes = [outcome(rng.randrange(4), rng.randrange(5), industry=rng.randrange(1, 15)) for _ in range(80)]
     reduced = _reduce([outcomes, outcomes, outcomes])
     assert rair_metrics(reduced) == pytest.approx(rair_metrics(outcomes), nan_ok=True)
 
@@ -161,8 +173,8 @@ def test_epoch_mean_reduction_of_identical_epochs_changes_nothing():
 def test_epoch_mean_reduction_weights_each_answer_by_its_share():
     rng = random.Random(11)
     gold = [rng.randrange(4) for _ in range(120)]
-    epoch_a = [encode_outcome(g, rng.randrange(5)) for g in gold]
-    epoch_b = [encode_outcome(g, rng.randrange(5)) for g in gold]
+    epoch_a = [outcome(g, rng.randrange(5)) for g in gold]
+    epoch_b = [outcome(g, rng.randrange(5)) for g in gold]
     reduced = rair_metrics(_reduce([epoch_a, epoch_b]))
     pooled = rair_metrics(epoch_a + epoch_b)  # every answer once: the same weights up to a factor 2
     for key in ("acc2", "acc4", "macro_f1", "invalid_rate"):
@@ -181,49 +193,56 @@ def test_empty_input_gives_nan_not_an_exception():
     assert math.isnan(summary["acc2"]) and "confusion/L1/L1" in breakdown
 
 
-def test_inspect_metrics_read_score_values():
-    outcomes = [encode_outcome(1, 1, industry=3, gold_dim=8, pred_dim=8), encode_outcome(3, 4, industry=3)]
-    scores = [SampleScore(score=Score(value=o), sample_id=i) for i, o in enumerate(outcomes)]
+def test_inspect_metrics_read_numbers_from_the_score_and_groups_from_the_sample_metadata():
+    brand = {"industry": "Daily Consumer Goods", "gold_dimension": "Brand"}
+    metadata = [brand, {"industry": "Daily Consumer Goods", "intent": "NC", "gold_dimension": ""}]
+    numbers = [item_outcome(1, 1, **brand, dimension="Brand").numbers, item_outcome(3, 4).numbers]
+    scores = [
+        SampleScore(score=Score(value=v), sample_id=i, sample_metadata=m)
+        for i, (v, m) in enumerate(zip(numbers, metadata))
+    ]
     summary = rair_summary()(scores)
     assert summary["acc4"] == 0.5 and summary["invalid_rate"] == 0.5 and summary["l2_dim_acc"] == 1.0
-    assert rair_breakdown()(scores)["n/industry/daily_consumer_goods"] == 2
+    breakdown = rair_breakdown()(scores)
+    assert breakdown["n/industry/daily_consumer_goods"] == 2 and breakdown["n/intent/NC"] == 1
+    assert breakdown["error_share/none"] == 1.0  # the one error: the item without a gold rule
 
 
 def test_mismatch_dimension_metrics_and_fig5_table():
-    brand, color = DIMENSIONS.index("Brand") + 1, DIMENSIONS.index("Color") + 1
     outcomes = [
-        encode_outcome(1, 1, gold_dim=brand, pred_dim=brand),  # right level, right dimension
-        encode_outcome(1, 1, gold_dim=brand, pred_dim=color),  # right level, wrong dimension
-        encode_outcome(1, 3, gold_dim=brand),  # missed mismatch
-        encode_outcome(3, 1, gold_dim=0, pred_dim=color),  # false mismatch claim
-        encode_outcome(2, 4, gold_dim=color),  # invalid answer
+        outcome(1, 1, gold_dimension="Brand", dimension="Brand"),  # right level, right dimension
+        outcome(1, 1, gold_dimension="Brand", dimension="Color"),  # right level, wrong dimension
+        outcome(1, 3, gold_dimension="Brand"),  # missed mismatch
+        outcome(3, 1, dimension="Color"),  # false mismatch claim
+        outcome(2, 4, gold_dimension="Color"),  # invalid answer
+        outcome(1, 1, gold_dimension="Brand", dimension=OTHER_DIMENSION),  # a dimension outside Table 8
     ]
     result = rair_metrics(outcomes)
-    assert result["l2_dim_acc"] == 0.5
+    assert result["l2_dim_acc"] == 1 / 3
     assert result["error_share/brand"] == pytest.approx(1 / 3)
     assert result["error_share/color"] == pytest.approx(1 / 3)
     assert result["error_share/none"] == pytest.approx(1 / 3)
     table = dimension_table(outcomes)
     assert list(table) == ["Color", "Brand", "none"]
-    assert table["Brand"]["n"] == 3 and table["Brand"]["errors"] == 1 and table["Brand"]["acc4"] == pytest.approx(2 / 3)
-    assert table["Brand"]["pred:Brand"] == 1 and table["Brand"]["pred:Color"] == 1
+    assert table["Brand"]["n"] == 4 and table["Brand"]["errors"] == 1 and table["Brand"]["acc4"] == pytest.approx(3 / 4)
+    assert table["Brand"]["pred:Brand"] == 1 and table["Brand"]["pred:Color"] == 1 and table["Brand"]["pred:other"] == 1
     assert table["none"]["pred:Color"] == 1
     assert sum(row["error_share"] for row in table.values()) == pytest.approx(1)
 
 
 def test_outcome_encoding_rejects_bad_indices():
     with pytest.raises(ValueError):
-        encode_outcome(4, 0)
+        outcome(4, 0)
     with pytest.raises(ValueError):
-        encode_outcome(0, 5)
-    assert encode_outcome(3, 4)["pred_invalid"] == 1
+        outcome(0, 5)
+    assert outcome(3, 4).numbers["pred_invalid"] == 1
 
 
 def test_breakdown_macro_f1_averages_the_levels_present_in_the_group():
     # Industry 1 has no L1 and is answered perfectly: 1.0, not 0.75 (an absent level's F1 of 0).
-    group = [encode_outcome(g, g, industry=1) for g in (1, 2, 3, 3)]
+    group = [outcome(g, g, industry=1) for g in (1, 2, 3, 3)]
     # Industry 2: gold L1, L4; predictions L1 (right), L3 (wrong).
-    other = [encode_outcome(0, 0, industry=2), encode_outcome(3, 2, industry=2)]
+    other = [outcome(0, 0, industry=2), outcome(3, 2, industry=2)]
     result = rair_metrics(group + other)
     assert result["macro_f1/industry/fashion_apparel"] == 1.0
     # Present gold levels L1 and L4: F1(L1) = 1, F1(L4) = 0 (L3 is predicted but absent from gold).
@@ -236,6 +255,6 @@ def test_breakdown_macro_f1_averages_the_levels_present_in_the_group():
 
 
 def test_truncated_replies_are_counted():
-    outcomes = [encode_outcome(3, 3), encode_outcome(3, INVALID_CODE, truncated=True), encode_outcome(1, 1)]
+    outcomes = [outcome(3, 3), outcome(3, INVALID_CODE, truncated=True), outcome(1, 1)]
     assert rair_metrics(outcomes)["truncated_rate"] == pytest.approx(1 / 3)
     assert rair_metrics(outcomes)["invalid_rate"] == pytest.approx(1 / 3)

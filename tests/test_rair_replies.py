@@ -551,16 +551,23 @@ FIELDS = {"label": "L2", "industry": "Automotive", "intent": "", "gold_dimension
 @given(st.text())
 def test_any_reply_is_scored_without_raising(reply):
     parsed, outcome = score_reply(FIELDS, reply)
-    assert outcome["pred_invalid"] == int(not parsed.valid)
-    assert sum(outcome[f"pred_L{i}"] for i in range(1, 5)) + outcome["pred_invalid"] == 1
-    assert outcome["acc4"] == int(parsed.label == "L2")
+    numbers = outcome.numbers
+    assert numbers["pred_invalid"] == int(not parsed.valid)
+    assert sum(numbers[f"pred_L{i}"] for i in range(1, 5)) + numbers["pred_invalid"] == 1
+    assert numbers["acc4"] == int(parsed.label == "L2")
 
 
-def test_score_reply_encodes_the_l2_dimension():
+def test_the_outcome_holds_answer_numbers_and_the_items_groups_by_name():
     _, right = score_reply(FIELDS, "<think>x</think>[L2-Brand Mismatch]")
     _, wrong = score_reply(FIELDS, "<think>x</think>[L2-Color Mismatch]")
-    assert right["dim_scored"] == right["dim_match"] == 1 and right["pred_dim"] == DIMENSIONS.index("Brand") + 1
-    assert wrong["dim_scored"] == 1 and wrong["dim_match"] == 0
+    _, other = score_reply(FIELDS, "<think>x</think>[L2-Vibes Mismatch]")
+    assert right.numbers["dim_scored"] == right.numbers["dim_match"] == 1 and right.dimension == "Brand"
+    assert wrong.numbers["dim_scored"] == 1 and wrong.numbers["dim_match"] == 0 and wrong.dimension == "Color"
+    assert other.numbers["dim_match"] == 0 and other.dimension == OTHER_DIMENSION
+    # The numbers are what epochs average: per-answer 0/1 values only, no group coded as a number.
+    assert all(value in (0, 1) for key, value in right.numbers.items() if key != "gold")
+    assert not {"industry", "intent", "gold_dim", "pred_dim", "dimension"} & set(right.numbers)
+    assert (right.industry, right.intent, right.gold_dimension) == ("Automotive", None, "Brand")
 
 
 @pytest.mark.parametrize("status", INVALID_STATUSES)
@@ -574,7 +581,7 @@ def test_every_invalid_status_is_a_counted_wrong_answer(status):
     }
     parsed, invalid = score_reply(FIELDS, replies[status])
     assert parsed.status == status and parsed.label is None
-    assert invalid["pred_invalid"] == 1 and invalid["acc2"] == invalid["acc4"] == 0
+    assert invalid.numbers["pred_invalid"] == 1 and invalid.numbers["acc2"] == invalid.numbers["acc4"] == 0
     _, right = score_reply(FIELDS, "[L2-Brand Mismatch]")
     summary = summarize([invalid, right], select_metrics("labels"))
     assert summary["invalid_rate"] == 0.5 and summary["acc4"] == 0.5 and summary["n"] == 2

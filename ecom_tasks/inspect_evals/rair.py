@@ -39,7 +39,7 @@ from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.rair.metrics import COUNTS, strict_keys
+from ecom_tasks.rair.metrics import COUNTS, Outcome, groups_of, strict_keys
 from ecom_tasks.rair.prompts import PROMPT_VERSION
 from ecom_tasks.rair.protocol import RairItem, load_items
 from ecom_tasks.rair.rules import RuleSet, load_rules, provenance
@@ -47,21 +47,20 @@ from ecom_tasks.rair.scoring import score_reply, summarize
 from ecom_tasks.rair.variants import MAX_TOKENS, TASK_VERSION
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
-from ecom_tasks.scorers.inspect_scorers import (
-    context_exceeded_of,
-    outcome_mean,
-    outcome_values,
-    truncated_reply,
-    within_context,
-)
+from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, truncated_reply, within_context
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.memo import last_call_memo
 
 FIXTURES = "ecom_tasks/fixtures/rair"
 
 
+def _outcomes(scores: list[SampleScore]) -> list[Outcome]:
+    # The numbers of the (epoch-reduced) score, the groups of the sample (Inspect keeps its metadata).
+    return [Outcome(s.score.value, **groups_of(s.sample_metadata)) for s in scores if isinstance(s.score.value, dict)]
+
+
 #: rair_summary and rair_breakdown get the same scores list: one summary serves both.
-_summary = last_call_memo(lambda outcomes, specs: context_limit.with_rate(summarize(outcomes, specs), outcomes))
+_summary = last_call_memo(lambda scores, specs: summarize(_outcomes(scores), specs))
 
 
 def _summary_keys(metrics: list[str] | None) -> tuple[str, ...]:
@@ -79,7 +78,7 @@ def rair_summary(metrics: list[str] | None = None) -> Metric:
     keys = _summary_keys(metrics)
 
     def compute(scores: list[SampleScore]) -> Value:
-        result = _summary(outcome_values(scores), tuple(specs))
+        result = _summary(scores, tuple(specs))
         return {key: result[key] for key in keys if key in result}
 
     return compute
@@ -92,7 +91,7 @@ def rair_breakdown(metrics: list[str] | None = None) -> Metric:
     keys = set(_summary_keys(metrics))
 
     def compute(scores: list[SampleScore]) -> Value:
-        result = _summary(outcome_values(scores), tuple(specs))
+        result = _summary(scores, tuple(specs))
         return {key: value for key, value in result.items() if key not in keys}
 
     return compute
@@ -103,19 +102,17 @@ def rair_scorer() -> Scorer:
     """Score a RAIR reply: the level after ``</think>``; anything else is invalid (wrong, counted)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        refused = context_exceeded_of(state.output)
-        if refused is not None:  # the server's error, not the model's answer: wrong and counted apart
-            _, outcome = score_reply(state.metadata, None, truncated=False)
-            outcome[CONTEXT_EXCEEDED] = 1
-            return Score(
-                value=outcome, answer=CONTEXT_EXCEEDED, explanation=refused, metadata={"status": CONTEXT_EXCEEDED}
-            )
-        truncated = truncated_reply(state.output)
+        refused = context_exceeded_of(state.output)  # the server's error, not the model's answer
         sent = [state.input] if isinstance(state.input, str) else [message.text for message in state.input]
-        parsed, outcome = score_reply(state.metadata, state.output.completion, truncated=truncated, prompt=sent)
-        outcome[CONTEXT_EXCEEDED] = 0
+        truncated = truncated_reply(state.output)
+        parsed, outcome = score_reply(
+            state.metadata, state.output.completion, truncated=truncated, prompt=sent, context_exceeded=bool(refused)
+        )
+        if refused:
+            status = {"status": CONTEXT_EXCEEDED}
+            return Score(value=outcome.numbers, answer=CONTEXT_EXCEEDED, explanation=refused, metadata=status)
         return Score(
-            value=outcome,
+            value=outcome.numbers,
             answer=parsed.display,
             explanation=parsed.detail or parsed.status,
             metadata={"status": parsed.status, "dimension": parsed.dimension},

@@ -1,17 +1,15 @@
 """RAIR's metric maths: graded relevance on L1-L4 with breakdowns and mismatch dimensions.
 
-Builds on the reusable label outcomes of ``ecom_tasks.scorers.labels``; an
-outcome here has, besides ``gold`` and ``pred_L1`` .. ``pred_L4``,
-``pred_invalid``:
+An :class:`Outcome` is one item's answer: the numbers epochs reduce (Inspect's ``Score.value``) and
+the item's groups (Inspect: from the sample's metadata; lm-eval: carried beside the numbers in the
+per-document object). Its numbers, besides the label outcome of ``ecom_tasks.scorers.labels``
+(``gold``, ``pred_L1`` .. ``pred_L4``, ``pred_invalid``):
 
 ``acc4`` / ``acc2`` per-item correctness on 4 levels / on {L1,L2} vs {L3,L4}
-``industry``, ``intent``  1-based group indices (0: none)
-``gold_dim``      1-based dimension of the gold rules (0: none)
-``pred_dim``      1-based dimension named with a predicted L2 (0: none named,
-                  ``len(dimensions) + 1``: a name outside the taxonomy)
 ``dim_scored``    1 when gold and prediction are both L2 and the gold dimension is known
-``dim_match``     1 when, in addition, the predicted dimension is the gold one
+``dim_match``     1 when, in addition, the answer named the gold dimension
 ``truncated``     1 when the reply stopped on the token limit
+``context_exceeded`` 1 when the server refused the prompt as longer than its context
 ``strict_pred_L1`` .. ``strict_pred_invalid``, ``strict_acc4``, ``strict_acc2``: the same for the
                   strict reading of the reply (exactly the requested output); absent in old logs
 
@@ -23,9 +21,12 @@ The headline metrics (Acc@2, Acc@4, Macro-F1 and any plugin metric of the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.rair.schema import LEVELS
+from ecom_tasks.rair.schema import DIMENSIONS, LEVELS
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.core import INVALID, NAN
 from ecom_tasks.scorers.labels import confusion_matrix, label_outcome, summarize_labels
 
@@ -38,9 +39,28 @@ COUNTS = ("invalid_rate", "truncated_rate", "n")
 STRICT_SUFFIX = "_strict"
 STRICT_PREFIX = "strict_"
 NO_DIMENSION = "none"
-OTHER_DIMENSION = "other"
+#: An item's group fields, as named in its record's fields (Inspect's sample metadata, an lm-eval document).
+GROUP_FIELDS = ("industry", "intent", "gold_dimension")
 
-Outcome = Mapping[str, float]
+Numbers = Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One item's answer: its numbers and its groups (None: none; a name outside the lists counts overall only)."""
+
+    numbers: dict[str, float]
+    industry: str | None = None
+    intent: str | None = None
+    gold_dimension: str | None = None  # that of the gold rules (rules.gold_dimension: one of DIMENSIONS)
+    #: The dimension this L2 answer named (parsing's, ``other`` outside Table 8), for the Fig. 5 table: one
+    #: answer's category, which epochs do not reduce (Inspect keeps it in each epoch's ``Score.metadata``).
+    dimension: str | None = None
+
+
+def groups_of(fields: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An item's group fields from its record's fields (missing or empty: None)."""
+    return {name: (fields or {}).get(name) or None for name in GROUP_FIELDS}
 
 
 def key_name(name: str) -> str:
@@ -49,47 +69,41 @@ def key_name(name: str) -> str:
     return "_".join(part for part in out.split("_") if part)
 
 
-def encode_outcome(
+def _prediction(gold: int, pred: int) -> dict[str, float]:
+    same_side = pred != INVALID_CODE and (pred >= 2) == (gold >= 2)
+    return {**label_outcome(LEVELS, gold, pred), "acc4": int(pred == gold), "acc2": int(same_side)}
+
+
+def item_outcome(
     gold: int,
     pred: int,
+    strict: int | None = None,
     *,
-    industry: int = 0,
-    intent: int = 0,
-    gold_dim: int = 0,
-    pred_dim: int = 0,
+    dimension: str | None = None,
     truncated: bool = False,
-) -> dict[str, int]:
-    """The outcome of one item; ``pred`` is 0..3 or ``INVALID_CODE``."""
-    outcome = label_outcome(LEVELS, gold, pred)
-    same_side = pred != INVALID_CODE and (pred >= 2) == (gold >= 2)
-    dim_scored = int(gold == 1 and pred == 1 and gold_dim > 0)
-    outcome.update(
-        acc4=int(pred == gold),
-        acc2=int(same_side),
-        industry=industry,
-        intent=intent,
-        gold_dim=gold_dim,
-        pred_dim=pred_dim if pred == 1 else 0,
+    context_exceeded: bool = False,
+    **groups: str | None,
+) -> Outcome:
+    """The outcome of one item; ``pred`` and ``strict`` (the strict reading's prediction, None: not read)
+    are 0..3 or ``INVALID_CODE``; ``dimension`` is the one named with a predicted L2; ``groups``: the
+    item's ``GROUP_FIELDS``."""
+    dim_scored = int(gold == 1 and pred == 1 and groups.get("gold_dimension") in DIMENSIONS)
+    numbers = _prediction(gold, pred)
+    numbers.update(
         dim_scored=dim_scored,
-        dim_match=int(dim_scored and pred_dim == gold_dim),
+        dim_match=int(dim_scored and dimension == groups["gold_dimension"]),
         truncated=int(truncated),
+        **{CONTEXT_EXCEEDED: int(context_exceeded)},
     )
-    return outcome
+    if strict is not None:
+        numbers.update({f"{STRICT_PREFIX}{k}": v for k, v in _prediction(gold, strict).items() if k != "gold"})
+    return Outcome(numbers, dimension=dimension if pred == 1 else None, **groups)
 
 
-def strict_fields(gold: int, pred: int) -> dict[str, int]:
-    """The strict reading's prediction fields of one item (``pred``: 0..3 or ``INVALID_CODE``)."""
-    labels = label_outcome(LEVELS, gold, pred)
-    del labels["gold"]
-    same_side = pred != INVALID_CODE and (pred >= 2) == (gold >= 2)
-    fields = {**labels, "acc4": int(pred == gold), "acc2": int(same_side)}
-    return {f"{STRICT_PREFIX}{name}": value for name, value in fields.items()}
-
-
-def strict_view(outcome: Outcome) -> dict[str, float]:
-    """The outcome with its strict prediction in the careful prediction's fields."""
-    strict = {key[len(STRICT_PREFIX) :]: value for key, value in outcome.items() if key.startswith(STRICT_PREFIX)}
-    return {**outcome, **strict}
+def strict_view(numbers: Numbers) -> dict[str, float]:
+    """The numbers with the strict prediction in the careful prediction's fields."""
+    strict = {key[len(STRICT_PREFIX) :]: value for key, value in numbers.items() if key.startswith(STRICT_PREFIX)}
+    return {**numbers, **strict}
 
 
 def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
@@ -97,8 +111,8 @@ def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
     return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]
 
 
-def headline(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec], *, group: bool = False) -> dict[str, float]:
-    """The selected label metrics, invalid and truncated rates, item count.
+def headline(outcomes: Sequence[Numbers], specs: Sequence[MetricSpec], *, group: bool = False) -> dict[str, float]:
+    """The selected label metrics, invalid and truncated rates, item count, from the items' numbers.
 
     Overall, Macro-F1 averages all four levels (Eq. 7, C = 4). In a breakdown
     ``group`` it averages the levels present among the group's gold labels: a
@@ -115,64 +129,50 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else NAN
 
 
-def mismatch_dimension_accuracy(outcomes: Sequence[Outcome]) -> float:
+def mismatch_dimension_accuracy(outcomes: Sequence[Numbers]) -> float:
     """Among gold-L2 items predicted L2 with a known gold dimension: share naming that dimension."""
     return _ratio(sum(float(o["dim_match"]) for o in outcomes), sum(float(o["dim_scored"]) for o in outcomes))
-
-
-def _dimension_name(index: int, dimensions: Sequence[str]) -> str:
-    if index == 0:
-        return NO_DIMENSION
-    return dimensions[index - 1] if index <= len(dimensions) else OTHER_DIMENSION
 
 
 def error_shares(outcomes: Sequence[Outcome], dimensions: Sequence[str]) -> dict[str, float]:
     """Share of all Acc@4 errors by the gold rules' dimension (the paper's Fig. 5), present dimensions only."""
     errors: dict[str, float] = {}
     for o in outcomes:
-        name = _dimension_name(int(o["gold_dim"]), dimensions)
-        errors[name] = errors.get(name, 0.0) + (1.0 - float(o["acc4"]))
+        name = o.gold_dimension or NO_DIMENSION
+        errors[name] = errors.get(name, 0.0) + (1.0 - float(o.numbers["acc4"]))
     total = sum(errors.values())
-    order = [*dimensions, NO_DIMENSION]
-    return {name: _ratio(errors[name], total) for name in order if name in errors}
+    return {name: _ratio(errors[name], total) for name in (*dimensions, NO_DIMENSION) if name in errors}
 
 
 def mismatch_dimension_table(outcomes: Sequence[Outcome], dimensions: Sequence[str]) -> dict[str, dict[str, float]]:
-    """Per gold dimension: items, Acc@4 errors, share of all errors, Acc@4, and which
-    dimensions the model named when it answered L2 (``pred:<dimension>`` counts;
-    ``pred:varied`` for epoch-averaged items whose named dimension differed between epochs)."""
+    """Per gold dimension: items, Acc@4 errors, share of all errors, Acc@4, and which dimensions the
+    model named when it answered L2 (``pred:<dimension>``, weighted by the answer's share of L2)."""
     rows: dict[str, dict[str, float]] = {}
     for o in outcomes:
-        row = rows.setdefault(
-            _dimension_name(int(o["gold_dim"]), dimensions), {"n": 0.0, "errors": 0.0, "correct": 0.0}
-        )
+        row = rows.setdefault(o.gold_dimension or NO_DIMENSION, {"n": 0.0, "errors": 0.0, "correct": 0.0})
         row["n"] += 1
-        row["errors"] += 1.0 - float(o["acc4"])
-        row["correct"] += float(o["acc4"])
-        share_l2 = float(o["pred_L2"])
-        if share_l2 > 0:
-            value = float(o["pred_dim"])
-            named = _dimension_name(int(value), dimensions) if value.is_integer() else "varied"
-            row[f"pred:{named}"] = row.get(f"pred:{named}", 0.0) + share_l2
+        row["errors"] += 1.0 - float(o.numbers["acc4"])
+        row["correct"] += float(o.numbers["acc4"])
+        if float(o.numbers["pred_L2"]) > 0:
+            named = f"pred:{o.dimension or NO_DIMENSION}"
+            row[named] = row.get(named, 0.0) + float(o.numbers["pred_L2"])
     total_errors = sum(r["errors"] for r in rows.values())
-    order = [*dimensions, NO_DIMENSION]
     table = {}
-    for name in order:
+    for name in (*dimensions, NO_DIMENSION):
         if name in rows:
             row = rows[name]
-            correct = row.pop("correct")
             table[name] = {
                 "n": row["n"],
                 "errors": row["errors"],
                 "error_share": _ratio(row["errors"], total_errors),
-                "acc4": _ratio(correct, row["n"]),
+                "acc4": _ratio(row["correct"], row["n"]),
                 **{k: v for k, v in sorted(row.items()) if k.startswith("pred:")},
             }
     return table
 
 
-def _group_keys(kind: str, names: Sequence[str]) -> list[tuple[str, int, str]]:
-    return [(kind, i, key_name(name) if kind != "intent" else name) for i, name in enumerate(names, start=1)]
+def _group_key(field: str, name: str) -> str:
+    return name if field == "intent" else key_name(name)
 
 
 def group_metric_names(specs: Sequence[MetricSpec]) -> list[str]:
@@ -189,28 +189,28 @@ def summarize(
     """Every metric as a flat dict; group and dimension keys only for those present.
 
     ``specs`` are the selected ``labels``-kind metrics. ``groups`` maps an
-    outcome field (``industry``, ``intent``) to its names (1-based in the
-    outcome). Keys: each spec's name, ``invalid_rate n l2_dim_acc``, ``<name>_strict`` and
+    outcome's group field (``industry``, ``intent``) to its names. Keys: each spec's name,
+    ``invalid_rate n l2_dim_acc``, ``<name>_strict`` and
     ``invalid_rate_strict`` (the strict reading, when the outcomes carry it),
     ``<metric>/<field>/<name>``, ``confusion/<gold>/<pred>``,
     ``error_share/<dimension>``.
     """
-    outcomes = list(outcomes)
-    result = headline(outcomes, specs)
+    numbers = [o.numbers for o in outcomes]
+    result = headline(numbers, specs)
     # Old logs carry no strict reading: their strict keys are absent, not made up.
-    if outcomes and all(f"{STRICT_PREFIX}acc4" in o for o in outcomes):
-        strict = headline([strict_view(o) for o in outcomes], specs)
+    if numbers and all(f"{STRICT_PREFIX}acc4" in n for n in numbers):
+        strict = headline([strict_view(n) for n in numbers], specs)
         result.update(
             {f"{name}{STRICT_SUFFIX}": strict[name] for name in (*(spec.name for spec in specs), "invalid_rate")}
         )
-    result["l2_dim_acc"] = mismatch_dimension_accuracy(outcomes)
-    for kind, names in (groups or {}).items():
-        for field, index, name in _group_keys(kind, names):
-            members = [o for o in outcomes if int(o[field]) == index]
+    result["l2_dim_acc"] = mismatch_dimension_accuracy(numbers)
+    for field, names in (groups or {}).items():
+        for name in names:
+            members = [o.numbers for o in outcomes if getattr(o, field) == name]
             if members:
                 part = headline(members, specs, group=True)
-                result.update({f"{m}/{field}/{name}": part[m] for m in group_metric_names(specs)})
-    for g, row in zip(LEVELS, confusion_matrix(outcomes, LEVELS)):
+                result.update({f"{m}/{field}/{_group_key(field, name)}": part[m] for m in group_metric_names(specs)})
+    for g, row in zip(LEVELS, confusion_matrix(numbers, LEVELS)):
         for p, count in zip(PRED_LABELS, row):
             result[f"confusion/{g}/{p}"] = count
     if dimensions:
@@ -224,10 +224,8 @@ def metric_keys(
 ) -> list[str]:
     """Every key ``summarize`` can produce, in its order (for frameworks that need a fixed list)."""
     keys = [*(spec.name for spec in specs), *COUNTS, *strict_keys(specs), "l2_dim_acc"]
-    for kind, names in (groups or {}).items():
-        keys += [
-            f"{m}/{field}/{name}" for field, _, name in _group_keys(kind, names) for m in group_metric_names(specs)
-        ]
+    for field, names in (groups or {}).items():
+        keys += [f"{m}/{field}/{_group_key(field, name)}" for name in names for m in group_metric_names(specs)]
     keys += [f"confusion/{g}/{p}" for g in LEVELS for p in PRED_LABELS]
     keys += [f"error_share/{key_name(name)}" for name in [*dimensions, NO_DIMENSION]]
     return keys

@@ -8,14 +8,16 @@ from typing import Any
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.rair.metrics import (
     INVALID_CODE,
-    encode_outcome,
+    Outcome,
+    groups_of,
+    item_outcome,
     metric_keys,
     mismatch_dimension_table,
-    strict_fields,
 )
 from ecom_tasks.rair.metrics import summarize as summarize_outcomes
-from ecom_tasks.rair.parsing import OTHER_DIMENSION, ParsedRelevance, parse_reply, parse_strict
+from ecom_tasks.rair.parsing import ParsedRelevance, parse_reply, parse_strict
 from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
+from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.replies import answer_region
 
 GROUPS = {"industry": INDUSTRIES, "intent": INTENTS}
@@ -23,8 +25,8 @@ GROUPS = {"industry": INDUSTRIES, "intent": INTENTS}
 SUBSET_GROUPS = {"general": "industry", "visual": "industry", "hard": "intent"}
 
 
-def _index(value: str, names: tuple[str, ...]) -> int:
-    return names.index(value) + 1 if value in names else 0
+def _level(parsed: ParsedRelevance) -> int:
+    return LEVELS.index(parsed.label) if parsed.label else INVALID_CODE
 
 
 def score_reply(
@@ -33,46 +35,47 @@ def score_reply(
     *,
     truncated: bool | None = None,
     prompt: Sequence[str] | None = None,
-) -> tuple[ParsedRelevance, dict[str, int]]:
+    context_exceeded: bool = False,
+) -> tuple[ParsedRelevance, Outcome]:
     """Parse ``completion`` for the sample described by ``fields``; return the parse and the outcome.
 
     The outcome carries both readings: the careful one (``parsed``, the headline) and the strict
-    one (``parse_strict``: exactly the requested output) in its ``strict_*`` fields.
+    one (``parse_strict``: exactly the requested output) in its ``strict_*`` numbers.
 
     ``truncated``: the reply stopped on the token limit, when the framework
     knows; otherwise a reply cut off inside ``<think>`` counts as truncated.
     ``prompt``: the system and user message sent (default: ``fields``' ``system_prompt`` and
     ``user_prompt`` when it has them); what the reply copies from them is not read.
+    ``context_exceeded``: the server refused the prompt (``completion`` is its error): wrong, counted apart.
     """
+    if context_exceeded:
+        completion, truncated = None, False
     if prompt is None and fields.get("system_prompt"):
         prompt = (fields["system_prompt"], fields.get("user_prompt") or "")
     parsed = parse_reply(completion, prompt=prompt, truncated=truncated)
     if truncated is None:
         truncated = answer_region(completion) is None
-    if parsed.dimension == OTHER_DIMENSION:
-        pred_dim = len(DIMENSIONS) + 1
-    else:
-        pred_dim = _index(parsed.dimension or "", DIMENSIONS)
-    outcome = encode_outcome(
+    outcome = item_outcome(
         LEVELS.index(fields["label"]),
-        LEVELS.index(parsed.label) if parsed.label else INVALID_CODE,
-        industry=_index(fields.get("industry") or "", INDUSTRIES),
-        intent=_index(fields.get("intent") or "", INTENTS),
-        gold_dim=_index(fields.get("gold_dimension") or "", DIMENSIONS),
-        pred_dim=pred_dim,
+        _level(parsed),
+        _level(parse_strict(completion)),
+        dimension=parsed.dimension,
         truncated=truncated,
+        context_exceeded=context_exceeded,
+        **groups_of(fields),
     )
-    strict = parse_strict(completion)
-    outcome.update(strict_fields(outcome["gold"], LEVELS.index(strict.label) if strict.label else INVALID_CODE))
     return parsed, outcome
 
 
-def summarize(outcomes: Iterable[Mapping[str, float]], specs: Sequence[MetricSpec]) -> dict[str, float]:
-    """All RAIR metrics with the selected ``labels``-kind metric specs (see ``metrics.summarize``)."""
-    return summarize_outcomes(list(outcomes), specs, groups=GROUPS, dimensions=DIMENSIONS)
+def summarize(outcomes: Iterable[Outcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
+    """All RAIR metrics with the selected ``labels``-kind metric specs (see ``metrics.summarize``), and the
+    share of prompts longer than the server's context."""
+    outcomes = list(outcomes)
+    summary = summarize_outcomes(outcomes, specs, groups=GROUPS, dimensions=DIMENSIONS)
+    return context_limit.with_rate(summary, [o.numbers for o in outcomes])
 
 
-def dimension_table(outcomes: Iterable[Mapping[str, float]]) -> dict[str, dict[str, float]]:
+def dimension_table(outcomes: Iterable[Outcome]) -> dict[str, dict[str, float]]:
     """Errors by gold rule dimension and the dimensions models name (Fig. 5, extended)."""
     return mismatch_dimension_table(list(outcomes), DIMENSIONS)
 

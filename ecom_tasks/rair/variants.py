@@ -20,7 +20,8 @@ from ecom_tasks.rair.rules import BUILTIN, NONE
 #: bumped when scores stop being comparable with earlier results. 1.1: final-answer parsing, per-group
 #: Macro-F1 over present levels. 1.2: the level a reply asserts (contrasted, negated and hypothetical levels
 #: are no answer; hedges and conflicting levels are a counted invalid, ``ambiguous``; level names map).
-TASK_VERSION = "1.2"
+#: 1.3: a per-item outcome holds only the numbers epochs reduce; groups come from the item (scores unchanged).
+TASK_VERSION = "1.3"
 
 #: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``): None leaves it to
 #: the server (vLLM: what is left of the context), so no well-configured server refuses the request. Set

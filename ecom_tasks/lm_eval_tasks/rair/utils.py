@@ -11,12 +11,14 @@ refused by default, see ``ecom_tasks.images``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import datasets
 
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import ImageAccess
+from ecom_tasks.rair.metrics import Outcome
 from ecom_tasks.rair.protocol import load_items
 from ecom_tasks.rair.rules import load_rules, provenance
 from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
@@ -81,10 +83,8 @@ class RairTask(OutcomeTask):
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
         # A group absent from the data has 0 items (its other metrics: nan, as the aggregations give).
         counts = {key: 0.0 for key in self.aggregation() if key.startswith("n/")}
-        return {**counts, **context_limit.with_rate(summarize(outcomes, specs), outcomes)}
+        return {**counts, **summarize([Outcome(**outcome) for outcome in outcomes], specs)}
 
     def score(self, doc: dict, reply: str) -> Any:
-        if context_limit.from_reply(reply) is not None:  # the server refused the prompt: wrong, counted apart
-            outcome = score_reply(doc, None, truncated=False)[1]
-            return {**outcome, context_limit.CONTEXT_EXCEEDED: 1}
-        return {**score_reply(doc, reply)[1], context_limit.CONTEXT_EXCEEDED: 0}
+        # A plain dict (the numbers beside the document's groups): --log_samples writes it as JSON.
+        return asdict(score_reply(doc, reply, context_exceeded=context_limit.from_reply(reply) is not None)[1])
