@@ -31,9 +31,9 @@ from ecom_tasks.construction import (
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.monbench.construction.seeds import AdPair, load_pairs
 from ecom_tasks.monbench.construction.selection import Tally, assemble_question, disagreement, select_options, tally
+from ecom_tasks.monbench.construction.stages import VOTER_ROLE
 
 SCORER = "monbench_relevance_votes"
-ROLE_PREFIX = "voter_"
 QUESTION_PREFIX = "mb-build-"
 #: What the build writes below ``--out`` (besides the stage's Inspect logs in ``logs/1_votes``).
 DATA = "data/monbench.jsonl"
@@ -112,7 +112,7 @@ def build(options: BuildOptions) -> BuildResult:
         calls_per_item=options.voters,
         unit="voters",
         model=options.model,
-        model_roles=roles_of(options.model_roles, ROLE_PREFIX),
+        model_roles=roles_of(options.model_roles, VOTER_ROLE + "_"),
     )
     result = BuildResult()
     result.log = options.run(stage, output, lambda log: log_vote_outcomes(log, SCORER, stage.name), data=(DATA,))

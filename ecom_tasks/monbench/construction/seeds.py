@@ -69,21 +69,18 @@ def _category(row: Row, problems: list[Problem]) -> str | None:
     return None
 
 
-def validate_pairs(rows: list[Row]) -> list[AdPair]:
-    def build(row: Row, pair_id: str, problems: list[Problem]) -> AdPair:
-        return AdPair(
-            id=pair_id,
-            query=require_text(row, "query", problems),
-            ad=require_text(row, "ad", problems),
-            human=_human(row, problems),
-            location=require_text(row, "location", problems, optional=True),
-            market=require_text(row, "market", problems, optional=True),
-            category=_category(row, problems),
-        )
-
-    return validate_records(rows, build)
+def _pair(row: Row, pair_id: str, problems: list[Problem]) -> AdPair:
+    return AdPair(
+        id=pair_id,
+        query=require_text(row, "query", problems),
+        ad=require_text(row, "ad", problems),
+        human=_human(row, problems),
+        location=require_text(row, "location", problems, optional=True),
+        market=require_text(row, "market", problems, optional=True),
+        category=_category(row, problems),
+    )
 
 
 def load_pairs(data: str | os.PathLike[str]) -> list[AdPair]:
     """Validated pairs of a JSONL/CSV/Parquet file; raises DataValidationError listing every problem."""
-    return [dataclasses.replace(p, position=i) for i, p in enumerate(validate_pairs(load_rows(data)))]
+    return [dataclasses.replace(p, position=i) for i, p in enumerate(validate_records(load_rows(data), _pair))]

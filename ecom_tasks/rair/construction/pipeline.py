@@ -38,7 +38,7 @@ from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction.assembly import Assembly, Thresholds, assemble, unique_queries
 from ecom_tasks.rair.construction.stages import PANELS
 from ecom_tasks.rair.construction.votes import rules_for_label
-from ecom_tasks.rair.rules import BUILTIN, RuleSet, builtin_rules, load_rules
+from ecom_tasks.rair.rules import BUILTIN, RuleSet, load_rules
 from ecom_tasks.rair.schema import RairRecord, load_records
 
 STAGE_NAMES = ("intent", "visual", "rules")
@@ -154,7 +154,7 @@ def build(options: BuildOptions) -> BuildResult:
     )
     out = output.root
     records = load_records(options.candidates, check_images=True, image_access=options.image_access)
-    ruleset = load_rules(options.rules) if options.rules != BUILTIN else builtin_rules()
+    ruleset = load_rules(options.rules)
     if ruleset is None or ruleset.verbatim is not None:
         raise ConfigurationError(
             f"--rules must be a structured rules file (JSON with ids and levels, like rules_v1.json): {options.rules}"
