@@ -18,9 +18,11 @@ from ecom_tasks.inspect_evals.ecomeval import (  # noqa: E402
     ecomeval_exact,
     ecomeval_exact_scorer,
     ecomeval_judge,
+    ecomeval_metrics,
+)
+from ecom_tasks.inspect_evals.ecomeval_judge_meta import (  # noqa: E402
     ecomeval_judge_meta,
     ecomeval_judge_meta_scorer,
-    ecomeval_metrics,
     gold_response,
     judge_meta_metrics,
 )

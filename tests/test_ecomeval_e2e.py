@@ -27,20 +27,15 @@ from inspect_ai.model import ContentImage, ModelOutput, get_model
 from ecom_tasks import cli
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.ecomeval.baseline import grade_by_overlap, respond_grader
+from ecom_tasks.ecomeval.metrics import Outcome, grade_values, summarize
 from ecom_tasks.ecomeval.parsing import exact_match
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.protocol import select
 from ecom_tasks.ecomeval.schema import load_records
-from ecom_tasks.ecomeval.scoring import outcome_of, summarize
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.hookspecs import MetricSpec, hookimpl
-from ecom_tasks.inspect_evals.ecomeval import (
-    ecomeval,
-    ecomeval_exact,
-    ecomeval_judge,
-    ecomeval_judge_meta,
-    panel_models,
-)
+from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact, ecomeval_judge, panel_models
+from ecom_tasks.inspect_evals.ecomeval_judge_meta import ecomeval_judge_meta
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.plugins import baseline_reply, select_metrics
 from ecom_tasks.testing.openai_server import image_parts, last_user_text, serve_openai_compatible
@@ -116,17 +111,8 @@ def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
     outcomes = []
     for record in records:
         answer = baseline_reply([("user", record.question)])
-        outcomes.append(
-            outcome_of(
-                {
-                    "category": record.category,
-                    "language": record.language,
-                    "task": record.task,
-                    "difficulty": record.difficulty,
-                },
-                grade_by_overlap(answer, record.reference)[0],
-            )
-        )
+        grade = grade_by_overlap(answer, record.reference)[0]
+        outcomes.append(Outcome.of(grade_values(grade), vars(record)))
     # Every question fitted the baseline's context: none refused.
     expected = {**summarize(outcomes, select_metrics("rubric")), "context_exceeded_rate": 0.0}
     metrics = metrics_of(log)
@@ -148,7 +134,7 @@ def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
     assert log.eval.metadata["grader_default"] == "openai/gpt-4.1" and log.eval.headline_metric.metric == "score"
     assert log.eval.metadata["grader_max_tokens"] == 2048 and log.eval.metadata["judge_failure_threshold"] == 0.1
     assert log.eval.metadata["grader_prompt_version"] == "ecomeval-grader/2"
-    assert log.eval.task_version == "2.0.0"
+    assert log.eval.task_version == "3.0.0"
 
 
 def test_mockllm_scripts_for_both_roles_give_hand_computed_numbers(tmp_path):
@@ -773,7 +759,9 @@ def test_a_forged_marker_answer_reaches_the_loopback_judge_inside_its_section(tm
 
 
 @pytest.mark.slow  # starts inspect on the command line
-def test_without_a_grader_the_task_refuses_to_start(tmp_path, monkeypatch):
+def test_without_a_grader_the_run_stops_before_any_model_call(tmp_path, monkeypatch):
+    """The setup step finds no grader: Inspect ends the run with our message (the last line of its error
+    panel) and an error log in which no sample reached a model."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     proc = run_cli(
         [
@@ -789,10 +777,10 @@ def test_without_a_grader_the_task_refuses_to_start(tmp_path, monkeypatch):
         ],
         cwd=tmp_path,
     )
-    assert proc.returncode != 0
-    assert "ecomeval needs a grader model: pass --model-role grader=<model>" in proc.stdout + proc.stderr
-    # From Python the task object is built before its roles are known: the first sample stops, before
-    # the evaluated model is called.
+    assert "ecomeval needs a grader model: pass --model-role grader=<model>" in " ".join(proc.stdout.split())
+    (failed,) = [read_eval_log(str(path)) for path in (tmp_path / "logs").glob("*.eval")]
+    assert failed.status == "error" and not failed.stats.model_usage
+    # From Python the same: the task object is built before its roles are known, its setup step stops the run.
     model = scripted(lambda text, input, config: "B")
     (log,) = inspect_eval(ecomeval(category="ecom_qa"), model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "error" and "--model-role grader=" in log.error.message and not model.calls

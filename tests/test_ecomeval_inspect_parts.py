@@ -13,14 +13,9 @@ from inspect_ai.solver import generate
 
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.schema import load_judge_cases
-from ecom_tasks.inspect_evals.ecomeval import (
-    GRADERS,
-    ecomeval_dataset,
-    ecomeval_exact_scorer,
-    ecomeval_judge_meta_scorer,
-    gold_response,
-    require_grader,
-)
+from ecom_tasks.inspect_evals.ecomeval import GRADERS, ecomeval_dataset, ecomeval_exact_scorer
+from ecom_tasks.inspect_evals.ecomeval_judge_meta import ecomeval_judge_meta_scorer
+from ecom_tasks.scorers.inspect_judge import gold_response, require_grader
 
 
 @pytest.fixture(autouse=True)
@@ -180,30 +175,24 @@ def test_a_panel_named_by_graders_uses_those_roles_and_refuses_an_unknown_name(t
     assert log.status == "error" and "'strikt' is neither a model role of this run" in log.error.message
 
 
-def test_a_task_built_after_an_in_process_eval_waits_for_the_roles_of_its_own_run(tmp_path, monkeypatch):
-    """A notebook: an eval() ends, then ecomeval() is built in plain Python and run with a grader role.
-    Inspect keeps its last active model after an eval; the build must not take that for a run of its
-    own and refuse the task. Built by Inspect (by name) without a grader, it is refused at once."""
-    from ecom_tasks.data import ConfigurationError
+def test_the_graders_are_resolved_once_per_run_and_before_any_model_call(tmp_path, monkeypatch):
+    """Nothing is checked when the task is built (a notebook builds ecomeval() after another eval(); its
+    roles come with its own run). The setup solver resolves the run's graders once, the scorer reuses
+    them; without a grader, a task built in Python or by name stops before the evaluated model is called."""
     from ecom_tasks.inspect_evals.ecomeval import ecomeval
+    from ecom_tasks.scorers import inspect_judge
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    (earlier,) = inspect_eval(
-        Task(dataset=[Sample(input="hello")], solver=generate()),
-        model=scripted(lambda text: "hi"),
-        log_dir=str(tmp_path),
-        display="none",
-    )
-    assert earlier.status == "success"
-    task = ecomeval(task="shopping_guide")  # no refusal here: its roles come with the eval below
+    plans = []
+    plan = inspect_judge._grader_plan
+    monkeypatch.setattr(inspect_judge, "_grader_plan", lambda *args: plans.append(args) or plan(*args))
+    task = ecomeval(task="shopping_guide")
     grader = scripted(lambda text: "Final Score: 3", name="notebook-judge")
     (log,) = inspect_eval(
         task, model=scripted(lambda text: "C"), model_roles={"grader": grader}, log_dir=str(tmp_path), display="none"
     )
-    assert metrics_of(log)["score"] == 100.0 and len(grader.calls) == 3
-    model = scripted(lambda text: "C")
-    with pytest.raises(ConfigurationError, match="--model-role grader="):
-        inspect_eval(
-            "ecom_tasks/ecomeval", task_args={"category": "ecom_qa"}, model=model, log_dir=str(tmp_path), display="none"
-        )
-    assert model.calls == []
+    assert metrics_of(log)["score"] == 100.0 and len(grader.calls) == 3 and len(plans) == 1
+    for built, args in ((ecomeval(category="ecom_qa"), {}), ("ecom_tasks/ecomeval", {"category": "ecom_qa"})):
+        model = scripted(lambda text: "C")
+        (log,) = inspect_eval(built, task_args=args, model=model, log_dir=str(tmp_path), display="none")
+        assert log.status == "error" and "--model-role grader=" in log.error.message and model.calls == []

@@ -9,7 +9,7 @@ import pytest
 
 from ecom_tasks.ecomeval.baseline import grade_by_overlap, respond_ecomeval, respond_grader
 from ecom_tasks.ecomeval.calibration import calibrate, label
-from ecom_tasks.ecomeval.metrics import encode_outcome, judge_agreement, metric_keys, summarize
+from ecom_tasks.ecomeval.metrics import Outcome, grade_values, judge_agreement, metric_keys, summarize
 from ecom_tasks.ecomeval.parsing import CONFLICTING, NO_GRADE, OK, OUT_OF_RANGE, exact_answer, exact_match, parse_grade
 from ecom_tasks.ecomeval.prompts import GRADER_HEADER, build_grader_prompt, read_grader_prompt
 from ecom_tasks.hookspecs import MetricSpec
@@ -168,7 +168,8 @@ def test_exact_answers_are_letters_or_short_one_line_references():
 
 
 def outcome(grade, category, language="en", task="t", difficulty=None):
-    return encode_outcome(grade, {"category": category, "language": language, "task": task, "difficulty": difficulty})
+    fields = {"category": category, "language": language, "task": task, "difficulty": difficulty}
+    return Outcome.of(grade_values(grade), fields)
 
 
 def test_metrics_hand_computed_with_a_judge_failure_excluded():
@@ -239,7 +240,7 @@ def test_three_failures_in_four_flag_the_headline():
 
 def test_epoch_means_of_outcomes_give_each_item_its_graded_mean():
     # Two epochs: graded 3 then judge failure -> mean outcome grade 1.5, graded 0.5 -> item grade 3.
-    reduced = {"grade": 1.5, "graded": 0.5, "category/ecom_qa": 1.0}
+    reduced = Outcome(1.5, 0.5, "ecom_qa")
     result = summarize([reduced, outcome(0, "ecom_qa")], select_metrics("rubric"))
     assert result["score_items"] == pytest.approx(50.0) and result["judge_failure_rate"] == pytest.approx(0.25)
 
@@ -283,14 +284,14 @@ def test_rubric_specs_are_the_builtins():
     assert specs["score_items"].compute(mixed) == pytest.approx(60.0)
 
 
+def agreement_inputs(cases):
+    return [Outcome(g, d) for g, d, _, _ in cases], [e for _, _, e, _ in cases], [a for _, _, _, a in cases]
+
+
 def test_judge_agreement_hand_computed():
-    cases = [
-        {"grade": 1, "graded": 1, "expected": 1, "adversarial": 0},
-        {"grade": 3, "graded": 1, "expected": 1, "adversarial": 1},
-        {"grade": 0, "graded": 1, "expected": 0, "adversarial": 1},
-        {"grade": 0, "graded": 0, "expected": 2, "adversarial": 1},
-    ]
-    result = judge_agreement(cases)
+    # (grade, graded, expected, adversarial)
+    cases = [(1, 1, 1, False), (3, 1, 1, True), (0, 1, 0, True), (0, 0, 2, True)]
+    result = judge_agreement(*agreement_inputs(cases))
     assert result["agreement"] == pytest.approx(2 / 3)
     assert result["mae"] == pytest.approx(2 / 3)
     assert result["adversarial_high_grade_rate"] == pytest.approx(1 / 2)
@@ -298,12 +299,12 @@ def test_judge_agreement_hand_computed():
     # A half grade (an even panel's median, an epoch mean) is not rounded to an integer grade: 0.5
     # is no agreement with 0 or 1 and is half a grade from each; 2.5 on an adversarial case is high.
     halves = [
-        {"grade": 0.5, "graded": 1, "expected": 1, "adversarial": 0},
-        {"grade": 3, "graded": 2, "expected": 1, "adversarial": 0},  # two epochs, 1 and 2: mean 1.5
-        {"grade": 2.5, "graded": 1, "expected": 1, "adversarial": 1},
-        {"grade": 2, "graded": 1, "expected": 2, "adversarial": 0},
+        (0.5, 1, 1, False),
+        (3, 2, 1, False),  # two epochs, 1 and 2: mean 1.5
+        (2.5, 1, 1, True),
+        (2, 1, 2, False),
     ]
-    result = judge_agreement(halves)
+    result = judge_agreement(*agreement_inputs(halves))
     assert result["agreement"] == pytest.approx(1 / 4)
     assert result["mae"] == pytest.approx((0.5 + 0.5 + 1.5 + 0) / 4)
     assert result["adversarial_high_grade_rate"] == 1.0

@@ -17,7 +17,7 @@ from test_report_merge import make_log, read_table, report_folder, run_rows
 
 from ecom_tasks import cli
 from ecom_tasks.data import DataValidationError
-from ecom_tasks.ecomeval.metrics import encode_outcome, summarize
+from ecom_tasks.ecomeval.metrics import Outcome, summarize
 from ecom_tasks.ecomeval.protocol import NoItemsSelected, load_items, select
 from ecom_tasks.ecomeval.schema import CATEGORIES, UnknownTasksWarning, load_records
 from ecom_tasks.ecomeval.tasks import SPELLINGS, TASKS, TASKS_BY_ID, canonical_task, task_key
@@ -382,11 +382,10 @@ def _part(task_id: str) -> str:
 def test_the_per_task_table_has_a_row_per_listed_task_and_names_the_others_apart(tmp_path: Path):
     specs = select_metrics("rubric")
     # One item per listed task (grade i mod 4), one outside the list: the run covers all 37.
-    outcomes = [
-        encode_outcome(i % 4, {"category": task.category, "language": "en", "task": task.id})
-        for i, task in enumerate(TASKS)
-    ]
-    outcomes.append(encode_outcome(3, {"category": "ecom_qa", "language": "en", "task": "Gift Wrapping Advice"}))
+    outcomes = [Outcome(i % 4, 1.0, task.category, "en", task.id) for i, task in enumerate(TASKS)]
+    outcomes.append(
+        Outcome.of({"grade": 3, "graded": 1}, {"category": "ecom_qa", "language": "en", "task": "Gift Wrapping Advice"})
+    )
     full = summarize(outcomes, specs)
     # A second run: two tasks, one of them under a log key of before the list (query_product_relation).
     part = {"task/shopping_guide": 50.0, "task/query_product_relation": 25.0, "score": 40.0, "n": 2.0}

@@ -23,7 +23,8 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from ecom_tasks.ecomeval.judge_run import judge_output
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.schema import load_records
-from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_judge_meta
+from ecom_tasks.inspect_evals.ecomeval import ecomeval
+from ecom_tasks.inspect_evals.ecomeval_judge_meta import ecomeval_judge_meta
 from ecom_tasks.scorers.panel import agreement, combine
 from ecom_tasks.testing.openai_server import (
     Reply,

@@ -18,8 +18,6 @@ from helpers import REPO_DIR
 
 NOTE = REPO_DIR / "docs" / "inspect-evals-lint.md"
 PACKAGES = ("inspect_evals", "scorers", "solvers")
-#: The one module allowed to rely on Inspect internals (and to import a private Inspect module).
-PRIVATE_WRAPPER = "ecom_tasks/inspect_evals/_inspect_private.py"
 
 
 def lint() -> dict:
@@ -74,14 +72,11 @@ def _private_inspect_imports(path: Path) -> list[str]:
     return found
 
 
-def test_only_the_wrapper_module_imports_private_inspect_modules():
+def test_no_module_imports_a_private_inspect_module():
     """The whole package, including what the linter does not scan (cli.py, the benchmarks' folders)."""
     offenders = {}
     for path in sorted((REPO_DIR / "ecom_tasks").rglob("*.py")):
-        relative = path.relative_to(REPO_DIR).as_posix()
         imports = _private_inspect_imports(path)
-        if imports and relative != PRIVATE_WRAPPER:
-            offenders[relative] = imports
+        if imports:
+            offenders[path.relative_to(REPO_DIR).as_posix()] = imports
     assert offenders == {}
-    # The wrapper, the one place that relies on Inspect internals, needs no private import today.
-    assert _private_inspect_imports(REPO_DIR / PRIVATE_WRAPPER) == []

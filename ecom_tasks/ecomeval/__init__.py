@@ -3,8 +3,8 @@
 Files: ``schema`` (record, judge gold cases, validation, loading), ``prompts``
 (the question as it is; the grader template), ``protocol`` (filters, records ->
 items), ``parsing`` (strict grade parsing, exact answers), ``metrics`` (the
-metric maths, judge agreement), ``scoring`` (``outcome_of``, ``score_exact``,
-``summarize``), ``calibration`` (difficulty labels across models),
+``Outcome`` record, the metric maths, judge agreement), ``scoring``
+(``grader_prompt``, ``score_exact``), ``calibration`` (difficulty labels across models),
 ``baseline`` (the offline answerer and baseline judge), ``variants`` (named
 settings shared by the Inspect and lm-eval adapters), ``paper_tables`` (the
 paper's tables in the report, beside ``reference_results.csv``). See README.md.

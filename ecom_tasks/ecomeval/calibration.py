@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError, load_rows
-from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, Outcome
 from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, column_field, fixture_file, load_records
 from ecom_tasks.ecomeval.tasks import canonical_task
 from ecom_tasks.files import OutputFolder
@@ -281,8 +281,7 @@ def log_grades(paths: list[str]) -> tuple[dict[str, dict[str, float | None]], di
             if item in by_item:
                 raise ValueError(f"{path}: item {item} is graded twice for model {log.eval.model}")
             try:
-                graded = float(value["graded"])
-                by_item[item] = float(value["grade"]) / graded if graded > 0 else None
+                by_item[item] = Outcome.of(value, metadata).item_grade
             except (KeyError, TypeError, ValueError):
                 raise ValueError(f"{path}: sample {sample.id}: its EcomEval score holds no numeric grade") from None
             tasks[item] = canonical_task(str(metadata["task"]))  # an older log may hold another spelling

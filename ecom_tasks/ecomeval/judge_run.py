@@ -19,7 +19,7 @@ Beside each samples file it writes (``<slug>`` names the grader or panel):
   ``id``, ``category``, ``language``,
   ``task``, ``difficulty``, ``response``, ``grade`` (0..3, a panel's median
   may be a half grade; null for a judge failure), ``status`` (``ok`` or the
-  failure status), ``detail``, ``outcome`` (what the metrics read), and the
+  failure status), ``detail``, ``outcome`` (the numbers the metrics read beside the item's fields), and the
   grader's record (``grader``, ``attempts``, ``grader_replies``,
   ``grader_stop_reasons``) or, for a panel, ``panel_method`` and ``graders``
   (each member's record by label). A question the evaluated model's server
@@ -68,12 +68,12 @@ from ecom_tasks.ecomeval.judging import (
     judge_response,
     judge_status,
     judgement_metadata,
-    judgement_outcome,
-    refused_outcome,
+    judgement_values,
+    refused_metadata,
+    refused_values,
 )
-from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, key_name
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, Outcome, key_name, summarize
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
-from ecom_tasks.ecomeval.scoring import summarize
 from ecom_tasks.ecomeval.variants import VARIANTS
 from ecom_tasks.errors import ConfigurationError, DataValidationError, EcomTasksError, Problem
 from ecom_tasks.plugins import parse_metric_names, select_metrics
@@ -531,27 +531,26 @@ async def grade_prepared(
         bar.close()
     judgements = [j for j in judged if j is not None]
     labels = [g.label for g in graders]
-    lines, outcomes = [], []
+    lines, values, outcomes = [], [], []
     for item, judgement, refused in zip(items, judged, refusals):
         if judgement is None:  # refused by the evaluated model's server: as Inspect's ecomeval_judge scores it
-            outcome = refused_outcome(item.doc, labels)
-            grading = {"grade": 0, "status": context_limit.CONTEXT_EXCEEDED, "detail": refused}
+            numbers, grading = refused_values(labels), refused_metadata(str(refused), labels)
         else:
-            outcome = {**judgement_outcome(item.doc, judgement), context_limit.CONTEXT_EXCEEDED: 0.0}
-            grading = judgement_metadata(judgement)
-        outcomes.append(outcome)
+            numbers, grading = judgement_values(judgement), judgement_metadata(judgement)
+        values.append(numbers)
+        outcomes.append(Outcome.of(numbers, item.doc, labels))
         record = {
             "doc_id": item.doc_id,
             "line": item.line,
             **{key: item.doc.get(key) for key in DOC_FIELDS},
             "response": item.response,
             **grading,
-            "outcome": outcome,
+            "outcome": numbers,
         }
         lines.append(files.dumps_strict(record, ensure_ascii=False) + "\n")
     summary = {
         **summarize(outcomes, specs, settings.failure_threshold),
-        context_limit.RATE: context_limit.rate(outcomes),
+        context_limit.RATE: context_limit.rate(values),
     }
     failures, details = _failure_causes(judgements)
     prepared.output.write_lines(prepared.grades_name, lines)

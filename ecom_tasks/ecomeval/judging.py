@@ -8,10 +8,10 @@ for a panel) and their names. :func:`judge_response` builds the grader prompt
 retry rules of ``scorers.judge`` (one retry; a reply cut off by a limit is
 retried in a fresh conversation and is :data:`GRADER_LIMIT` the second
 time), and combines a panel's grades (``scorers.panel``: median by default,
-or majority). :func:`judgement_outcome` is the item's outcome (``Score.value``
-in Inspect, a line of the grades file in the two-stage route): the panel's
-grade, and with a panel each grader's grade under ``panel/<label>/grade``
-and ``panel/<label>/graded`` (see ``metrics.py``).
+or majority). :func:`judgement_values` are the item's numbers (``Score.value``
+in Inspect, ``outcome`` in a line of the grades file in the two-stage route):
+the panel's grade, and with a panel each grader's grade (``metrics.member_values``);
+:func:`judgement_metadata` names the panel's members (``graders`` by label).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, PANEL_PREFIX
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, grade_values, member_values
 from ecom_tasks.ecomeval.parsing import parse_grade
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
-from ecom_tasks.ecomeval.scoring import grader_prompt, outcome_of
+from ecom_tasks.ecomeval.scoring import grader_prompt
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.judge import (
@@ -85,15 +85,18 @@ class JudgeSettings:
         return {**graders, **how}
 
 
-def refused_outcome(fields: Mapping[str, Any], labels: Sequence[str]) -> dict[str, float]:
-    """The outcome of an item whose question the evaluated model's server refused (longer than its
+def refused_values(labels: Sequence[str]) -> dict[str, float]:
+    """The numbers of an item whose question the evaluated model's server refused (longer than its
     context): no response, so no grader is asked; grade 0 (from every member of a panel of ``labels``),
     counted in ``context_exceeded_rate``. Both frameworks score it so."""
-    outcome = {**outcome_of(fields, 0), CONTEXT_EXCEEDED: 1.0}
-    if len(labels) > 1:
-        for label in labels:
-            outcome.update({f"{PANEL_PREFIX}{label}/grade": 0.0, f"{PANEL_PREFIX}{label}/graded": 1.0})
-    return outcome
+    members = member_values(dict.fromkeys(labels, 0)) if len(labels) > 1 else {}
+    return {**grade_values(0), **members, CONTEXT_EXCEEDED: 1.0}
+
+
+def refused_metadata(detail: str, labels: Sequence[str]) -> dict[str, Any]:
+    """What is kept of such an item (score metadata, the grades file); a panel's members by label."""
+    refused = {"grade": 0, "status": CONTEXT_EXCEEDED, "detail": detail}
+    return {**refused, "graders": dict.fromkeys(labels, refused)} if len(labels) > 1 else refused
 
 
 def judge_status(result: JudgeResult) -> tuple[int | None, str, str]:
@@ -164,14 +167,10 @@ async def judge_response(
     return Judgement(grade=grade, status=status, detail=detail, panel=panel)
 
 
-def judgement_outcome(fields: Mapping[str, Any], judgement: Judgement) -> dict[str, float]:
-    """The item's outcome: its grade and groups; with a panel, each grader's grade too."""
-    outcome = outcome_of(fields, judgement.grade)
-    if judgement.is_panel:
-        for label, grade in judgement.panel.grades.items():
-            outcome[f"{PANEL_PREFIX}{label}/grade"] = float(grade or 0)
-            outcome[f"{PANEL_PREFIX}{label}/graded"] = float(grade is not None)
-    return outcome
+def judgement_values(judgement: Judgement) -> dict[str, float]:
+    """The item's numbers: its grade; with a panel, each grader's grade too."""
+    members = member_values(judgement.panel.grades) if judgement.is_panel else {}
+    return {**grade_values(judgement.grade), **members, CONTEXT_EXCEEDED: 0.0}
 
 
 def grader_record(result: JudgeResult) -> dict[str, Any]:

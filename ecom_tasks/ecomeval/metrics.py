@@ -1,17 +1,17 @@
 """EcomEval's metric maths: rubric grades on 0-3, reported on 0-100, overall and by group.
 
-An outcome (one item; an Inspect ``Score.value``, an lm-eval per-document
-item) is a flat mapping of numbers, so Inspect's mean reduces it across
-epochs:
+An item's :class:`Outcome` joins its numbers, what a scorer writes and Inspect's mean reduces across
+epochs (``Score.value``; in lm-eval the per-document object), and its groups, the item's own fields
+(Inspect's sample metadata; lm-eval's document):
 
 ``grade``    the grade 0..3 when graded, 0 when the judge failed (masked by ``graded``)
 ``graded``   1 when the judge gave a grade, 0 for a judge failure; after epoch
              reduction the share of epochs graded
-``<group>/<name>``  1 for each group the item belongs to (``category/ecom_qa``,
-             ``language/vi``, ``task/brand_knowledge``, ``difficulty/hard``)
+``panel/<label>/grade``, ``panel/<label>/graded``  the same for each grader of a panel, whose labels
+             the judgement's metadata names (``grade`` and ``graded`` are then the panel's)
 
-An item's grade is ``grade / graded`` (the mean over its graded epochs); an
-item never graded is in no mean and counts in ``judge_failure_rate``.
+An item's grade is ``grade / graded`` (the mean over its graded epochs); an item never graded is in
+no mean and counts in ``judge_failure_rate``.
 
 The overall metrics are the registered ``rubric`` metric specs. Built-ins, as
 the paper reports them: ``score`` is Table 2's Average, the mean over the
@@ -28,19 +28,18 @@ on; above the run's threshold (default :data:`FAILURE_THRESHOLD`)
 items that were graded (the report flags the row, ``calibrate`` leaves such
 grades out).
 
-Panels: an outcome graded by a panel also holds each grader's grade as
-``panel/<label>/grade`` and ``panel/<label>/graded`` (``grade`` and ``graded``
-are then the panel's). The summary adds, per grader, the headlines and its
-failure rate as if it had graded alone (``<label>/score``,
-``<label>/score_multimodal``, ``<label>/score_items``,
-``<label>/judge_failure_rate``), and the inter-judge agreement over the
-items every grader graded (``panel/exact_agreement``, ``panel/fleiss_kappa``,
-``panel/cohen_kappa``, ``panel/items_compared``; ``scorers.panel.agreement``).
+Panels: the summary adds, per grader, the headlines and its failure rate as if it had graded alone
+(``<label>/score``, ``<label>/score_multimodal``, ``<label>/score_items``,
+``<label>/judge_failure_rate``), and the inter-judge agreement over the items every grader graded
+(``panel/exact_agreement``, ``panel/fleiss_kappa``, ``panel/cohen_kappa``, ``panel/items_compared``;
+``scorers.panel.agreement``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ecom_tasks.ecomeval.schema import MULTIMODAL_CATEGORY
 from ecom_tasks.hookspecs import MetricSpec
@@ -48,9 +47,7 @@ from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import RubricGrades, compute_metrics
 from ecom_tasks.scorers.panel import agreement
 
-Outcome = Mapping[str, float]
-
-#: Group fields, in the order their keys appear.
+#: Group fields, in the order their metrics appear.
 GROUP_FIELDS = ("category", "language", "task", "difficulty")
 #: Built-in rubric metrics: ``score_items`` is the per-group value; ``score`` (Table 2's Average) and
 #: ``score_multimodal`` (Table 4's) have no group form.
@@ -63,7 +60,7 @@ FAILURE_THRESHOLD = 0.10
 #: Keys about the judge (absent where no judge grades: the exact-match tasks).
 JUDGE_KEYS = ("judge_failure_rate", "score_unreliable")
 COUNTS = ("judge_failure_rate", "score_unreliable", "n")
-#: Outcome keys of one panel member: ``panel/<label>/grade`` and ``panel/<label>/graded``.
+#: Metric keys of the inter-judge agreement (``panel/<measure>``).
 PANEL_PREFIX = "panel/"
 
 
@@ -73,76 +70,92 @@ def key_name(name: str) -> str:
     return "_".join(part for part in out.split("_") if part) or "_"
 
 
-def encode_outcome(grade: float | None, groups: Mapping[str, str | None]) -> dict[str, float]:
-    """The outcome of one item: ``grade`` 0..3, or None for a judge failure; ``groups`` field -> name."""
-    outcome: dict[str, float] = {"grade": float(grade or 0), "graded": float(grade is not None)}
-    for field, name in groups.items():
-        if name:
-            outcome[f"{field}/{key_name(name)}"] = 1.0
-    return outcome
+def grade_values(grade: float | None) -> dict[str, float]:
+    """The numbers of a grade 0..3 (None: a judge failure)."""
+    return {"grade": float(grade or 0), "graded": float(grade is not None)}
 
 
-def groups_of(outcome: Outcome, field: str) -> list[str]:
-    prefix = f"{field}/"
-    return [key[len(prefix) :] for key, value in outcome.items() if key.startswith(prefix) and float(value) > 0]
+def member_values(grades: Mapping[str, float | None]) -> dict[str, float]:
+    """The numbers of each panel member's grade, by label."""
+    return {f"{PANEL_PREFIX}{label}/{key}": v for label, g in grades.items() for key, v in grade_values(g).items()}
+
+
+def item_groups(fields: Mapping[str, Any]) -> dict[str, str]:
+    """The item's groups as metric-key names (blank: in no group of that field)."""
+    return {name: key_name(str(fields[name])) if fields.get(name) else "" for name in GROUP_FIELDS}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One item as the metrics read it: its numbers (reduced across epochs) and its groups (key names)."""
+
+    grade: float
+    graded: float
+    category: str = ""
+    language: str = ""
+    task: str = ""
+    difficulty: str = ""
+    #: A panel's members, label -> (grade, graded); empty for one grader.
+    members: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any], fields: Mapping[str, Any], labels: Sequence[str] = ()) -> Outcome:
+        """From the scorer's ``values``, the item's ``fields`` and the panel's member ``labels`` (if any)."""
+        panel = labels if len(labels) > 1 else ()  # one grader: its grade is the item's
+        members = {
+            m: (float(values[f"{PANEL_PREFIX}{m}/grade"]), float(values[f"{PANEL_PREFIX}{m}/graded"])) for m in panel
+        }
+        return cls(float(values["grade"]), float(values["graded"]), **item_groups(fields), members=members)
+
+    @property
+    def item_grade(self) -> float | None:
+        """The mean grade over the graded epochs (None: never graded)."""
+        return self.grade / self.graded if self.graded > 0 else None
+
+    def member(self, label: str) -> Outcome:
+        """This item as if the panel member ``label`` had graded alone."""
+        grade, graded = self.members[label]
+        return replace(self, grade=grade, graded=graded, members={})
+
+
+def panel_labels(metadata: Iterable[Mapping[str, Any] | None]) -> list[str]:
+    """A panel's member labels, in order, from its judgements' metadata (``graders`` by label); none for
+    one grader."""
+    return list(dict.fromkeys(label for record in metadata for label in (record or {}).get("graders") or {}))
 
 
 def _grades(outcomes: Sequence[Outcome]) -> RubricGrades:
-    graded = [o for o in outcomes if float(o["graded"]) > 0]
-    categories = [(groups_of(o, "category") or [""])[0] for o in graded]
+    graded = [o for o in outcomes if o.graded > 0]
     return RubricGrades(
-        grades=[float(o["grade"]) / float(o["graded"]) for o in graded],
-        categories=categories,
-        tasks=[(groups_of(o, "task") or [""])[0] for o in graded],
-        multimodal=[c == MULTIMODAL_CATEGORY for c in categories],
+        grades=[o.grade / o.graded for o in graded],
+        categories=[o.category for o in graded],
+        tasks=[o.task for o in graded],
+        multimodal=[o.category == MULTIMODAL_CATEGORY for o in graded],
     )
 
 
-def panel_labels(outcomes: Sequence[Outcome]) -> list[str]:
-    """The panel members' labels found in ``outcomes``, in order of appearance (none for one grader)."""
-    labels: dict[str, None] = {}
-    for outcome in outcomes:
-        for key in outcome:
-            if key.startswith(PANEL_PREFIX) and key.endswith("/graded"):
-                labels[key[len(PANEL_PREFIX) : -len("/graded")]] = None
-    return list(labels)
-
-
-def member_outcomes(outcomes: Sequence[Outcome], label: str) -> list[dict[str, float]]:
-    """``outcomes`` as if the panel member ``label`` had graded alone."""
-    grade, graded = f"{PANEL_PREFIX}{label}/grade", f"{PANEL_PREFIX}{label}/graded"
-    return [
-        {
-            **{k: v for k, v in o.items() if not k.startswith(PANEL_PREFIX)},
-            "grade": float(o.get(grade, 0.0)),
-            "graded": float(o.get(graded, 0.0)),
-        }
-        for o in outcomes
-    ]
-
-
-def member_grade(outcome: Outcome) -> int | None:
-    """An item's grade (the nearest whole grade after epoch reduction), None when never graded."""
-    graded = float(outcome["graded"])
-    return round(float(outcome["grade"]) / graded) if graded > 0 else None
+def _failure_rate(outcomes: Sequence[Outcome]) -> float:
+    return sum(1.0 - o.graded for o in outcomes) / len(outcomes) if outcomes else NAN
 
 
 def panel_summary(
-    outcomes: Sequence[Outcome], each: Callable[[list[dict[str, float]]], Mapping[str, float]], keys: Sequence[str]
+    outcomes: Sequence[Outcome], each: Callable[[list[Outcome]], Mapping[str, float]], keys: Sequence[str]
 ) -> dict[str, float]:
     """Per panel member, ``keys`` of ``each(its outcomes)`` as ``<label>/<key>``; and the inter-judge
     agreement as ``panel/<measure>``. Empty without a panel."""
-    labels = panel_labels(outcomes)
+    labels = list(dict.fromkeys(label for o in outcomes for label in o.members))
     if len(labels) < 2:
         return {}
     result: dict[str, float] = {}
-    members = {label: member_outcomes(outcomes, label) for label in labels}
+    members = {label: [o.member(label) for o in outcomes] for label in labels}
     for label, own in members.items():
         values = each(own)
         for key in keys:
             if key in values:
                 result[f"{label}/{key}"] = values[key]
-    ratings = [[member_grade(members[label][i]) for label in labels] for i in range(len(outcomes))]
+    # Each member's item grade, as the nearest whole grade after epoch reduction (None: never graded).
+    grades = [[None if (g := o.item_grade) is None else round(g) for o in members[label]] for label in labels]
+    ratings = [list(row) for row in zip(*grades)]
     result.update({f"{PANEL_PREFIX}{name}": value for name, value in agreement(ratings).items()})
     return result
 
@@ -161,18 +174,19 @@ def summarize(
     """Every metric as a flat dict: the selected specs, ``judge_failure_rate``, ``score_unreliable``
     (failure rate above ``failure_threshold``), ``n``, and the group keys of the groups present."""
     outcomes = list(outcomes)
-    result = compute_metrics(specs, _grades(outcomes))
-    result["judge_failure_rate"] = sum(1.0 - float(o["graded"]) for o in outcomes) / len(outcomes) if outcomes else NAN
+    result = _headlines(outcomes, specs)
     result["score_unreliable"] = unreliable(result["judge_failure_rate"], failure_threshold)
     result["n"] = float(len(outcomes))
     group_specs = [s for s in specs if s.name not in HEADLINES]
-    for field in GROUP_FIELDS:
-        names = sorted({name for o in outcomes for name in groups_of(o, field)})
-        for name in names:
-            members = [o for o in outcomes if float(o.get(f"{field}/{name}", 0)) > 0]
-            values = compute_metrics(group_specs, _grades(members))
+    for group in GROUP_FIELDS:
+        by_name: dict[str, list[Outcome]] = {}
+        for o in outcomes:
+            if getattr(o, group):
+                by_name.setdefault(getattr(o, group), []).append(o)
+        for name in sorted(by_name):
+            values = compute_metrics(group_specs, _grades(by_name[name]))
             for spec in group_specs:
-                key = f"{field}/{name}" if spec.name == ITEM_MEAN else f"{spec.name}/{field}/{name}"
+                key = f"{group}/{name}" if spec.name == ITEM_MEAN else f"{spec.name}/{group}/{name}"
                 result[key] = values[spec.name]
     headline_keys = [*(spec.name for spec in specs), "judge_failure_rate"]
     result.update(panel_summary(outcomes, lambda own: _headlines(own, specs), headline_keys))
@@ -180,29 +194,29 @@ def summarize(
 
 
 def _headlines(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
-    values = compute_metrics(specs, _grades(outcomes))
-    values["judge_failure_rate"] = sum(1.0 - float(o["graded"]) for o in outcomes) / len(outcomes) if outcomes else NAN
-    return values
+    return {**compute_metrics(specs, _grades(outcomes)), "judge_failure_rate": _failure_rate(outcomes)}
 
 
 def metric_keys(specs: Sequence[MetricSpec], groups: Mapping[str, Sequence[str]]) -> list[str]:
     """The keys ``summarize`` gives for items of the ``groups`` named (for lm-eval's fixed list)."""
     keys = [*(spec.name for spec in specs), *COUNTS]
-    for field, names in groups.items():
+    for group, names in groups.items():
         for name in names:
             for spec in specs:
                 if spec.name == ITEM_MEAN:
-                    keys.append(f"{field}/{key_name(name)}")
+                    keys.append(f"{group}/{key_name(name)}")
                 elif spec.name not in HEADLINES:
-                    keys.append(f"{spec.name}/{field}/{key_name(name)}")
+                    keys.append(f"{spec.name}/{group}/{key_name(name)}")
     return keys
 
 
-def judge_agreement(outcomes: Sequence[Outcome]) -> dict[str, float]:
-    """The judge meta-eval: how a grader's grades compare with the gold set's expected grades.
+def judge_agreement(
+    outcomes: Sequence[Outcome], expected: Sequence[int], adversarial: Sequence[bool]
+) -> dict[str, float]:
+    """The judge meta-eval: how a grader's grades compare with the gold set's ``expected`` grades (one
+    per outcome; ``adversarial`` marks the adversarial cases).
 
-    Outcomes hold ``grade``, ``graded`` (as above), ``expected`` and ``adversarial`` (1 for an
-    adversarial case). Judge failures are in no mean and counted in ``judge_failure_rate``.
+    Judge failures are in no mean and counted in ``judge_failure_rate``.
     ``adversarial_high_grade_rate``: share of graded adversarial cases graded 2 or 3 (should be 0).
     A panel's outcomes add each grader's own ``<label>/agreement``, ``<label>/mae``,
     ``<label>/adversarial_high_grade_rate``, ``<label>/judge_failure_rate`` and the inter-judge
@@ -210,21 +224,19 @@ def judge_agreement(outcomes: Sequence[Outcome]) -> dict[str, float]:
     """
     from sklearn.metrics import mean_absolute_error
 
-    outcomes = list(outcomes)
-    graded = [o for o in outcomes if float(o["graded"]) > 0]
     # Not rounded: an even panel's median (1 and 0 -> 0.5) or an epoch mean is no integer grade, and
     # round() would move it half a grade, to the even neighbour (0.5 -> 0, 1.5 -> 2). It agrees with
     # the expected grade only when equal, and counts its true distance in mae.
-    grades = [float(o["grade"]) / float(o["graded"]) for o in graded]
-    expected = [int(o["expected"]) for o in graded]
-    adversarial = [g for o, g in zip(graded, grades) if float(o["adversarial"]) > 0]
+    cases = [(o.item_grade, e, a) for o, e, a in zip(outcomes, expected, adversarial) if o.item_grade is not None]
+    grades, wanted = [g for g, _, _ in cases], [e for _, e, _ in cases]
+    high = [g >= 2 for g, _, a in cases if a]
     result = {
-        "agreement": sum(g == e for g, e in zip(grades, expected)) / len(graded) if graded else NAN,
-        "mae": float(mean_absolute_error(expected, grades)) if graded else NAN,
-        "adversarial_high_grade_rate": sum(g >= 2 for g in adversarial) / len(adversarial) if adversarial else NAN,
-        "judge_failure_rate": sum(1.0 - float(o["graded"]) for o in outcomes) / len(outcomes) if outcomes else NAN,
+        "agreement": sum(g == e for g, e in zip(grades, wanted)) / len(cases) if cases else NAN,
+        "mae": float(mean_absolute_error(wanted, grades)) if cases else NAN,
+        "adversarial_high_grade_rate": sum(high) / len(high) if high else NAN,
+        "judge_failure_rate": _failure_rate(outcomes),
         "n": float(len(outcomes)),
     }
     keys = ("agreement", "mae", "adversarial_high_grade_rate", "judge_failure_rate")
-    result.update(panel_summary(outcomes, judge_agreement, keys))
+    result.update(panel_summary(outcomes, lambda own: judge_agreement(own, expected, adversarial), keys))
     return result

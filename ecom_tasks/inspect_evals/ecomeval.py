@@ -1,17 +1,16 @@
-"""EcomEval in Inspect: the tasks, the judge and exact scorers, the judge meta-eval (thin: the benchmark
-is ``ecom_tasks.ecomeval``, the judge ``ecomeval.judging`` and ``scorers``).
+"""EcomEval in Inspect: the tasks, the judge and exact scorers (thin: the benchmark is ``ecom_tasks.ecomeval``,
+the judge ``ecomeval.judging`` and ``scorers``; the judge meta-eval is ``ecomeval_judge_meta``).
 
 ``--model-role grader=J`` grades each response on the 0-3 rubric (default ``openai/gpt-4.1`` when
-``OPENAI_API_KEY`` is set; without either the task refuses to start, naming ``--model-role grader=``);
-``--model-role grader_1=A --model-role grader_2=B ...`` or ``-T graders=...`` is a panel (median, or
-``-T panel=majority``). ``inspect score LOG --model-role grader=J2`` re-grades a log; with ``cache`` on a
-re-score with the same judge makes no judge call. Details: ``ecom_tasks/ecomeval/README.md``.
+``OPENAI_API_KEY`` is set; without either the run stops before any model call, naming ``--model-role
+grader=``); ``--model-role grader_1=A --model-role grader_2=B ...`` or ``-T graders=...`` is a panel
+(median, or ``-T panel=majority``). ``inspect score LOG --model-role grader=J2`` re-grades a log; with
+``cache`` on a re-score with the same judge makes no judge call. Details: ``ecom_tasks/ecomeval/README.md``.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -19,7 +18,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig, Model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
-from inspect_ai.solver import Solver, TaskState, generate
+from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.ecomeval.judging import (
     Judgement,
@@ -27,23 +26,23 @@ from ecom_tasks.ecomeval.judging import (
     judge_response,
     judgement_explanation,
     judgement_metadata,
-    judgement_outcome,
-    refused_outcome,
+    judgement_values,
+    refused_metadata,
+    refused_values,
 )
-from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, judge_agreement
-from ecom_tasks.ecomeval.prompts import GRADER_VERSION, PROMPT_VERSION
+from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, Outcome, panel_labels, summarize
+from ecom_tasks.ecomeval.prompts import PROMPT_VERSION
 from ecom_tasks.ecomeval.protocol import empty_categories, load_items, skipped_categories_message
-from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, TEXT_CATEGORIES, load_judge_cases
-from ecom_tasks.ecomeval.scoring import score_exact, summarize
+from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, TEXT_CATEGORIES
+from ecom_tasks.ecomeval.scoring import score_exact
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.inspect_evals._inspect_private import inspect_is_building_tasks
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
-from ecom_tasks.scorers.inspect_judge import GRADER_ROLE, gold_response, grader_names, inspect_panel, require_grader
+from ecom_tasks.scorers.inspect_judge import GRADER_ROLE, grader_names, inspect_panel, require_grader
 from ecom_tasks.scorers.inspect_judge import panel_models as _panel_models
 from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, outcome_values, within_context
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
@@ -53,8 +52,9 @@ from ecom_tasks.scorers.panel import MEDIAN
 logger = logging.getLogger(__name__)
 
 FIXTURES = FIXTURES_LOCATION
-#: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``).
-VERSION = "2.0.0"
+#: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``). 3: ``Score.value``
+#: holds only numbers; the item's groups are its sample metadata.
+VERSION = "3.0.0"
 
 
 #: The builder's parameters that set the judge: not parameters of ``ecomeval_exact``, which has none.
@@ -69,13 +69,13 @@ def panel_models(graders: str | list[str] | None = None) -> list[tuple[str, Mode
     return _panel_models(graders, **GRADERS)
 
 
-def _grader_setup(graders: str | list[str] | None) -> Solver:
-    """:func:`require_grader`; a task Inspect's loader builds (``inspect eval``) has its run's roles
-    already, so there the graders are resolved at once and the command fails before any model call. A
-    task object built in plain Python gets its roles later (``eval(task, model_roles=...)``)."""
-    if inspect_is_building_tasks():
-        panel_models(graders)
-    return require_grader(graders, **GRADERS)
+def outcomes_of(scores: list[SampleScore]) -> list[Outcome]:
+    """Each score's numbers (``Score.value``, as the epochs reduced them) with its sample's groups (the
+    sample metadata) and the panel's member labels (named by the judgements' metadata)."""
+    labels = panel_labels(s.score.metadata for s in scores)
+    return [
+        Outcome.of(value, s.sample_metadata or {}, labels) for s in scores if isinstance(value := s.score.value, dict)
+    ]
 
 
 @metric
@@ -83,27 +83,27 @@ def ecomeval_metrics(metrics: list[str] | None = None, failure_threshold: float 
     """``score`` (Table 2's Average: mean of the text categories, 0-100), ``score_multimodal``
     (Table 4's Average: mean of the multimodal tasks), ``score_items``, the ``category/ language/
     task/ difficulty/`` means, ``judge_failure_rate``, ``score_unreliable`` (1.0 when the failure
-    rate is above ``failure_threshold``), ``n`` and any plugin ``rubric`` metric. Reads only
-    ``Score.value``, so epoch reduction and re-scoring work."""
+    rate is above ``failure_threshold``), ``n`` and any plugin ``rubric`` metric. Reads the numbers of
+    ``Score.value`` and the groups of the sample metadata, so epoch reduction and re-scoring work."""
     specs = select_metrics(RUBRIC, metrics)
     threshold = float(failure_threshold)
 
     def compute(scores: list[SampleScore]) -> Value:
-        outcomes = outcome_values(scores)
-        return {**summarize(outcomes, specs, threshold), RATE: context_limit.rate(outcomes)}
+        return {**summarize(outcomes_of(scores), specs, threshold), RATE: context_limit.rate(outcome_values(scores))}
 
     return compute
 
 
-def _refused(state: TaskState, refused: str, labels: list[str]) -> Score:
+def refused_score(refused: str, labels: list[str]) -> Score:
     """The score of a question the evaluated model's server refused (longer than its context)."""
-    outcome = refused_outcome(state.metadata, labels)
-    return Score(value=outcome, answer=CONTEXT_EXCEEDED, explanation=refused, metadata={"status": CONTEXT_EXCEEDED})
+    metadata = refused_metadata(refused, labels)
+    return Score(value=refused_values(labels), answer=CONTEXT_EXCEEDED, explanation=refused, metadata=metadata)
 
 
-async def _judge(
+async def judge_item(
     state: TaskState, response: str | None, cache: bool | str, settings: JudgeSettings, graders: Any
 ) -> Judgement:
+    """Grade ``response`` to the sample's item with the run's graders."""
     asks, names = inspect_panel(panel_models(graders), cache)
     return await judge_response(
         asks, state.metadata, response, names=names, method=settings.method, max_tokens=settings.max_tokens
@@ -123,15 +123,16 @@ def ecomeval_judge(
     (``true``: no expiry; an expiry such as ``1W``; ``false``: off). A panel (roles ``grader_1``,
     ``grader_2``, ... or ``graders``: roles or model names) grades with every member; the item's grade
     is the panel's ``median`` or ``majority`` (``panel``), every member's grade is kept."""
+    # Checked here too, not only in the task: `inspect score` builds this scorer from its logged options.
     settings = JudgeSettings.from_options(grader_max_tokens, panel)
 
     async def score(state: TaskState, target: Target) -> Score:
         refused = context_exceeded_of(state.output)
         if refused is not None:
-            return _refused(state, refused, [label for label, _ in panel_models(graders)])
-        judgement = await _judge(state, state.output.completion, cache, settings, graders)
+            return refused_score(refused, [label for label, _ in panel_models(graders)])
+        judgement = await judge_item(state, state.output.completion, cache, settings, graders)
         return Score(
-            value={**judgement_outcome(state.metadata, judgement), CONTEXT_EXCEEDED: 0.0},
+            value=judgement_values(judgement),
             answer=state.output.completion,
             explanation=judgement_explanation(judgement),
             metadata=judgement_metadata(judgement),
@@ -148,10 +149,10 @@ def ecomeval_exact_scorer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         refused = context_exceeded_of(state.output)
         if refused is not None:
-            return _refused(state, refused, [])
-        matched, outcome = score_exact(state.metadata, state.output.completion)
+            return refused_score(refused, [])
+        matched, values = score_exact(state.metadata, state.output.completion)
         return Score(
-            value={**outcome, CONTEXT_EXCEEDED: 0.0},
+            value={**values, CONTEXT_EXCEEDED: 0.0},
             answer=state.output.completion,
             explanation="exact match" if matched else "no exact match",
         )
@@ -179,7 +180,7 @@ def ecomeval_dataset(
     return MemoryDataset(samples, name="ecomeval", location=str(data or FIXTURES))
 
 
-def _judge_record(settings: JudgeSettings, cache: bool | str, graders: Any, with_threshold: bool = True) -> dict:
+def judge_record(settings: JudgeSettings, cache: bool | str, graders: Any, with_threshold: bool = True) -> dict:
     """The judge's settings in a task's metadata (the same record ``ecom-tasks judge`` writes)."""
     return settings.record(
         with_threshold=with_threshold,
@@ -221,7 +222,6 @@ def ecomeval_task(
     ``ecom_tasks/ecomeval/README.md``."""
     names = parse_metric_names(metrics)
     settings = JudgeSettings.from_options(grader_max_tokens, panel, judge_failure_threshold)
-    setup = None if exact else _grader_setup(graders)
     filters = {
         "category": category,
         "task": task,
@@ -234,13 +234,13 @@ def ecomeval_task(
     # Table 2's Average for text items; a run of multimodal items alone has Table 4's as headline.
     only_multimodal = all((s.metadata or {}).get("category") == MULTIMODAL_CATEGORY for s in dataset)
     headline = "score_multimodal" if only_multimodal else "score"
-    judged = {} if exact else _judge_record(settings, cache, graders)
+    judged = {} if exact else judge_record(settings, cache, graders)
     provenance = task_metadata(
         "ecomeval", task_version=VERSION, prompt_version=PROMPT_VERSION, data=data, fixtures=FIXTURES
     )
     return Task(
         dataset=dataset,
-        setup=setup,
+        setup=None if exact else require_grader(graders, **GRADERS),
         solver=within_context(generate()),
         scorer=ecomeval_exact_scorer()
         if exact
@@ -280,96 +280,10 @@ def ecomeval_exact(**params: Any) -> Task:
     return ecomeval_task(exact=True, **params)
 
 
-# --- the judge meta-eval --------------------------------------------------------------------------
-
-
-@metric
-def judge_meta_metrics() -> Metric:
-    """``agreement`` (share graded exactly as expected), ``mae``, ``adversarial_high_grade_rate`` (share
-    of adversarial cases graded >= 2; should be 0), ``judge_failure_rate``, ``n``; with a panel the
-    same per grader (``<label>/agreement``, ...) and the inter-judge ``panel/...`` agreement."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        return judge_agreement(outcome_values(scores))
-
-    return compute
-
-
-@scorer(metrics=[judge_meta_metrics()])
-def ecomeval_judge_meta_scorer(
-    cache: bool | str = True,
-    grader_max_tokens: int | str = GRADER_MAX_TOKENS,
-    graders: str | list[str] | None = None,
-    panel: str = MEDIAN,
-) -> Scorer:
-    """Grade a gold case with the ``grader`` role (or a panel) exactly as ``ecomeval_judge`` grades responses."""
-    settings = JudgeSettings.from_options(grader_max_tokens, panel)
-
-    async def score(state: TaskState, target: Target) -> Score:
-        judgement = await _judge(state, state.metadata["response"], cache, settings, graders)
-        expected = int(state.metadata["expected_grade"])
-        value = judgement_outcome({}, judgement)
-        value.update(expected=float(expected), adversarial=float(state.metadata["kind"] == "adversarial"))
-        return Score(
-            value=value,
-            answer=str(judgement.grade) if judgement.grade is not None else judgement.status,
-            explanation=judgement_explanation(judgement),
-            metadata={"expected_grade": expected, **judgement_metadata(judgement)},
-        )
-
-    return score
-
-
-@task
-def ecomeval_judge_meta(
-    data: str | None = None,
-    cache: bool | str = True,
-    grader_max_tokens: int = GRADER_MAX_TOKENS,
-    graders: str | None = None,
-    panel: str = MEDIAN,
-) -> Task:
-    """Check the ``grader`` role (or a panel: roles ``grader_1``, ``grader_2``, ... or ``graders``) on a
-    gold set: the paper's App. D verdicts, adversarial responses (format without content, a claim of
-    being right, wrong language, empty, a prompt injection) and controls; a panel reports each
-    grader's agreement with the expected grades too. Run with ``--model none``: only graders are called."""
-    settings = JudgeSettings.from_options(grader_max_tokens, panel)
-    setup = _grader_setup(graders)
-    location = f"{FIXTURES}/judge_meta"
-    samples = [
-        Sample(
-            id=c.id, input=c.question, target=c.reference, metadata={k: v for k, v in asdict(c).items() if k != "id"}
-        )
-        for c in load_judge_cases(data)
-    ]
-    return Task(
-        dataset=MemoryDataset(samples, name="ecomeval_judge_meta", location=str(data or location)),
-        setup=setup,
-        solver=gold_response(),
-        scorer=ecomeval_judge_meta_scorer(
-            cache=cache, grader_max_tokens=settings.max_tokens, graders=graders, panel=settings.method
-        ),
-        version=VERSION,
-        epochs=Epochs(1, outcome_mean()),
-        headline_metric=HeadlineMetric(metric="agreement"),
-        metadata={
-            # The "model" evaluated here is the grader: its prompt is the one that counts.
-            **task_metadata(
-                "ecomeval", task_version=VERSION, prompt_version=GRADER_VERSION, data=data, fixtures=location
-            ),
-            **_judge_record(settings, cache, graders, with_threshold=False),
-        },
-    )
-
-
 __all__ = [
     "ecomeval",
     "ecomeval_exact",
     "ecomeval_exact_scorer",
     "ecomeval_judge",
-    "ecomeval_judge_meta",
-    "ecomeval_judge_meta_scorer",
     "ecomeval_metrics",
-    "gold_response",
-    "judge_meta_metrics",
-    "require_grader",
 ]

@@ -48,50 +48,58 @@ def grader_names(graders: str | Sequence[str] | None) -> list[str]:
     return [str(v).strip() for v in values if str(v).strip()]
 
 
-def grader_missing(task: str, default: str) -> str:
-    """Why ``task`` cannot start: no grader role, and the default grader has no key."""
-    return (
-        f"{task} needs a grader model: pass --model-role grader=<model> (e.g. grader=openai/gpt-4.1, or "
-        f"grader=openai-api/<service>/<model> for a served model); the default grader {default} needs "
-        "OPENAI_API_KEY, which is not set"
-    )
+#: The last resolution of :func:`panel_models`: the run's model roles it was for, its options, the graders.
+_resolved: dict[str, Any] = {}
+
+
+def _grader_plan(
+    roles: Sequence[str], names: list[str], task: str, default: str
+) -> list[tuple[str, str | None, str | None]]:
+    """(label, role, model name) of each grader, as :func:`panel_models` chooses them."""
+    if names:
+        plan: list[tuple[str, str | None, str | None]] = []
+        for index, name in enumerate(names, 1):
+            if name not in roles and "/" not in name:
+                raise ConfigurationError(
+                    f"graders: {name!r} is neither a model role of this run ({', '.join(sorted(roles)) or 'none'}) nor a model name"
+                )
+            plan.append((name, name, None) if name in roles else (f"grader_{index}", None, name))
+        if len({label for label, _, _ in plan}) != len(plan):
+            raise ConfigurationError(f"graders: a grader is named twice in {names}")
+        return plan
+    numbered = sorted((m for m in map(PANEL_ROLE.match, roles) if m is not None), key=lambda m: int(m.group(1)))
+    if numbered:
+        return [(m.string, m.string, None) for m in numbered]
+    if GRADER_ROLE not in roles and not os.environ.get("OPENAI_API_KEY"):
+        raise ConfigurationError(
+            f"{task} needs a grader model: pass --model-role grader=<model> (e.g. grader=openai/gpt-4.1, or "
+            f"grader=openai-api/<service>/<model> for a served model); the default grader {default} needs "
+            "OPENAI_API_KEY, which is not set"
+        )
+    return [(GRADER_ROLE, GRADER_ROLE, None)]
 
 
 def panel_models(graders: str | Sequence[str] | None, *, task: str, default: str) -> list[tuple[str, Model]]:
     """(label, Inspect model) of each grader of the run: the ``graders`` named (a role, or a model name
     such as ``openai/gpt-4.1``, labelled ``grader_<i>``); else the ``grader_<n>`` roles in numeric order;
     else the ``grader`` role, or ``default`` when ``OPENAI_API_KEY`` is set. Without any it is a
-    :class:`ConfigurationError` (:func:`grader_missing`), never the provider's error about a missing
-    key. Call it where the run's model roles are known (a solver, a scorer)."""
+    :class:`ConfigurationError` naming ``--model-role grader=``, never the provider's error about a
+    missing key. Call it where the run's model roles are known (a solver, a scorer): it resolves once per
+    run (Inspect's dict of the run's roles and the same options give the graders resolved before)."""
     roles = model_roles()
-    names = grader_names(graders)
-    if names:
-        chosen = []
-        for index, name in enumerate(names, 1):
-            if name in roles:
-                chosen.append((name, get_model(role=name, required=True)))
-            elif "/" in name:
-                chosen.append((f"grader_{index}", get_model(name)))
-            else:
-                raise ConfigurationError(
-                    f"graders: {name!r} is neither a model role of this run ({', '.join(sorted(roles)) or 'none'}) nor a model name"
-                )
-        if len({label for label, _ in chosen}) != len(chosen):
-            raise ConfigurationError(f"graders: a grader is named twice in {names}")
-        return chosen
-    panel_roles = [match for match in map(PANEL_ROLE.match, roles) if match is not None]
-    numbered = [match.string for match in sorted(panel_roles, key=lambda match: int(match.group(1)))]
-    if numbered:
-        return [(role, get_model(role=role, required=True)) for role in numbered]
-    if GRADER_ROLE not in roles and not os.environ.get("OPENAI_API_KEY"):
-        raise ConfigurationError(grader_missing(task, default))
-    return [(GRADER_ROLE, get_model(role=GRADER_ROLE, default=default))]
+    key = (tuple(grader_names(graders)), task, default, bool(os.environ.get("OPENAI_API_KEY")))
+    if _resolved.get("roles") is not roles or _resolved.get("key") != key:
+        plan = _grader_plan(list(roles), list(key[0]), task, default)
+        models = [(label, get_model(model, role=role, default=default)) for label, role, model in plan]
+        _resolved.update(roles=roles, key=key, models=models)  # kept alive here, so its identity is not reused
+    return list(_resolved["models"])
 
 
 @solver
 def require_grader(graders: str | list[str] | None = None, *, task: str, default: str) -> Solver:
-    """Setup step of a judge-graded task: the run's graders are resolved (:func:`panel_models`) before the
-    sample's first model call, so a run without a usable grader stops before the evaluated model is paid for."""
+    """Setup step of a judge-graded task: the run's graders are resolved and checked (:func:`panel_models`,
+    once per run) before the sample's first model call, so a run without a usable grader stops before
+    the evaluated model is paid for."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         panel_models(graders, task=task, default=default)

@@ -33,9 +33,10 @@ from typing import Any
 
 import datasets
 
-from ecom_tasks.ecomeval.judging import refused_outcome
+from ecom_tasks.ecomeval.judging import refused_values
+from ecom_tasks.ecomeval.metrics import Outcome, item_groups, summarize
 from ecom_tasks.ecomeval.protocol import empty_categories, load_items, skipped_categories_message
-from ecom_tasks.ecomeval.scoring import exact_metric_keys, score_exact, summarize
+from ecom_tasks.ecomeval.scoring import exact_metric_keys, score_exact
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.scorers import context_limit
@@ -138,7 +139,8 @@ class EcomEvalResponseTask(OutcomeTask):
 
 
 class EcomEvalExactTask(OutcomeTask):
-    """EcomEval's ``rubric`` metrics over exact-match grades, with the category/language/difficulty means."""
+    """EcomEval's ``rubric`` metrics over exact-match grades, with the category/language/difficulty means.
+    A document's object holds its numbers and its groups (lm-eval hands an aggregation nothing else)."""
 
     metric_kind = RUBRIC
     lower_is_better = frozenset({"judge_failure_rate"})
@@ -147,9 +149,10 @@ class EcomEvalExactTask(OutcomeTask):
         return [*exact_metric_keys(specs), context_limit.RATE]
 
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
-        return {**summarize(outcomes, specs), context_limit.RATE: context_limit.rate(outcomes)}
+        records = [Outcome.of(o, o) for o in outcomes]
+        return {**summarize(records, specs), context_limit.RATE: context_limit.rate(outcomes)}
 
     def score(self, doc: dict, reply: str) -> Any:
         if context_limit.from_reply(reply) is not None:  # the server refused the question: 0, counted apart
-            return refused_outcome(doc, ())
-        return {**score_exact(doc, reply)[1], context_limit.CONTEXT_EXCEEDED: 0.0}
+            return {**refused_values(()), **item_groups(doc)}
+        return {**score_exact(doc, reply)[1], context_limit.CONTEXT_EXCEEDED: 0.0, **item_groups(doc)}

@@ -1,0 +1,105 @@
+"""EcomEval's judge meta-eval in Inspect: the ``grader`` role (or a panel) grades a gold set of fixed
+responses whose grades are known, exactly as ``ecomeval_judge`` grades a model's responses; no
+evaluated model is called (``--model none``). Details: ``ecom_tasks/ecomeval/README.md``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
+from inspect_ai.solver import TaskState
+
+from ecom_tasks.ecomeval.judging import JudgeSettings, judgement_explanation, judgement_metadata, judgement_values
+from ecom_tasks.ecomeval.metrics import judge_agreement
+from ecom_tasks.ecomeval.prompts import GRADER_VERSION
+from ecom_tasks.ecomeval.schema import load_judge_cases
+from ecom_tasks.inspect_evals.ecomeval import FIXTURES, GRADERS, VERSION, judge_item, judge_record, outcomes_of
+from ecom_tasks.provenance import task_metadata
+from ecom_tasks.scorers.inspect_judge import gold_response, require_grader
+from ecom_tasks.scorers.inspect_scorers import outcome_mean
+from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
+from ecom_tasks.scorers.panel import MEDIAN
+
+
+@metric
+def judge_meta_metrics() -> Metric:
+    """``agreement`` (share graded exactly as expected), ``mae``, ``adversarial_high_grade_rate`` (share
+    of adversarial cases graded >= 2; should be 0), ``judge_failure_rate``, ``n``; with a panel the
+    same per grader (``<label>/agreement``, ...) and the inter-judge ``panel/...`` agreement. The
+    expected grade and the kind of each case are its sample metadata."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        scored = [s for s in scores if isinstance(s.score.value, dict)]
+        cases = [s.sample_metadata or {} for s in scored]
+        expected = [int(case["expected_grade"]) for case in cases]
+        return judge_agreement(outcomes_of(scored), expected, [case["kind"] == "adversarial" for case in cases])
+
+    return compute
+
+
+@scorer(metrics=[judge_meta_metrics()])
+def ecomeval_judge_meta_scorer(
+    cache: bool | str = True,
+    grader_max_tokens: int | str = GRADER_MAX_TOKENS,
+    graders: str | list[str] | None = None,
+    panel: str = MEDIAN,
+) -> Scorer:
+    """Grade a gold case with the ``grader`` role (or a panel) exactly as ``ecomeval_judge`` grades responses."""
+    settings = JudgeSettings.from_options(grader_max_tokens, panel)  # as ecomeval_judge: `inspect score`
+
+    async def score(state: TaskState, target: Target) -> Score:
+        judgement = await judge_item(state, state.metadata["response"], cache, settings, graders)
+        return Score(
+            value=judgement_values(judgement),
+            answer=str(judgement.grade) if judgement.grade is not None else judgement.status,
+            explanation=judgement_explanation(judgement),
+            metadata={"expected_grade": int(state.metadata["expected_grade"]), **judgement_metadata(judgement)},
+        )
+
+    return score
+
+
+@task
+def ecomeval_judge_meta(
+    data: str | None = None,
+    cache: bool | str = True,
+    grader_max_tokens: int = GRADER_MAX_TOKENS,
+    graders: str | None = None,
+    panel: str = MEDIAN,
+) -> Task:
+    """Check the ``grader`` role (or a panel: roles ``grader_1``, ``grader_2``, ... or ``graders``) on a
+    gold set: the paper's App. D verdicts, adversarial responses (format without content, a claim of
+    being right, wrong language, empty, a prompt injection) and controls; a panel reports each
+    grader's agreement with the expected grades too. Run with ``--model none``: only graders are called."""
+    settings = JudgeSettings.from_options(grader_max_tokens, panel)
+    location = f"{FIXTURES}/judge_meta"
+    samples = [
+        Sample(
+            id=c.id, input=c.question, target=c.reference, metadata={k: v for k, v in asdict(c).items() if k != "id"}
+        )
+        for c in load_judge_cases(data)
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name="ecomeval_judge_meta", location=str(data or location)),
+        setup=require_grader(graders, **GRADERS),
+        solver=gold_response(),
+        scorer=ecomeval_judge_meta_scorer(
+            cache=cache, grader_max_tokens=settings.max_tokens, graders=graders, panel=settings.method
+        ),
+        version=VERSION,
+        epochs=Epochs(1, outcome_mean()),
+        headline_metric=HeadlineMetric(metric="agreement"),
+        metadata={
+            # The "model" evaluated here is the grader: its prompt is the one that counts.
+            **task_metadata(
+                "ecomeval", task_version=VERSION, prompt_version=GRADER_VERSION, data=data, fixtures=location
+            ),
+            **judge_record(settings, cache, graders, with_threshold=False),
+        },
+    )
+
+
+__all__ = ["ecomeval_judge_meta", "ecomeval_judge_meta_scorer", "gold_response", "judge_meta_metrics"]
