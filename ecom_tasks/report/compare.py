@@ -68,12 +68,20 @@ def _monbench_runs(packed: Mapping[str, Any]) -> list[Any]:
     return [outcome_table(unpack_question(packed) if any("/" in key for key in packed) else [packed])]
 
 
-def _ecomeval_summary(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
-    from ecom_tasks.ecomeval.scoring import summarize
+def _ecomeval_summary(outcomes: list[Any]) -> Mapping[str, float]:
+    from ecom_tasks.ecomeval.metrics import summarize
     from ecom_tasks.plugins import select_metrics
     from ecom_tasks.scorers.kinds import RUBRIC
 
+    if any(o is None for o in outcomes):
+        raise ValueError("responses without grades (run ecom-tasks judge on them)")
     return summarize(outcomes, select_metrics(RUBRIC))
+
+
+def _ecomeval_outcome(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
+    from ecom_tasks.ecomeval.metrics import Outcome
+
+    return Outcome.of(logged, fields) if "graded" in logged else None  # None: lm-eval's responses, not judged yet
 
 
 def _rmir_summary(outcomes: list[Any]) -> Mapping[str, float]:
@@ -118,6 +126,7 @@ DESIGNS: dict[str, Design] = {
         "items",
         stratum_field="category",
         protocol=("judge", "category", "task", "language", "difficulty", "multimodal"),
+        record=_ecomeval_outcome,
     ),
     "rmir": Design(
         ("recall@20", "recall@50"),
