@@ -441,16 +441,17 @@ def cmd_embed_pool(args: argparse.Namespace) -> int:
     return 0
 
 
-def construction_pipelines() -> dict[str, ModuleType | _BrokenPipeline]:
+def construction_pipelines() -> dict[str, ModuleType | Exception]:
     """benchmark -> its construction package (``ecom_tasks.<benchmark>.construction``, exposing
-    ``add_build_arguments(parser)`` and ``run_build(args) -> int``), for every benchmark that has one."""
+    ``add_build_arguments(parser)`` and ``run_build(args) -> int``), for every benchmark that has one; a
+    package that failed to import is its error (``ecom-tasks build <it>`` re-raises it)."""
     import importlib
     import importlib.util
     import pkgutil
 
     import ecom_tasks
 
-    found: dict[str, ModuleType | _BrokenPipeline] = {}
+    found: dict[str, ModuleType | Exception] = {}
     for module in sorted(pkgutil.iter_modules(ecom_tasks.__path__), key=lambda m: m.name):
         name = f"ecom_tasks.{module.name}.construction"
         if not module.ispkg or importlib.util.find_spec(name) is None:
@@ -458,29 +459,17 @@ def construction_pipelines() -> dict[str, ModuleType | _BrokenPipeline]:
         try:
             package = importlib.import_module(name)
         except Exception as exc:  # a broken pipeline must not take the other commands down: it fails when chosen
-            found[module.name] = _BrokenPipeline(name, exc)
+            found[module.name] = exc
             continue
         if callable(getattr(package, "add_build_arguments", None)) and callable(getattr(package, "run_build", None)):
             found[module.name] = package
     return found
 
 
-class _BrokenPipeline:
-    """A construction package that failed to import: ``ecom-tasks build <it>`` re-raises the error."""
-
-    def __init__(self, name: str, error: Exception) -> None:
-        self.__doc__ = f"(cannot be imported: {error})"
-        self.name, self.error = name, error
-
-    def add_build_arguments(self, parser: argparse.ArgumentParser) -> None:
-        pass
-
-    def run_build(self, args: argparse.Namespace) -> int:
-        raise self.error
-
-
 def cmd_build(args: argparse.Namespace) -> int:
     """Run a benchmark's construction pipeline (its stages over one folder, then its data files)."""
+    if isinstance(args.pipeline, Exception):
+        raise args.pipeline
     return int(args.pipeline.run_build(args) or 0)
 
 
@@ -652,10 +641,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     benchmarks = builder.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     for benchmark, package in construction_pipelines().items():
-        one = benchmarks.add_parser(
-            benchmark, help=(package.__doc__ or "").strip().splitlines()[0] if package.__doc__ else None
-        )
-        package.add_build_arguments(one)
+        doc = f"(cannot be imported: {package})" if isinstance(package, Exception) else package.__doc__
+        one = benchmarks.add_parser(benchmark, help=doc.strip().splitlines()[0] if doc else None)
+        if not isinstance(package, Exception):
+            package.add_build_arguments(one)
         one.set_defaults(func=cmd_build, pipeline=package)
     return parser
 
