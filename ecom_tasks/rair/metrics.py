@@ -134,16 +134,6 @@ def mismatch_dimension_accuracy(outcomes: Sequence[Numbers]) -> float:
     return _ratio(sum(float(o["dim_match"]) for o in outcomes), sum(float(o["dim_scored"]) for o in outcomes))
 
 
-def error_shares(outcomes: Sequence[Outcome], dimensions: Sequence[str]) -> dict[str, float]:
-    """Share of all Acc@4 errors by the gold rules' dimension (the paper's Fig. 5), present dimensions only."""
-    errors: dict[str, float] = {}
-    for o in outcomes:
-        name = o.gold_dimension or NO_DIMENSION
-        errors[name] = errors.get(name, 0.0) + (1.0 - float(o.numbers["acc4"]))
-    total = sum(errors.values())
-    return {name: _ratio(errors[name], total) for name in (*dimensions, NO_DIMENSION) if name in errors}
-
-
 def mismatch_dimension_table(outcomes: Sequence[Outcome], dimensions: Sequence[str]) -> dict[str, dict[str, float]]:
     """Per gold dimension: items, Acc@4 errors, share of all errors, Acc@4, and which dimensions the
     model named when it answered L2 (``pred:<dimension>``, weighted by the answer's share of L2)."""
@@ -213,9 +203,9 @@ def summarize(
     for g, row in zip(LEVELS, confusion_matrix(numbers, LEVELS)):
         for p, count in zip(PRED_LABELS, row):
             result[f"confusion/{g}/{p}"] = count
-    if dimensions:
-        for name, share in error_shares(outcomes, dimensions).items():
-            result[f"error_share/{key_name(name)}"] = share
+    if dimensions:  # the share of all Acc@4 errors by the gold rules' dimension (Fig. 5), present ones only
+        for name, dimension in mismatch_dimension_table(outcomes, dimensions).items():
+            result[f"error_share/{key_name(name)}"] = dimension["error_share"]
     return result
 
 

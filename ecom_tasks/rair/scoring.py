@@ -6,15 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.rair.metrics import (
-    INVALID_CODE,
-    Outcome,
-    groups_of,
-    item_outcome,
-    metric_keys,
-    mismatch_dimension_table,
-)
-from ecom_tasks.rair.metrics import summarize as summarize_outcomes
+from ecom_tasks.rair import metrics
+from ecom_tasks.rair.metrics import Outcome
 from ecom_tasks.rair.parsing import ParsedRelevance, parse_reply, parse_strict
 from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
 from ecom_tasks.scorers import context_limit
@@ -26,7 +19,7 @@ SUBSET_GROUPS = {"general": "industry", "visual": "industry", "hard": "intent"}
 
 
 def _level(parsed: ParsedRelevance) -> int:
-    return LEVELS.index(parsed.label) if parsed.label else INVALID_CODE
+    return LEVELS.index(parsed.label) if parsed.label else metrics.INVALID_CODE
 
 
 def score_reply(
@@ -55,32 +48,31 @@ def score_reply(
     parsed = parse_reply(completion, prompt=prompt, truncated=truncated)
     if truncated is None:
         truncated = answer_region(completion) is None
-    outcome = item_outcome(
+    outcome = metrics.item_outcome(
         LEVELS.index(fields["label"]),
         _level(parsed),
         _level(parse_strict(completion)),
         dimension=parsed.dimension,
         truncated=truncated,
         context_exceeded=context_exceeded,
-        **groups_of(fields),
+        **metrics.groups_of(fields),
     )
     return parsed, outcome
 
 
-def summarize(outcomes: Iterable[Outcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
+def summarize(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
     """All RAIR metrics with the selected ``labels``-kind metric specs (see ``metrics.summarize``), and the
     share of prompts longer than the server's context."""
-    outcomes = list(outcomes)
-    summary = summarize_outcomes(outcomes, specs, groups=GROUPS, dimensions=DIMENSIONS)
+    summary = metrics.summarize(outcomes, specs, groups=GROUPS, dimensions=DIMENSIONS)
     return context_limit.with_rate(summary, [o.numbers for o in outcomes])
 
 
 def dimension_table(outcomes: Iterable[Outcome]) -> dict[str, dict[str, float]]:
     """Errors by gold rule dimension and the dimensions models name (Fig. 5, extended)."""
-    return mismatch_dimension_table(list(outcomes), DIMENSIONS)
+    return metrics.mismatch_dimension_table(list(outcomes), DIMENSIONS)
 
 
 def subset_metric_keys(subset: str, specs: Sequence[MetricSpec]) -> list[str]:
     """The fixed metric list of one subset's lm-eval task (its paper breakdown)."""
     group = SUBSET_GROUPS[subset]
-    return metric_keys(specs, {group: GROUPS[group]}, DIMENSIONS)
+    return metrics.metric_keys(specs, {group: GROUPS[group]}, DIMENSIONS)
