@@ -60,7 +60,7 @@ FAILURE_THRESHOLD = 0.10
 #: Keys about the judge (absent where no judge grades: the exact-match tasks).
 JUDGE_KEYS = ("judge_failure_rate", "score_unreliable")
 COUNTS = ("judge_failure_rate", "score_unreliable", "n")
-#: Metric keys of the inter-judge agreement (``panel/<measure>``).
+#: Prefix of a panel member's numbers (``panel/<label>/grade``) and of the inter-judge agreement's metrics.
 PANEL_PREFIX = "panel/"
 
 
@@ -150,13 +150,10 @@ def panel_summary(
     members = {label: [o.member(label) for o in outcomes] for label in labels}
     for label, own in members.items():
         values = each(own)
-        for key in keys:
-            if key in values:
-                result[f"{label}/{key}"] = values[key]
+        result.update({f"{label}/{key}": values[key] for key in keys if key in values})
     # Each member's item grade, as the nearest whole grade after epoch reduction (None: never graded).
     grades = [[None if (g := o.item_grade) is None else round(g) for o in members[label]] for label in labels]
-    ratings = [list(row) for row in zip(*grades)]
-    result.update({f"{PANEL_PREFIX}{name}": value for name, value in agreement(ratings).items()})
+    result.update({f"{PANEL_PREFIX}{name}": value for name, value in agreement(list(zip(*grades))).items()})
     return result
 
 
