@@ -152,7 +152,8 @@ def test_inspect_monbench_gives_an_echo_nothing(server, tmp_path):
     )
     metrics = _metrics(log)
     assert metrics["acc"] == 0.0 and metrics["invalid_rate"] == 1.0
-    runs = [run for sample in log.samples for run in unpack_question(sample.scores["monbench_scorer"].value)]
+    scores = [(sample.scores["monbench_scorer"].value, sample.metadata) for sample in log.samples]
+    runs = [run for value, metadata in scores for run in unpack_question(value, metadata)]
     assert len(runs) == 8 * 12 and {run["invalid"] for run in runs} == {1} and {run["correct"] for run in runs} == {0}
     assert {sample.metadata["task"] for sample in log.samples} == set(TASKS)
 

@@ -312,6 +312,22 @@ def test_epochs_are_reduced_by_mean(tmp_path):
     assert metrics["n_items"] == 4 * len(load_records(split="test", tasks=["query_query_intent"]))
 
 
+@pytest.mark.slow
+def test_epochs_of_the_same_replies_give_every_number_of_one_epoch(tmp_path):
+    # A score holds only its runs' numbers; a question's task and category reach the metrics from its
+    # sample's metadata, which Inspect keeps through epoch reduction.
+    def metrics(epochs):
+        task = monbench(design="cyclic", formats="label", category_weights='{"1": 0.5, "2": 0.3, "5": 0.2}')
+        [log] = inspect_eval(
+            task, model=get_model("ecom/baseline"), epochs=epochs, log_dir=str(tmp_path), display="none"
+        )
+        return {name: m.value for s in log.results.scores for name, m in s.metrics.items() if m.value == m.value}
+
+    one = metrics(1)
+    assert metrics(3) == one
+    assert len({one[f"{task}/acc"] for task in TASKS}) == 4 and one["acc_reweighted"] > 0  # groups that differ
+
+
 def test_an_interrupted_run_resumes_without_asking_finished_questions_again(tmp_path, monkeypatch):
     from inspect_ai import eval_retry
 

@@ -286,12 +286,12 @@ def test_score_reply_outcome(reply, strict, correct, invalid, mismatch):
     assert (outcome["correct"], outcome["invalid"], outcome["mismatch"]) == (correct, invalid, mismatch)
     # The other fields do not depend on the reply.
     assert {k: outcome[k] for k in ("task", "question", "ordering", "format", "position", "category")} == {
-        "task": 3,
-        "question": 0,
+        "task": "query_query_intent",
+        "question": "mb-paper-t6",
         "ordering": 0,
-        "format": 2,
+        "format": "label_content",
         "position": 1,
-        "category": 0,
+        "category": "",
     }
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ecom_tasks.monbench.metrics import reweighted_accuracy, run_accuracies, summarize
+from ecom_tasks.monbench.metrics import reweighted_accuracy, summarize
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.scorers.core import mean_ci
 
@@ -17,13 +17,13 @@ FORMATS = ("label", "content")
 
 
 def outcome(
-    task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invalid=0, mismatch=0, category=0, truncated=0
+    task=0, question=0, ordering=0, fmt=0, position=0, correct=1, invalid=0, mismatch=0, category="", truncated=0
 ):
     return {
-        "task": task,
-        "question": question,
+        "task": TASKS[task],
+        "question": f"q{question}",
         "ordering": ordering,
-        "format": fmt,
+        "format": FORMATS[fmt],
         "position": position,
         "category": category,
         "correct": correct,
@@ -42,7 +42,6 @@ def test_single_task_summary_by_hand():
         outcome(question=1, ordering=1, position=3, correct=1),
     ]
     summary = summarize(outcomes, SPECS, TASKS, FORMATS)
-    assert run_accuracies(outcomes) == {(0, 0): 0.5, (1, 0): 1.0}
     mean, half = mean_ci([0.5, 1.0])
     assert summary["acc"] == pytest.approx(0.75) == pytest.approx(mean)
     assert summary["acc_ci"] == pytest.approx(half)
@@ -82,31 +81,34 @@ def test_empty_outcomes_are_nan():
 
 def test_reweighted_accuracy_by_hand():
     outcomes = [
-        outcome(category=1, correct=1),
-        outcome(category=1, correct=0),
-        outcome(category=2, correct=1),
-        outcome(category=0, correct=0),  # no category: ignored
+        outcome(category="Books", correct=1),
+        outcome(category="Books", correct=0),
+        outcome(category="Toys", correct=1),
+        outcome(correct=0),  # no category: ignored
     ]
-    # category 1 acc 0.5 weight 3, category 2 acc 1.0 weight 1, category 5 absent -> dropped.
-    assert reweighted_accuracy(outcomes, {1: 3, 2: 1, 5: 10}) == pytest.approx((3 * 0.5 + 1 * 1.0) / 4)
-    assert math.isnan(reweighted_accuracy(outcomes, {7: 1}))
-    assert summarize(outcomes, SPECS, TASKS, FORMATS, category_weights={1: 1, 2: 1})["acc_reweighted"] == pytest.approx(
-        0.75
-    )
+    # Books acc 0.5 weight 3, Toys acc 1.0 weight 1, Garden absent -> dropped.
+    assert reweighted_accuracy(outcomes, {"Books": 3, "Toys": 1, "Garden": 10}) == pytest.approx((3 * 0.5 + 1.0) / 4)
+    assert math.isnan(reweighted_accuracy(outcomes, {"Garden": 1}))
+    weights = {"Books": 1, "Toys": 1}
+    assert summarize(outcomes, SPECS, TASKS, FORMATS, category_weights=weights)["acc_reweighted"] == pytest.approx(0.75)
 
 
-def test_one_question_packs_all_its_runs_into_one_reducible_score():
+def test_one_question_packs_the_numbers_of_its_runs_into_one_reducible_score():
     from ecom_tasks.monbench.scoring import pack_question, unpack_question
 
+    def run(ordering, fmt, **numbers):
+        fields = {"task": "query_query_intent", "question": "q3", "category": "Books", "ordering": ordering}
+        return {**outcome(**numbers), **fields, "format": fmt}
+
     runs = {
-        "p0_label": outcome(task=1, question=3, ordering=0, fmt=0, position=2, correct=1, category=5),
-        "p7_content": outcome(task=1, question=3, ordering=7, fmt=1, position=0, correct=0, invalid=1, category=5),
-        "p23_label_content": outcome(
-            task=1, question=3, ordering=23, fmt=2, position=3, correct=0, mismatch=1, category=5
-        ),
+        "p0_label": run(0, "label", position=2, correct=1),
+        "p7_content": run(7, "content", position=0, correct=0, invalid=1),
+        "p23_label_content": run(23, "label_content", position=3, correct=0, mismatch=1),
     }
     packed = pack_question(runs)
-    assert packed["p7_content/invalid"] == 1 and packed["task"] == 1 and packed["category"] == 5
-    assert all(isinstance(v, int) for v in packed.values())  # flat numbers: Inspect's mean reduces them
-    back = sorted(unpack_question(packed), key=lambda o: o["ordering"])
+    assert packed["p7_content/invalid"] == 1 and packed["p23_label_content/position"] == 3
+    # Only the runs' numbers (Inspect's epoch mean reduces them); the groups come from the sample's metadata.
+    assert {key.partition("/")[2] for key in packed} == {"position", "correct", "invalid", "mismatch", "truncated"}
+    metadata = {"record_id": "q3", "task": "query_query_intent", "category": "Books", "question_index": 0}
+    back = sorted(unpack_question(packed, metadata), key=lambda o: o["ordering"])
     assert back == sorted(runs.values(), key=lambda o: o["ordering"])

@@ -16,48 +16,23 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    Value,
-    metric,
-    scorer,
-)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
 from ecom_tasks.data import parse_flag
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
+from ecom_tasks.monbench.metrics import RunOutcome
 from ecom_tasks.monbench.prompts import PROMPT_VERSION
 from ecom_tasks.monbench.protocol import MonBenchItem, Run, load_items, parse_formats, parse_shots
 from ecom_tasks.monbench.schema import LETTERS, TASKS
-from ecom_tasks.monbench.scoring import (
-    pack_question,
-    refused_outcome,
-    score_reply,
-    summarize,
-    unpack_question,
-)
+from ecom_tasks.monbench.scoring import pack_question, refused_outcome, score_reply, summarize, unpack_question
 from ecom_tasks.monbench.variants import MAX_TOKENS, TASK_VERSION
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.scorers import context_limit
-from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
-from ecom_tasks.scorers.inspect_scorers import (
-    TRUNCATED_STOP_REASONS,
-    context_exceeded_reply,
-    outcome_mean,
-    outcome_values,
-)
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
+from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS, context_exceeded_reply, outcome_mean
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
-from ecom_tasks.solvers.fan_out import (
-    FAN_OUT,
-    fan_out_generate,
-    fan_out_replies,
-    fan_out_spec,
-)
+from ecom_tasks.solvers.fan_out import FAN_OUT, fan_out_generate, fan_out_replies, fan_out_spec
 
 FIXTURES = "ecom_tasks/fixtures/monbench"
 
@@ -67,14 +42,16 @@ def monbench_summary(category_weights: dict[str, float] | None = None, metrics: 
     """MonBench metrics: the selected ``choice_runs`` metrics (acc, acc_ci, plugins') and the same on
     the strict reading (``acc_strict`` ...), by position,
     by format, consistency, invalid, mismatch and truncated rates, and the share of runs whose prompt
-    the server refused as longer than its context. Reads only ``Score.value`` (every run of a question,
-    packed), so epoch reduction and re-scoring work."""
+    the server refused as longer than its context. The runs' numbers come from ``Score.value`` (every run
+    of a question, packed: epoch reduction and re-scoring work), the question's groups (task, category)
+    from the sample's metadata, which Inspect keeps through epoch reduction."""
     specs = select_metrics(CHOICE_RUNS, metrics)
     weights = {int(k): float(v) for k, v in (category_weights or {}).items()}
 
     def compute(scores: list[SampleScore]) -> Value:
-        outcomes = [run for s in outcome_values(scores) for run in unpack_question(s)]
-        return {**summarize(outcomes, specs, category_weights=weights), RATE: context_limit.rate(outcomes)}
+        scored = [(s.score.value, s.sample_metadata or {}) for s in scores if isinstance(s.score.value, dict)]
+        outcomes = [run for value, question in scored for run in unpack_question(value, question)]
+        return summarize(outcomes, specs, category_weights=weights)
 
     return compute
 
@@ -90,13 +67,12 @@ def monbench_scorer(strict: bool = False) -> Scorer:
         replies = fan_out_replies(state)
         spec = state.metadata[FAN_OUT]
         sent = {run["key"]: (spec["systems"][run["system"]], run["user"]) for run in spec["runs"]}
-        question = {key: state.metadata[key] for key in ("record_id", "task", "question_index", "category")}
-        outcomes: dict[str, dict[str, int]] = {}
+        outcomes: dict[str, RunOutcome] = {}
         answers: dict[str, str] = {}
         refused: dict[str, str] = {}
         for key, run in state.metadata["runs"].items():
             reply = replies[key]
-            fields = {**question, **run, "ordering": Run.from_key(key).ordering, "format": Run.from_key(key).format}
+            fields = {**state.metadata, **run, **vars(Run.from_key(key))}  # the question, the run, ordering, format
             message = context_exceeded_reply(reply["completion"], reply["stop_reason"])
             if message is not None:  # the server's error, not the model's answer: wrong and counted apart
                 outcomes[key], answers[key], refused[key] = refused_outcome(fields), CONTEXT_EXCEEDED, message
@@ -107,13 +83,11 @@ def monbench_scorer(strict: bool = False) -> Scorer:
             )
             answers[key] = LETTERS[parsed.position] if parsed.position is not None else parsed.status
         right = sum(o["correct"] for o in outcomes.values())
-        packed = pack_question(outcomes)
-        packed.update({f"{key}/{CONTEXT_EXCEEDED}": int(key in refused) for key in outcomes})
         explanation = ", ".join(f"{key}: {answer}" for key, answer in answers.items())
         if refused:
             explanation += f"; {len(refused)} run(s) refused by the server: {next(iter(refused.values()))}"
         return Score(
-            value=packed,
+            value=pack_question(outcomes),
             answer=f"{right}/{len(outcomes)} runs right",
             explanation=explanation,
             metadata={"answers": answers},

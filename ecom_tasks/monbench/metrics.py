@@ -1,60 +1,71 @@
 """MonBench's metric maths: permutation-robust multiple choice over runs (numpy).
 
-Each scored item is an *outcome*: a flat mapping of numbers, so it can be an
-Inspect ``Score.value`` (reducible across epochs) or an lm-eval per-document
-metric item alike:
-
-``task``     task index            ``question`` question index
-``ordering`` option ordering index ``format``   return-format index
-``position`` displayed position of the correct option (0 = A)
-``category`` 1-based query category, 0 when unknown
-``correct`` / ``invalid`` / ``mismatch`` / ``truncated`` (stopped on the token limit): 0 or 1
-``correct_strict`` / ``invalid_strict``: the same for the strict reading of the reply (exactly the
-requested tags); absent in old logs
-
-A *run* is one (ordering, format) pair over all questions of a task. The
-accuracy metrics (``acc``, ``acc_ci`` and any plugin metric of the
-``choice_runs`` kind) are the registered metric specs, computed on
-``scorers.kinds.ChoiceRuns``; the breakdowns below are MonBench's own.
+Each scored item is a :class:`RunOutcome`: one run of one question, with the question's group fields
+and the run's numbers. A *run* is one (ordering, format) pair over all questions of a task. The
+accuracy metrics (``acc``, ``acc_ci`` and any plugin metric of the ``choice_runs`` kind) are the
+registered metric specs, computed on ``scorers.kinds.ChoiceRuns``; the breakdowns below are MonBench's own.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
 from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
 from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import ChoiceRuns, compute_metrics
 
-OUTCOME_FIELDS = (
-    "task",
-    "question",
-    "ordering",
-    "format",
-    "position",
-    "category",
-    "correct",
-    "invalid",
-    "mismatch",
-    "truncated",
-)
-#: The strict reading's fields, and the careful fields they stand in for when its metrics are computed.
-STRICT_FIELDS = {"correct_strict": "correct", "invalid_strict": "invalid"}
+
+class RunOutcome(TypedDict):
+    """One run of one question: lm-eval's per-document metric object; in Inspect, the numbers of the
+    question's ``Score.value`` (:data:`RUN_NUMBERS`) with the groups from its sample's metadata."""
+
+    task: str
+    question: str  # the record id
+    category: str  # Table 7's query category, "" when unknown
+    ordering: int  # index into ``protocol.ORDERINGS``
+    format: str
+    # The numbers: 0 or 1 per reply (the share of epochs after Inspect's epoch reduction).
+    position: float  # displayed position of the correct option (0 = A)
+    correct: float
+    invalid: float
+    mismatch: float  # Label+Content: label and content name different options
+    truncated: float  # stopped on the token limit
+    correct_strict: NotRequired[float]  # the strict reading (exactly the requested tags); absent in old logs
+    invalid_strict: NotRequired[float]
+    context_exceeded: NotRequired[float]  # the server refused the prompt as longer than its context
+
+
+#: A run's numbers, the part of its outcome that epochs reduce; the strict reading's among them.
+STRICT_NUMBERS = ("correct_strict", "invalid_strict")
+RUN_NUMBERS = ("position", "correct", "invalid", "mismatch", "truncated", *STRICT_NUMBERS, CONTEXT_EXCEEDED)
 #: Suffix of the strict reading's metrics (``acc_strict``): the same metric code on the strict answer.
 STRICT_SUFFIX = "_strict"
 POSITION_NAMES = ("A", "B", "C", "D")
-_COLUMN = {name: i for i, name in enumerate(OUTCOME_FIELDS)}
+#: The numeric table the metrics compute on (vectorized: Inspect recomputes metrics on every live update).
+_COLUMN = {name: i for i, name in enumerate(("task", "question", "ordering", "format", *RUN_NUMBERS))}
 
-# Vectorized with numpy: Inspect recomputes metrics on every live progress update.
 
-
-def _table(outcomes: Sequence[Mapping[str, float]] | np.ndarray) -> np.ndarray:
-    """Outcomes as an (n, fields) float array, columns in OUTCOME_FIELDS order."""
-    if isinstance(outcomes, np.ndarray):
-        return outcomes
-    return np.array([[o[f] for f in OUTCOME_FIELDS] for o in outcomes], dtype=float).reshape(-1, len(OUTCOME_FIELDS))
+def outcome_table(outcomes: Iterable[RunOutcome], task_names: Sequence[str], format_names: Sequence[str]) -> np.ndarray:
+    """Outcomes as an (n, columns) float array. A task or format is its index in ``task_names`` or
+    ``format_names``, the same in every table (tables of different questions concatenate); a question is
+    numbered as first seen, distinct within one table only; a missing strict reading is nan."""
+    questions: dict[str, int] = {}
+    rows = [
+        (
+            task_names.index(o["task"]),
+            questions.setdefault(o["question"], len(questions)),
+            o["ordering"],
+            format_names.index(o["format"]),
+            *(o.get(name, 0.0 if name == CONTEXT_EXCEEDED else NAN) for name in RUN_NUMBERS),
+        )
+        for o in outcomes
+    ]
+    return np.array(rows, dtype=float).reshape(-1, len(_COLUMN))
 
 
 def _col(table: np.ndarray, name: str) -> np.ndarray:
@@ -79,14 +90,6 @@ def choice_runs(table: np.ndarray, confidence: float = 0.95) -> ChoiceRuns:
     return ChoiceRuns(_col(table, "correct"), _run_keys(table), _col(table, "task"), confidence)
 
 
-def run_accuracies(outcomes: Sequence[Mapping[str, float]]) -> dict[tuple[int, int], float]:
-    """Accuracy of every (ordering, format) run of one task."""
-    table = _table(outcomes)
-    runs = choice_runs(table)
-    keys = np.unique(runs.run)
-    return {(int(k) // 1000, int(k) % 1000): float(a) for k, a in zip(keys, runs.run_accuracies())}
-
-
 def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, float]:
     """MonBench's own metrics of one task: by position, by format, consistency, failure rates."""
     correct = _col(table, "correct")
@@ -107,13 +110,11 @@ def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, 
     return summary
 
 
-def _strict_table(outcomes: Sequence[Mapping[str, float]]) -> np.ndarray | None:
-    """The outcome table with the strict reading in the ``correct`` and ``invalid`` columns, or None
-    when some outcome has no strict reading (old logs)."""
-    if isinstance(outcomes, np.ndarray) or not all(field in o for o in outcomes for field in STRICT_FIELDS):
-        return None
-    fields = [next((s for s, c in STRICT_FIELDS.items() if c == f), f) for f in OUTCOME_FIELDS]
-    return np.array([[o[f] for f in fields] for o in outcomes], dtype=float).reshape(-1, len(OUTCOME_FIELDS))
+def _strict_view(table: np.ndarray) -> np.ndarray:
+    """The table with the strict reading in the ``correct`` and ``invalid`` columns."""
+    strict = table.copy()
+    strict[:, [_COLUMN["correct"], _COLUMN["invalid"]]] = table[:, [_COLUMN[name] for name in STRICT_NUMBERS]]
+    return strict
 
 
 def strict_summary(table: np.ndarray, specs: Sequence[MetricSpec], confidence: float = 0.95) -> dict[str, float]:
@@ -128,30 +129,30 @@ def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
     return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]
 
 
-def reweighted_accuracy(outcomes: Sequence[Mapping[str, float]] | np.ndarray, weights: Mapping[int, float]) -> float:
+def reweighted_accuracy(outcomes: Iterable[RunOutcome], weights: Mapping[str, float]) -> float:
     """Accuracy with each category's accuracy weighted by a target distribution.
 
-    ``weights`` maps 1-based category ids to their share of real traffic;
-    categories absent from the data are dropped and the rest renormalized, and
-    items with no category are ignored.
+    ``weights`` maps category names to their share of real traffic; categories absent from the data
+    are dropped and the rest renormalized, and runs with no category are ignored.
     """
-    table = _table(outcomes)
-    category, correct = _col(table, "category"), _col(table, "correct")
-    present = {int(c) for c in np.unique(category) if c > 0}
-    used = {c: w for c, w in weights.items() if c in present and w > 0}
+    correct: dict[str, list[float]] = defaultdict(list)
+    for o in outcomes:
+        if o["category"]:
+            correct[o["category"]].append(o["correct"])
+    used = {c: w for c, w in weights.items() if c in correct and w > 0}
     total = sum(used.values())
     if not total:
         return NAN
-    return sum(w * _mean(correct[category == c]) for c, w in used.items()) / total
+    return sum(w * float(np.mean(correct[c])) for c, w in used.items()) / total
 
 
 def summarize(
-    outcomes: Iterable[Mapping[str, float]],
+    outcomes: Iterable[RunOutcome],
     specs: Sequence[MetricSpec],
     task_names: Sequence[str],
     format_names: Sequence[str],
     *,
-    category_weights: Mapping[int, float] | None = None,
+    category_weights: Mapping[str, float] | None = None,
     confidence: float = 0.95,
 ) -> dict[str, float]:
     """All metrics; with several tasks, per-task keys are prefixed ``<task>/``.
@@ -163,41 +164,31 @@ def summarize(
     the strict reading also give its metrics (``acc_strict``, ``invalid_rate_strict``, ...).
     """
     outcomes = list(outcomes)
-    table = _table(outcomes)
-    strict_table = _strict_table(outcomes)
+    table = outcome_table(outcomes, task_names, format_names)
+    with_strict = not np.isnan(table[:, [_COLUMN[name] for name in STRICT_NUMBERS]]).any()
     tasks = [int(t) for t in np.unique(_col(table, "task"))]
 
-    def task_summary(part: np.ndarray, strict_part: np.ndarray | None) -> dict[str, float]:
-        summary = {**compute_metrics(specs, choice_runs(part, confidence)), **task_breakdown(part, format_names)}
-        if strict_part is not None:
-            summary.update(strict_summary(strict_part, specs, confidence))
-        return summary
+    def summary(part: np.ndarray, breakdown: bool = True) -> dict[str, float]:
+        result = compute_metrics(specs, choice_runs(part, confidence))
+        if breakdown:
+            result.update(task_breakdown(part, format_names))
+        if with_strict:
+            result.update(strict_summary(_strict_view(part), specs, confidence))
+        return result
 
     if len(tasks) <= 1:
-        result = task_summary(table, strict_table)
+        result = summary(table)
     else:
-        per_task = {
-            t: task_summary(
-                table[_col(table, "task") == t],
-                None if strict_table is None else strict_table[_col(table, "task") == t],
-            )
-            for t in tasks
-        }
-        result = {key: _nanmean([summary[key] for summary in per_task.values()]) for key in per_task[tasks[0]]}
+        per_task = {t: summary(table[_col(table, "task") == t]) for t in tasks}
+        result = {key: _nanmean([values[key] for values in per_task.values()]) for key in per_task[tasks[0]]}
         result["n_items"] = float(len(table))
-        result.update(compute_metrics(specs, choice_runs(table, confidence)))
-        if strict_table is not None:
-            result.update(strict_summary(strict_table, specs, confidence))
-        for t, summary in per_task.items():
-            result.update({f"{task_names[t]}/{k}": v for k, v in summary.items()})
+        result.update(summary(table, breakdown=False))
+        for t, values in per_task.items():
+            result.update({f"{task_names[t]}/{k}": v for k, v in values.items()})
     if category_weights:
-        result["acc_reweighted"] = reweighted_accuracy(table, category_weights)
+        result["acc_reweighted"] = reweighted_accuracy(outcomes, category_weights)
+    result[RATE] = _mean(_col(table, "context_exceeded"))
     return result
-
-
-def outcome_table(outcomes: Sequence[Mapping[str, float]]) -> np.ndarray:
-    """Per-run outcomes as the numeric table :func:`headline` reads (rows concatenate across questions)."""
-    return _table(outcomes)
 
 
 def headline(table: np.ndarray, specs: Sequence[MetricSpec]) -> dict[str, float]:

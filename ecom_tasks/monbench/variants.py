@@ -27,8 +27,9 @@ MAX_TOKENS = None
 
 #: Task version, read by the Inspect tasks and written into the lm-eval YAML: bumped when scores stop
 #: being comparable with earlier results. 2.1: replies are read as a careful grader reads them
-#: (2.0's strict reading is reported beside it in every run, as ``acc_strict``).
-TASK_VERSION = "2.1"
+#: (2.0's strict reading is reported beside it in every run, as ``acc_strict``). 2.2: the same
+#: numbers; a score holds only the runs' numbers, the question's groups come from its sample or document.
+TASK_VERSION = "2.2"
 
 
 @dataclass(frozen=True)

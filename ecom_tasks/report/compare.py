@@ -59,13 +59,15 @@ def _monbench_headline(tables: list[Any]) -> Mapping[str, float]:
     return headline(np.concatenate(tables), select_metrics(CHOICE_RUNS))
 
 
-def _monbench_runs(packed: Mapping[str, Any]) -> list[Any]:
-    """A logged MonBench outcome as one numeric table of its runs (Inspect packs a question's runs into
-    one score; an lm-eval document is one run), so a resample concatenates tables."""
+def _monbench_runs(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
+    """A logged MonBench outcome (``scoring.logged_runs``) as one numeric table of its runs, so a resample
+    concatenates tables."""
     from ecom_tasks.monbench.metrics import outcome_table
-    from ecom_tasks.monbench.scoring import unpack_question
+    from ecom_tasks.monbench.protocol import FORMATS
+    from ecom_tasks.monbench.schema import TASKS
+    from ecom_tasks.monbench.scoring import logged_runs
 
-    return [outcome_table(unpack_question(packed) if any("/" in key for key in packed) else [packed])]
+    return outcome_table(logged_runs(logged, fields), TASKS, FORMATS)
 
 
 def _ecomeval_summary(outcomes: list[Any]) -> Mapping[str, float]:
@@ -116,8 +118,8 @@ DESIGNS: dict[str, Design] = {
         _monbench_headline,
         "record_id",
         "questions",
-        unpack=_monbench_runs,
         protocol=("shots", "parsing", "strict", "category_weights"),
+        record=_monbench_runs,
     ),
     "ecomeval": Design(
         ("score", "score_multimodal"),

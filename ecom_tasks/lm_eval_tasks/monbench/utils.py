@@ -22,7 +22,7 @@ import datasets
 
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.monbench.metrics import POSITION_NAMES, strict_keys
+from ecom_tasks.monbench.metrics import POSITION_NAMES, RunOutcome, strict_keys
 from ecom_tasks.monbench.protocol import load_items, parse_shots, runs_for
 from ecom_tasks.monbench.scoring import refused_outcome, score_reply, summarize
 from ecom_tasks.scorers import context_limit
@@ -79,7 +79,7 @@ class MonBenchTask(OutcomeTask):
     """MonBench's metrics: the ``choice_runs`` metric specs plus the position, format and failure breakdown."""
 
     metric_kind = CHOICE_RUNS
-    lower_is_better = frozenset({"invalid_rate", "mismatch_rate", context_limit.RATE})
+    lower_is_better = frozenset({"invalid_rate", "invalid_rate_strict", "mismatch_rate", context_limit.RATE})
     #: Without a chat template lm-eval joins the system prompt and the question with nothing between.
     plain_separator = "\n\n"
 
@@ -108,11 +108,12 @@ class MonBenchTask(OutcomeTask):
         keys.append(context_limit.RATE)
         return keys
 
-    def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
-        return {**summarize(outcomes, specs), context_limit.RATE: context_limit.rate(outcomes)}
+    def summarize(self, outcomes: list[RunOutcome], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
+        return summarize(outcomes, specs)
 
-    def score(self, doc: dict, reply: str) -> Any:
+    def score(self, doc: dict, reply: str) -> RunOutcome:
+        """The run's outcome, its groups (task, question, category) included: every aggregation reads them
+        from this object (lm-eval hands each the objects ``process_results`` returned)."""
         if context_limit.from_reply(reply) is not None:  # the server refused the prompt: wrong, counted apart
-            return {**refused_outcome(doc), context_limit.CONTEXT_EXCEEDED: 1}
-        outcome = score_reply(doc, reply, strict=self.strict)[1]
-        return {**outcome, context_limit.CONTEXT_EXCEEDED: 0}
+            return refused_outcome(doc)
+        return score_reply(doc, reply, strict=self.strict)[1]
