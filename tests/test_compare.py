@@ -233,12 +233,14 @@ def test_compare_two_models_across_frameworks_over_http(tmp_path, items):
 def test_runs_pair_by_their_data_not_by_how_a_framework_spells_its_location():
     from ecom_tasks.report.compare import ModelRun, compare_runs
     from ecom_tasks.results import FIXTURES, Run
+    from ecom_tasks.rmir.metrics import QueryOutcome
 
     def run(model: str, framework: str, data: str, info: dict) -> ModelRun:
         record = Run("rmir", "rmir", framework, model, (), {}, "success", f"{model}.log", info=info, data=data)
         values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
         units = stats.Units(
-            tuple(f"q{i}" for i in range(6)), tuple(({"recall@20": v, "failed": 0, "category": 1},) for v in values)
+            tuple(f"q{i}" for i in range(6)),
+            tuple((QueryOutcome({"recall@20": v, "failed": 0}, "functional"),) for v in values),
         )
         return ModelRun(record, units, model)
 
