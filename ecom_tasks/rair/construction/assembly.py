@@ -17,6 +17,7 @@ experts then verify every record: the decisions list what they need to see.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,24 +97,9 @@ def assemble(
                 "rules_give_label": consistent,
             }
         )
+        fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if f.name != "source"}
         for subset in subsets:
-            out.rows.append(
-                {
-                    "id": f"{record.id}-{subset}",
-                    "subset": subset,
-                    "query": record.query,
-                    "title": record.title,
-                    "shop_name": record.shop_name,
-                    "cpv": record.cpv,
-                    "sku": record.sku,
-                    "image": record.image,
-                    "industry": record.industry,
-                    "intent": intent.intent if subset == "hard" else None,
-                    "label": record.label,
-                    "rule_ids": rule_ids,
-                    "language": record.language,
-                    "origin": "ecom-tasks build rair",
-                    "candidate": record.id,
-                }
-            )
+            intent_of = intent.intent if subset == "hard" else None
+            row = {"id": f"{record.id}-{subset}", "subset": subset, "intent": intent_of, "rule_ids": rule_ids}
+            out.rows.append({**fields, **row, "origin": "ecom-tasks build rair", "candidate": record.id})
     return out

@@ -165,17 +165,9 @@ def build(options: BuildOptions) -> BuildResult:
         outcomes = functools.partial(log_vote_outcomes, scorer=SCORERS[stage.name], stage=stage.name)
         result.logs[stage.name] = options.run(stage, output, outcomes, data=(DATA,), index=index, of=len(planned))
 
-    result.assembly = assembly = assemble(
-        records,
-        logged_votes(result.logs["intent"], SCORERS["intent"]),
-        logged_votes(result.logs["visual"], SCORERS["visual"]),
-        {
-            k: [tuple(run) if run is not None else None for run in v]
-            for k, v in logged_votes(result.logs["rules"], SCORERS["rules"]).items()
-        },
-        options.thresholds,
-        ruleset,
-    )
+    votes = {name: logged_votes(log, SCORERS[name]) for name, log in result.logs.items()}
+    assembly = assemble(records, votes["intent"], votes["visual"], votes["rules"], options.thresholds, ruleset)
+    result.assembly = assembly
     write_jsonl(DECISIONS, assembly.decisions, output=output)
     counts = assembly.counts()
     t = options.thresholds
