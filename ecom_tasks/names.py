@@ -42,3 +42,10 @@ def unknown_name(kind: str, name: str, known: Iterable[str], listing: str = "") 
         elif meant_prefix and not typed_prefix:
             text += f" {kind} names start with {PREFIX}"
     return f"{text} ({listing})" if listing else text
+
+
+def key_name(name: str) -> str:
+    """``"Fashion & Apparel"`` -> ``"fashion_apparel"``: a free-text name as a metric-key part (case-folded,
+    each run of other characters one ``_``; ``_`` when nothing is left)."""
+    out = "".join(c.casefold() if c.isalnum() else "_" for c in name)
+    return "_".join(part for part in out.split("_") if part) or "_"

@@ -43,6 +43,7 @@ from typing import Any
 
 from ecom_tasks.ecomeval.schema import MULTIMODAL_CATEGORY
 from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.names import key_name
 from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import RubricGrades, compute_metrics
 from ecom_tasks.scorers.panel import agreement
@@ -62,12 +63,6 @@ JUDGE_KEYS = ("judge_failure_rate", "score_unreliable")
 COUNTS = ("judge_failure_rate", "score_unreliable", "n")
 #: Prefix of a panel member's numbers (``panel/<label>/grade``) and of the inter-judge agreement's metrics.
 PANEL_PREFIX = "panel/"
-
-
-def key_name(name: str) -> str:
-    """``"Brand Knowledge"`` -> ``"brand_knowledge"``: free-text names as metric-key parts."""
-    out = "".join(c.casefold() if c.isalnum() else "_" for c in name)
-    return "_".join(part for part in out.split("_") if part) or "_"
 
 
 def grade_values(grade: float | None) -> dict[str, float]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ecom_tasks.names import nearest
+from ecom_tasks.names import key_name, nearest
 
 
 @dataclass(frozen=True)
@@ -144,9 +144,7 @@ TABLE4_ORDER = (
 def task_key(name: str) -> str:
     """``"Product Comment & Image Summarization"`` -> ``"product_comment_and_image_summarization"``:
     how task names are compared (case-folded; ``&`` as "and"; other non-alphanumerics as one ``_``)."""
-    text = str(name).replace("&", " and ").casefold()
-    out = "".join(c if c.isalnum() else "_" for c in text)
-    return "_".join(part for part in out.split("_") if part)
+    return key_name(str(name).replace("&", " and ")).strip("_")
 
 
 def _lookup() -> dict[str, EcomEvalTask]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.names import key_name
 from ecom_tasks.rair.schema import DIMENSIONS, LEVELS
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.core import INVALID, NAN
@@ -61,12 +62,6 @@ class Outcome:
 def groups_of(fields: Mapping[str, Any] | None) -> dict[str, Any]:
     """An item's group fields from its record's fields (missing or empty: None)."""
     return {name: (fields or {}).get(name) or None for name in GROUP_FIELDS}
-
-
-def key_name(name: str) -> str:
-    """``"Fashion & Apparel"`` -> ``"fashion_apparel"``: names as metric-key parts."""
-    out = "".join(c.lower() if c.isalnum() else "_" for c in name)
-    return "_".join(part for part in out.split("_") if part)
 
 
 def _prediction(gold: int, pred: int) -> dict[str, float]:
