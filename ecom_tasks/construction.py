@@ -293,6 +293,14 @@ def panel_task(
     return Task(dataset=dataset, solver=solver, scorer=scorer, version=version, metadata=metadata)
 
 
+def system_user(system: str, user: Any) -> list[Any]:
+    """A voting stage's input: the instructions (identical for every item, so provider prompt caching
+    applies) and the item (a text, or text and image parts)."""
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+
+    return [ChatMessageSystem(content=system), ChatMessageUser(content=user)]
+
+
 def read_panel(state: Any, parse: Callable[[str], Vote]) -> tuple[list[Vote], dict[str, Any]]:
     """Each seat's vote read from its last reply by ``parse`` (a reply stopped by a limit abstains) and
     the score's metadata: who sat, what each voted and why not, how often each was asked."""
@@ -710,6 +718,11 @@ class BuildOptions:
         if outcomes is not None:
             check_abstentions(outcomes(log), self.max_abstention_share, log=log, output=output, data=data)
         return log
+
+
+def given(**values: Any) -> dict[str, Any]:
+    """The task arguments a build was given (None: left out, so a build without them resumes its earlier logs)."""
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def image_access_args(access: Any) -> dict[str, bool]:

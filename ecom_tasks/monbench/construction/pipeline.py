@@ -21,6 +21,7 @@ from ecom_tasks import construction
 from ecom_tasks.construction import (
     Stage,
     file_sha256,
+    given,
     log_vote_outcomes,
     logged_votes,
     open_build_folder,
@@ -106,7 +107,7 @@ def build(options: BuildOptions) -> BuildResult:
             "data_sha256": file_sha256(options.pairs),
             "voters": options.voters,
             "temperature": options.temperature,
-            **({"max_tokens": options.max_tokens} if options.max_tokens is not None else {}),
+            **given(max_tokens=options.max_tokens),
         },
         items=len(pairs),
         calls_per_item=options.voters,

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import check_sha256, panel_task, read_panel, stage_metadata
+from ecom_tasks.construction import check_sha256, panel_task, read_panel, stage_metadata, system_user
 from ecom_tasks.monbench.construction.parsing import parse_relevance
 from ecom_tasks.monbench.construction.prompts import (
     VOTE_LIMIT_REMINDER,
@@ -65,10 +64,7 @@ def monbench_build_votes(
     samples = [
         Sample(
             id=p.id,
-            input=[
-                ChatMessageSystem(content=VOTE_SYSTEM),
-                ChatMessageUser(content=vote_user(p.query, p.ad, p.location, p.market)),
-            ],
+            input=system_user(VOTE_SYSTEM, vote_user(p.query, p.ad, p.location, p.market)),
             target=p.human,
             metadata={"query": p.query, "ad": p.ad},
         )

@@ -22,6 +22,7 @@ from ecom_tasks import construction
 from ecom_tasks.construction import (
     Stage,
     file_sha256,
+    given,
     image_access_args,
     image_file_name,
     log_vote_outcomes,
@@ -80,17 +81,10 @@ class BuildResult:
 
 def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, data_sha256: str) -> list[Stage]:
     """The three stages, with their items and calls (what the cost lines print)."""
-    common: dict[str, Any] = {"data": str(Path(options.candidates).resolve()), "data_sha256": data_sha256}
-    if options.max_tokens is not None:
-        common["max_tokens"] = options.max_tokens
-    rules_args: dict[str, Any] = {
-        "rules": options.rules,
-        "rules_sha256": ruleset.sha256,
-        "runs": options.rule_runs,
-        "temperature": options.rule_temperature,
-    }
-    if options.seed is not None:
-        rules_args["seed"] = options.seed
+    common = {"data": str(Path(options.candidates).resolve()), "data_sha256": data_sha256}
+    common.update(given(max_tokens=options.max_tokens))
+    rules_args = {"rules": options.rules, "rules_sha256": ruleset.sha256, "runs": options.rule_runs}
+    rules_args.update(temperature=options.rule_temperature, **given(seed=options.seed))
 
     def panel(name: str, args: dict[str, Any], items: int, seats: int, unit: str) -> Stage:
         return Stage(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
+from inspect_ai.model import ContentImage, ContentText
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.construction import Vote, check_sha256, panel_task, read_panel, stage_metadata
+from ecom_tasks.construction import Vote, check_sha256, panel_task, read_panel, stage_metadata, system_user
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction import parsing, prompts
@@ -118,14 +118,7 @@ def rair_build_intent(
     """Hard-query intent classification (Sec. 4.2 Step 2, Fig. 11): every voter classes every distinct query."""
     queries = unique_queries(candidates(data, data_sha256))
     samples = [
-        Sample(
-            id=qid,
-            input=[
-                ChatMessageSystem(content=prompts.INTENT_SYSTEM),
-                ChatMessageUser(content=prompts.intent_user(query)),
-            ],
-            metadata={"query": query},
-        )
+        Sample(id=qid, input=system_user(prompts.INTENT_SYSTEM, prompts.intent_user(query)), metadata={"query": query})
         for qid, query in queries.items()
     ]
     scorer = rair_intent_votes()
@@ -171,10 +164,9 @@ def rair_build_visual(
     samples = [
         Sample(
             id=r.id,
-            input=[
-                ChatMessageSystem(content=prompts.VISUAL_SYSTEM),
-                ChatMessageUser(content=[ContentText(text=prompts.visual_user(r)), ContentImage(image=image)]),
-            ],
+            input=system_user(
+                prompts.VISUAL_SYSTEM, [ContentText(text=prompts.visual_user(r)), ContentImage(image=image)]
+            ),
             metadata={"query": r.query, "title": r.title},
         )
         for r, image in with_images
@@ -235,10 +227,7 @@ def rair_build_rules(
         samples.append(
             Sample(
                 id=r.id,
-                input=[
-                    ChatMessageSystem(content=prompts.rules_system(allowed, r.label, r.language)),
-                    ChatMessageUser(content=prompts.rules_user(r)),
-                ],
+                input=system_user(prompts.rules_system(allowed, r.label, r.language), prompts.rules_user(r)),
                 target=r.label,
                 metadata={"allowed_rules": [rule.id for rule in allowed], "label": r.label},
             )

@@ -35,6 +35,7 @@ from ecom_tasks.construction import (
     Stage,
     VoteOutcomes,
     file_sha256,
+    given,
     image_access_args,
     image_file_name,
     open_build_folder,
@@ -319,9 +320,7 @@ def build(options: BuildOptions) -> BuildResult:
         "seeds_sha256": seeds_sha256,
         **image_access_args(options.image_access),
     }
-    model_stage_args: dict[str, Any] = {"captions": True} if options.captions else {}
-    if options.max_tokens is not None:  # only when given: a build without it resumes its earlier logs
-        model_stage_args["max_tokens"] = options.max_tokens
+    model_stage_args = given(captions=options.captions or None, max_tokens=options.max_tokens)  # captions: when on
     last = STAGE_NAMES.index(options.until) + 1
     result = BuildResult()
 
@@ -367,8 +366,7 @@ def build(options: BuildOptions) -> BuildResult:
         return _keep(result, output, TRIPLETS, triplets)
 
     judge_args = {"judges": options.judges, "temperature": options.judge_temperature, **model_stage_args}
-    if options.seed is not None:
-        judge_args["seed"] = options.seed
+    judge_args.update(given(seed=options.seed))
     judging = {"calls_per_item": options.judges, "unit": "judges", "model_roles": dict(options.model_roles)}
     log = run(4, TRIPLETS, triplets, judge_args, model=options.model, **judging)
     votes = vote_rows(log, triplets)
