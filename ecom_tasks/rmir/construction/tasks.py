@@ -272,19 +272,8 @@ class SeedRetrieval:
     text-only embedder reads captions) and, optionally, by ``text_retriever`` over the captions.
     Built on first use (the pool cache of ``rmir.index`` applies), once per instance."""
 
-    def __init__(
-        self,
-        table: Seeds,
-        retriever: str,
-        retriever_args: dict,
-        text_retriever: str | None,
-        text_retriever_args: dict,
-        cache: Any,
-    ):
-        self.table, self.cache = table, cache
-        self.sides = {"image": (retriever, retriever_args)}
-        if text_retriever:
-            self.sides["text"] = (text_retriever, text_retriever_args)
+    def __init__(self, table: Seeds, sides: dict[str, tuple[str, dict]], cache: Any):
+        self.table, self.sides, self.cache = table, sides, cache  # sides: "image" and "text" -> (retriever, args)
         self._indexes: dict[str, PoolIndex] = {}
         self._lock = threading.Lock()
 
@@ -345,14 +334,10 @@ def rmir_retrieval_scorer(
     """The query's candidates: top ``k`` of the image index, then ``text_k`` of the text index, each
     with its rank in each index that found it (metadata ``candidates``)."""
     table, _ = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
-    retrieval = SeedRetrieval(
-        table,
-        retriever,
-        parse_retriever_args(retriever_args),
-        text_retriever or None,
-        parse_retriever_args(text_retriever_args),
-        cache,
-    )
+    sides = {"image": (retriever, parse_retriever_args(retriever_args))}
+    if text_retriever:
+        sides["text"] = (text_retriever, parse_retriever_args(text_retriever_args))
+    retrieval = SeedRetrieval(table, sides, cache)
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
