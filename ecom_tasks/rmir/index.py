@@ -1,39 +1,10 @@
 """The pool index: embeddings cached on disk, checked, and exact top-K search.
 
-Cache: ``$ECOM_TASKS_CACHE`` (default ``~/.cache/ecom_tasks``) /
-``rmir/embeddings/<hash of the embedder's pool id>/``, keyed by the embedder's
-pool-side id (``embedders.pool_cache_id``) and a sha256 of each item's
-content (text + image bytes), split into 256 shards by the first two hex
-digits of that hash. Every writer adds its own file to a shard folder (written
-to a hidden temporary name, then renamed), so workers of a distributed job and
-concurrent runs can fill disjoint shards, or the same ones, independently
-(:func:`fill_pool_cache`). Files are never modified or deleted once renamed.
-
-Readers take only finished files (``<32 hex>.npz``; in-flight and leftover
-temporary files are never opened), as regular files (a symlink or a FIFO in
-their place is named and not read), each checked from its header before its
-data is read (at most as many rows as a batch or the pool holds, of the
-recorded width). Every shard file records the embedder id that wrote it. A
-file that cannot be read, has the wrong shape, or was written by another
-embedder is skipped: its items are embedded again, and one warning names
-every skipped file (``PoolVectors.skipped``).
-
-``embedder.json`` (the embedder's id and vector width) is written from the
-embedder's own vectors, never from a shard's contents. When it is missing or
-unreadable, the width is taken from the embedder again (its first batch, or
-one cached item embedded again) and a shard of another width is a
-:class:`CacheError` naming it. Every write goes through
-:class:`ecom_tasks.files.OutputFolder` rooted at the cache root (never
-through a symlink). A cache folder that cannot be written is a
-:class:`CacheError` naming it, found before the first embedding call, unless
-the run reads only (``writable=False``).
-
-Search: a blocked matrix product (a block of queries against a block of the
-pool at a time; never the full queries x pool score matrix at scale) with an
-exact top-K per block (a ``numpy.partition`` threshold over group maxima, see
-``_block_top_k``; ``argpartition`` over every column only for narrow blocks),
-merged across pool blocks; equal scores are ranked in pool order. ``faiss``
-(``IndexFlatIP``, exact) is an option; it does not promise that tie order.
+The cache's layout, its safety rules and the search are described in the README ("Index, cache and
+search"): one folder per embedder pool id, 256 shards by content hash, files written under a
+temporary name and renamed, read only as regular files checked from their header, ``embedder.json``
+written from the embedder's own vectors only. ``faiss`` (``IndexFlatIP``, exact) is an option; it does
+not promise the numpy path's tie order (pool order).
 """
 
 from __future__ import annotations
@@ -137,16 +108,8 @@ SHARD_ARRAYS = {"keys": ("S", 1), "vectors": ("f", 2), "embedder": ("U", 0)}
 
 
 class EmbeddingCache:
-    """Per-item vectors of one embedder, sharded by content hash.
-
-    ``writable=False`` reads what is there and writes nothing. ``skipped``
-    lists ``(path, reason)`` for every file that was not used.
-
-    ``embedder.json`` records the embedder's id and vector width; only the
-    embedder's own vectors write it (the first batch put in the cache), never a
-    shard's contents. While it is missing or unreadable, shards of any one width
-    are read and :meth:`check_widths` holds them against the embedder's vectors.
-    """
+    """Per-item vectors of one embedder, sharded by content hash. ``writable=False`` reads what is there
+    and writes nothing; ``skipped`` lists ``(path, reason)`` for every file that was not used."""
 
     def __init__(self, embedder_id: str, root: Path | None = None, *, writable: bool = True) -> None:
         self.embedder_id = embedder_id
@@ -161,11 +124,6 @@ class EmbeddingCache:
         self._widths: dict[Path, int] = {}
         self._output: files.OutputFolder | None = None
         self._read_meta()
-
-    @property
-    def meta_ok(self) -> bool:
-        """Whether ``embedder.json`` named this embedder and its width."""
-        return self.dim is not None
 
     def _skip(self, path: Path, reason: str) -> None:
         self.skipped.append((path, reason))
@@ -284,11 +242,10 @@ class EmbeddingCache:
         wrong = [(path, width) for path, width in self._widths.items() if width != dim]
         if not wrong:
             return
-        shown = "; ".join(f"{path} holds {width}-dimensional vectors" for path, width in wrong[:SHOWN_SKIPS])
-        more = f"; and {len(wrong) - SHOWN_SKIPS} more" if len(wrong) > SHOWN_SKIPS else ""
+        shown = _first_few([f"{path} holds {width}-dimensional vectors" for path, width in wrong])
         raise CacheError(
             f"RMIR embedding cache {self.dir}: embedder {self.embedder_id!r} returns {dim}-dimensional vectors, but "
-            f"{shown}{more} (and embedder.json, which records the width, is missing): remove those files; if a setting "
+            f"{shown} (and embedder.json, which records the width, is missing): remove those files; if a setting "
             "that changes the vectors is missing from the embedder's id, give it a cache_tag"
         )
 
@@ -367,16 +324,18 @@ class EmbeddingCache:
 
     def report(self) -> None:
         """One warning naming the files that were skipped (their items were embedded again)."""
-        if not self.skipped:
-            return
-        shown = "; ".join(f"{path}: {reason}" for path, reason in self.skipped[:SHOWN_SKIPS])
-        more = len(self.skipped) - SHOWN_SKIPS
-        logger.warning(
-            "RMIR embedding cache: %d file(s) not used (items found in no other file are embedded again): %s%s",
-            len(self.skipped),
-            shown,
-            f"; and {more} more" if more > 0 else "",
-        )
+        if self.skipped:
+            logger.warning(
+                "RMIR embedding cache: %d file(s) not used (items found in no other file are embedded again): %s",
+                len(self.skipped),
+                _first_few([f"{path}: {reason}" for path, reason in self.skipped]),
+            )
+
+
+def _first_few(entries: list[str]) -> str:
+    """The first ``SHOWN_SKIPS`` entries, then how many more there are."""
+    more = f"; and {len(entries) - SHOWN_SKIPS} more" if len(entries) > SHOWN_SKIPS else ""
+    return "; ".join(entries[:SHOWN_SKIPS]) + more
 
 
 # --- embedding the pool ------------------------------------------------------------------------
@@ -391,12 +350,11 @@ class PoolVectors:
     skipped: int = 0  # cache files not used (unreadable, foreign, wrong shape), named in a warning
 
 
-def _raw_rows(embedder: Any, inputs: Sequence[EmbedInput], role: str, dim: int | None) -> np.ndarray:
-    """The embedder's rows for ``inputs``, checked for shape and NaNs but not normalised (cache what it said)."""
-    rows, _ = check_vectors(
-        embedder.embed(list(inputs), role), len(inputs), f"embedder {embedder.id!r}", normalize=False, dim=dim
-    )
-    return rows
+def _raw_rows(embedder: Any, inputs: Sequence[EmbedInput]) -> np.ndarray:
+    """The embedder's pool rows for ``inputs``, checked for shape and NaNs but not normalised (cache what it said)."""
+    return check_vectors(
+        embedder.embed(list(inputs), "pool"), len(inputs), f"embedder {embedder.id!r}", normalize=False
+    )[0]
 
 
 def embed_pool(
@@ -427,27 +385,22 @@ def embed_pool(
     found = store.get(list(first)) if store is not None else {}
     missing = [h for h in first if h not in found]
     batches = [missing[start : start + batch_size] for start in range(0, len(missing), batch_size)]
-    first_rows: np.ndarray | None = None  # the first batch's rows when they were needed early
+    early: dict[int, np.ndarray] = {}  # the first batch's rows when they were needed early
     if store is not None:
         store.report()
-        if missing or not store.meta_ok:
+        if missing or store.dim is None:
             store.check_writable()  # before the first embedding call
-        if not store.meta_ok and found:
+        if store.dim is None and found:
             # embedder.json is lost: the shards read do not say the width, the embedder's own vectors do (its
             # first batch, or one cached item embedded again); files of another width are an error naming them.
+            probe = _raw_rows(embedder, [inputs[first[h]] for h in (batches[0] if batches else [next(iter(found))])])
             if batches:
-                first_rows = _raw_rows(embedder, [inputs[first[h]] for h in batches[0]], "pool", None)
-                width = first_rows.shape[1]
-            else:
-                width = _raw_rows(embedder, [inputs[first[next(iter(found))]]], "pool", None).shape[1]
-            store.check_widths(width)
-            store.record(width)
+                early[0] = probe
+            store.check_widths(probe.shape[1])
+            store.record(probe.shape[1])
     dim = store.dim if store is not None else None
     for number, chunk in enumerate(batches):
-        if number == 0 and first_rows is not None:
-            rows = first_rows
-        else:
-            rows = _raw_rows(embedder, [inputs[first[h]] for h in chunk], "pool", None)
+        rows = early[number] if number in early else _raw_rows(embedder, [inputs[first[h]] for h in chunk])
         if dim is not None and rows.shape[1] != dim:
             if store is not None and store.dim is not None:
                 raise store.width_conflict(rows.shape[1])
@@ -502,44 +455,32 @@ def _block_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     score: the columns reaching it (about k, plus ties) hold the whole top K,
     and they lie in the groups whose maximum reaches it. One max-reduction pass
     over the block, then a look inside about k groups per row and a sort of the
-    few candidates: much cheaper than ``argpartition`` over every column.
+    few candidates: much cheaper than ``argpartition`` over every column. A block
+    of fewer than k groups is sorted whole (stable: ties in column order).
     """
     rows_n, n = scores.shape
-    if k >= n:
-        order = np.argsort(-scores, axis=1, kind="stable")
-        return order, np.take_along_axis(scores, order, axis=1)
     groups = -(-n // GROUP)
-    if groups >= k:
-        maxima = np.maximum.reduceat(scores, np.arange(0, n, GROUP), axis=1)
-        threshold = np.partition(maxima, groups - k, axis=1)[:, groups - k]
-        # Only groups whose maximum reaches the threshold can hold candidates: about k per row.
-        group_rows, group_ids = np.nonzero(maxima >= threshold[:, None])
-        cols = group_ids[:, None] * GROUP + np.arange(GROUP)
-        inside = cols < n  # the last group may be short
-        cols = np.minimum(cols, n - 1)
-        if scores.flags.c_contiguous:  # a flat take is about twice as fast as 2-D fancy indexing
-            values = np.take(scores.reshape(-1), group_rows[:, None] * n + cols)
-        else:
-            values = scores[group_rows[:, None], cols]
-        keep = inside & (values >= threshold[group_rows][:, None])
-        rows = np.broadcast_to(group_rows[:, None], cols.shape)[keep]
-        cols, values = cols[keep], values[keep]
-        order = np.lexsort((cols, -values, rows))
-        rows, cols, values = rows[order], cols[order], values[order]
-        take = np.searchsorted(rows, np.arange(rows_n))[:, None] + np.arange(k)
-        return cols[take], values[take]
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    values = np.take_along_axis(scores, part, axis=1)
-    kth = values.min(axis=1)
-    # Rows where more than k columns reach the k-th score: argpartition picked arbitrary tied
-    # columns; take the tied ones in column order instead.
-    for r in np.flatnonzero((scores >= kth[:, None]).sum(axis=1) > k):
-        above = np.flatnonzero(scores[r] > kth[r])
-        tied = np.flatnonzero(scores[r] == kth[r])[: k - above.size]
-        part[r] = np.concatenate([above, tied])
-        values[r] = scores[r, part[r]]
-    order = np.lexsort((part, -values), axis=1)
-    return np.take_along_axis(part, order, axis=1), np.take_along_axis(values, order, axis=1)
+    if groups < k:
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        return order, np.take_along_axis(scores, order, axis=1)
+    maxima = np.maximum.reduceat(scores, np.arange(0, n, GROUP), axis=1)
+    threshold = np.partition(maxima, groups - k, axis=1)[:, groups - k]
+    # Only groups whose maximum reaches the threshold can hold candidates: about k per row.
+    group_rows, group_ids = np.nonzero(maxima >= threshold[:, None])
+    cols = group_ids[:, None] * GROUP + np.arange(GROUP)
+    inside = cols < n  # the last group may be short
+    cols = np.minimum(cols, n - 1)
+    if scores.flags.c_contiguous:  # a flat take is about twice as fast as 2-D fancy indexing
+        values = np.take(scores.reshape(-1), group_rows[:, None] * n + cols)
+    else:
+        values = scores[group_rows[:, None], cols]
+    keep = inside & (values >= threshold[group_rows][:, None])
+    rows = np.broadcast_to(group_rows[:, None], cols.shape)[keep]
+    cols, values = cols[keep], values[keep]
+    order = np.lexsort((cols, -values, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    take = np.searchsorted(rows, np.arange(rows_n))[:, None] + np.arange(k)
+    return cols[take], values[take]
 
 
 def _scores(queries: Any, pool_block: Any, buffer: np.ndarray | None = None) -> np.ndarray:
@@ -577,12 +518,9 @@ def top_k(pool: Any, queries: Any, k: int, *, pool_block: int = POOL_BLOCK) -> t
             idx, val = _block_top_k(_scores(q, pool[ps : ps + pool_block], buffer), k)
             cand_idx.append(idx + ps)
             cand_val.append(val)
-        if len(cand_idx) == 1:
-            idx, val = cand_idx[0][:, :k], cand_val[0][:, :k]
-        else:
-            idx, val = np.concatenate(cand_idx, axis=1), np.concatenate(cand_val, axis=1)
-            order = np.lexsort((idx, -val), axis=1)[:, :k]
-            idx, val = np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1)
+        idx, val = np.concatenate(cand_idx, axis=1), np.concatenate(cand_val, axis=1)
+        order = np.lexsort((idx, -val), axis=1)[:, :k]
+        idx, val = np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1)
         out_idx[qs : qs + len(idx)], out_val[qs : qs + len(idx)] = idx, val
     return out_idx, out_val
 
