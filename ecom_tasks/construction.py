@@ -548,13 +548,8 @@ def vote_outcomes(stage: str, scored: Iterable[tuple[Sequence[Any], Sequence[str
 
 def log_vote_outcomes(log: Any, scorer: str, stage: str) -> VoteOutcomes:
     """:func:`vote_outcomes` of a finished stage log (its scorer's ``votes`` and ``statuses`` metadata)."""
-    return vote_outcomes(
-        stage,
-        (
-            (list((score.metadata or {}).get("votes", [])), list((score.metadata or {}).get("statuses", [])))
-            for _, score in scored_samples(log, scorer)
-        ),
-    )
+    metadata = [score.metadata or {} for _, score in scored_samples(log, scorer)]
+    return vote_outcomes(stage, ((m.get("votes", []), m.get("statuses", [])) for m in metadata))
 
 
 def check_abstentions(

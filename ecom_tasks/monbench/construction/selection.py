@@ -58,13 +58,10 @@ def hardest(pairs: Sequence[AdPair], tallies: dict[str, Tally], human: str, mini
     (ties: input order); ads repeating an earlier one's text (case-insensitive) are left out."""
     chosen = [p for p in pairs if p.human == human and disagreement(p, tallies[p.id]) >= minimum]
     chosen.sort(key=lambda p: (-disagreement(p, tallies[p.id]), p.position))
-    seen: set[str] = set()
-    unique = []
+    unique: dict[str, AdPair] = {}
     for pair in chosen:
-        if pair.ad.casefold() not in seen:
-            seen.add(pair.ad.casefold())
-            unique.append(pair)
-    return unique
+        unique.setdefault(pair.ad.casefold(), pair)
+    return list(unique.values())
 
 
 @dataclass(frozen=True)
