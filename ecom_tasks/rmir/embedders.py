@@ -1,40 +1,10 @@
 """The embedder protocol (RMIR's retriever plugins) and the built-in embedders.
 
-An embedder turns a batch of inputs, each a text and/or an image, into vectors
-of one space (one row per input), and has a stable ``id`` (name + model +
-every setting that changes the vectors) that keys the pool cache::
-
-    class MyEmbedder:
-        id = "my_embedder(model=m1)"
-
-        def embed(self, inputs: Sequence[EmbedInput], role: str) -> numpy.ndarray:
-            ...  # role is "query" or "pool" (asymmetric models prompt them differently)
-
-Roles: a query and a pool item (a candidate) may be embedded differently: a
-different instruction, model or mode (UME-R1 embeds queries generatively and
-candidates discriminatively, the paper's Table 2). An embedder whose pool
-vectors do not depend on every setting in ``id`` sets ``pool_id`` to the
-pool-side ones: the pool cache is keyed by it (``pool_cache_id``), so a new
-query instruction re-uses the cached pool.
-
-Pool inputs: an embedder that reads images (``reads_images``, True unless
-the factory or the embedder says False) gets each pool image alone, as the
-paper's candidates are images; the pool's captions are added only when the
-run asks for them (``pool_captions``). A text-only embedder (``lexical``,
-``reads_images = False``) gets the captions.
-
-Rows are L2-normalised by the index; a row of NaNs or a wrong shape is an
-error, an all-zero row a counted failure (see ``index.check_vectors``).
-
-An embedder with ``corpus_level = True`` (``lexical``) is given the whole pool
-in one ``embed(pool, "pool")`` call (it may fit corpus statistics there, such as
-BM25's idf), its pool vectors are not cached per item, may be a
-``scipy.sparse`` matrix and are used as given: their dot product with a query
-row is the embedder's own score.
-
-Third parties register factories ``name -> callable(**retriever_args) ->
-embedder`` through the ``ecom_tasks_retrievers`` hook, exactly like the
-built-ins below (see ``builtin_plugin.py`` and the README).
+An embedder has a stable ``id`` (name + model + every setting that changes the vectors; the cache key,
+or ``pool_id`` for the pool side) and ``embed(inputs, role) -> (n, d) array`` with role ``query`` or
+``pool``. ``reads_images = False`` (a text-only embedder) gets the pool's captions; ``corpus_level =
+True`` gets the whole pool in one call and may return ``scipy.sparse`` rows. The README ("Embedders")
+describes each; third parties register factories through the ``ecom_tasks_retrievers`` hook.
 """
 
 from __future__ import annotations
@@ -46,8 +16,8 @@ import json
 import logging
 import mimetypes
 import os
-import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -217,26 +187,10 @@ class EmbeddingRequestError(RuntimeError):
 class OpenAIEmbeddings:
     """An OpenAI-compatible ``/v1/embeddings`` endpoint, as vLLM serves multimodal embedding models.
 
-    Text-only inputs go in batches of ``batch_size`` in the standard ``input``
-    field; an input with an image goes alone, in vLLM's multimodal form (a
-    ``messages`` conversation whose user turn holds an ``image_url`` data-URL
-    part and the text, if any). Requests run ``max_connections`` at a time; a
-    connection error, 408, 409, 429 or 5xx is retried ``max_retries`` times with
-    exponential backoff and jitter (as Inspect does for chat models); any other
-    error status fails at once with the server's message.
-
-    Queries and pool items (candidates) may be embedded differently:
-    ``query_instruction`` / ``pool_instruction`` is put before the input's text
-    (or, when it holds ``{text}``, is a template the text fills);
-    ``query_extra_body`` / ``pool_extra_body`` are merged into that role's
-    request bodies (a server's own mode switch); ``query_model`` and
-    ``query_base_url`` send queries to another model or server (a generative
-    embedder's query side). Only pool-side settings are in ``pool_id``, the
-    pool cache's key.
-
-    ``base_url`` is not part of the ``id`` (the same model moved to another
-    port keeps its cache); give ``cache_tag`` to keep two servers of one model
-    name apart.
+    Text-only inputs go in batches in ``input``; an input with an image goes alone, as a ``messages``
+    conversation (vLLM's multimodal form). Retries as Inspect does for chat models; the query and pool
+    sides may differ in instruction, extra body, model and server (README: ``openai_embeddings``). Only
+    pool-side settings are in ``pool_id``; ``base_url`` is in neither (``cache_tag`` tells servers apart).
     """
 
     RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
@@ -270,24 +224,16 @@ class OpenAIEmbeddings:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
-        self.batch_size, self.max_connections, self.max_retries = (
-            int(batch_size),
-            int(max_connections),
-            int(max_retries),
-        )
+        self.batch_size, self.max_connections = int(batch_size), int(max_connections)
+        self.max_retries = int(max_retries)
         self.timeout = float(timeout)
         self.dimensions = dimensions
         self.instructions = {"query": query_instruction, "pool": pool_instruction}
         self.extra_bodies = {"query": dict(query_extra_body or {}), "pool": dict(pool_extra_body or {})}
         self.models = {"query": query_model or model, "pool": model}
         self.base_urls = {"query": (query_base_url or base_url).rstrip("/"), "pool": self.base_url}
-        pool_side = dict(
-            model=model,
-            dimensions=dimensions,
-            pool_instruction=pool_instruction,
-            pool_extra_body=pool_extra_body,
-            cache_tag=cache_tag,
-        )
+        pool_side: dict[str, Any] = dict(model=model, dimensions=dimensions, cache_tag=cache_tag)
+        pool_side.update(pool_instruction=pool_instruction, pool_extra_body=pool_extra_body)
         self.pool_id = settings_id("openai_embeddings", **pool_side)
         self.id = settings_id(
             "openai_embeddings",
@@ -376,25 +322,9 @@ class OpenAIEmbeddings:
     def embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
         if not inputs:
             return np.zeros((0, 0), dtype=np.float32)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._embed(inputs, role))
-        # Called from inside an event loop: run ours in a thread of its own.
-        result: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                result["value"] = asyncio.run(self._embed(inputs, role))
-            except BaseException as exc:  # re-raised in the caller
-                result["error"] = exc
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-        if "error" in result:
-            raise result["error"]
-        return result["value"]
+        # A loop of its own, in a thread: the caller may be inside an event loop (Inspect's scorer).
+        with ThreadPoolExecutor(1) as thread:
+            return thread.submit(asyncio.run, self._embed(inputs, role)).result()
 
 
 # --- local models (extras) ---------------------------------------------------------------------
