@@ -1,21 +1,6 @@
-"""Difficulty calibration (Sec. 3.2, App. C): average scores across models, then label.
-
-Input: for each model, each item's grade (0..3, the epoch mean when there
-were several; ``None`` for a judge failure) and each item's task. An item's
-score is the mean over the models that graded it of grade / 3 x 100; a
-task's score is the mean over models of that model's mean over the task's
-graded items. Labels: ``hard`` below 70, ``medium`` from 70 to 80 inclusive,
-``easy`` above 80. The maths is exact (fractions), so a score of exactly 70
-or 80 is ``medium``. An item no model graded gets no score and no label.
-
-Unreliable grades are left out first (:func:`drop_unreliable`): when the
-judge failed on more than the threshold (default 10%, as ``score_unreliable``)
-of one model's items of a task, that model's grades of the task are not used,
-so a task the judge graded 1 item of 4 is not labelled from that one item.
-
-The grades come from EcomEval's Inspect logs (:func:`log_grades`, what
-``ecom-tasks calibrate LOG...`` reads).
-"""
+"""Difficulty calibration (Sec. 3.2, App. C) from EcomEval's Inspect logs (``ecom-tasks calibrate``): item
+and task scores averaged across models in exact arithmetic, labelled hard < 70 <= medium <= 80 < easy;
+the rules are in EcomEval's README ("Difficulty calibration")."""
 
 from __future__ import annotations
 
@@ -145,15 +130,9 @@ def calibrate(
 
 
 def placed_image(image: str, base: Path | None, out_dir: Path, *, output: OutputFolder | None = None) -> str:
-    """How the calibrated copy at ``out_dir`` names ``image`` (an absolute path, data URI or URL).
-
-    A data URI or URL stays as it is. A file inside ``out_dir`` is named relative to it. A file inside
-    the dataset's folder ``base`` is copied (through ``output``, the folder ``out_dir``) to the same
-    relative place under ``out_dir``, so the copy loads like the original, without
-    ``allow_outside_images``; an existing different file there is an error, never overwritten, and a
-    symlink there (dangling or not) is replaced, never written through. Any other file (the original
-    needed ``allow_outside_images``) is named relative to ``out_dir`` and needs it again.
-    """
+    """How the calibrated copy at ``out_dir`` names ``image``: a data URI or URL as it is, a file of the
+    dataset's folder ``base`` copied (through ``output``) to the same relative place, any other file by a
+    relative path. An existing different file is an error; a symlink there is replaced, never followed."""
     if not os.path.isabs(image):
         return image
     output = output if output is not None else OutputFolder(out_dir)

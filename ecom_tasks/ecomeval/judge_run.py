@@ -1,51 +1,10 @@
-"""``ecom-tasks judge``: the second stage of EcomEval in lm-eval, grading the responses lm-eval logged.
-
-Stage one is lm-eval itself: ``ecom-lm-eval --tasks ecomeval --log_samples
---output_path OUT`` (or ``--predict_only``) writes
-``OUT/<model>/samples_<task>_<stamp>.jsonl``, one line per item with the
-document (question, reference, category, language, task, difficulty) and the
-response. Stage two reads those files and grades every response with the
-grader prompt, the strict parser, the retry and the failure accounting of
-Inspect's ``ecomeval_judge`` (``ecomeval.judging``, the same code), through
-litellm (``scorers.litellm_judge``), with one grader or a panel
-(``scorers.panel``). Each grader call goes through the persistent reply cache
-(``scorers.judge_cache``): grading the same outputs again makes no grader
-call, and a run that was interrupted resumes where it stopped.
-
-Beside each samples file it writes (``<slug>`` names the grader or panel):
-
-- ``judge_grades_<task>_<stamp>.<slug>.jsonl``: one line per item, in
-  ``doc_id`` order: ``doc_id``, ``line`` (its line in the samples file),
-  ``id``, ``category``, ``language``,
-  ``task``, ``difficulty``, ``response``, ``grade`` (0..3, a panel's median
-  may be a half grade; null for a judge failure), ``status`` (``ok`` or the
-  failure status), ``detail``, ``outcome`` (the numbers the metrics read beside the item's fields), and the
-  grader's record (``grader``, ``attempts``, ``grader_replies``,
-  ``grader_stop_reasons``) or, for a panel, ``panel_method`` and ``graders``
-  (each member's record by label). A question the evaluated model's server
-  refused as longer than its context (the marked reply of
-  ``scorers.context_limit``) has no response: no grader is asked, its grade
-  is 0 with status ``context_exceeded``, and the metrics count it in
-  ``context_exceeded_rate``, as Inspect's ``ecomeval_judge`` does;
-- ``judge_results_<task>_<stamp>.<slug>.json``: ``metrics`` (the keys of
-  Inspect's ``ecomeval_metrics``, computed by the same ``summarize``), the
-  graders and settings, the lm-eval model, and how many grader calls were made
-  and how many came from the cache, and the judge failures by status.
-  ``ecom-tasks report`` reads it.
-
-Everything that can stop a run is checked before the first grader call is
-paid for: every samples file is read and checked (regular files only, a
-FIFO or a symlink leaving the folder refused by name; a line that is not
-UTF-8, not JSON or holds a field of the wrong type is a ``file:line:field``
-problem; two lines with one ``doc_id`` would share a grade and are refused,
-naming both lines), the lm-eval results file beside it is read (a malformed
-one is left out with a warning), every output folder and the reply cache are
-checked writable. Files are written only through ``ecom_tasks.files``: an
-exclusive temporary file renamed over the destination, so a symlink planted
-at an output name is replaced, never written through. A failure share above
-``--judge-failure-threshold`` marks the run ``score_unreliable`` and makes
-``ecom-tasks judge`` exit non-zero with a warning that names the causes.
-"""
+"""``ecom-tasks judge``: EcomEval's second stage in lm-eval, grading the responses of lm-eval's samples
+files (``samples_<task>_<stamp>.jsonl``) with the judge code of Inspect's ``ecomeval_judge``
+(``ecomeval.judging``) through litellm, one grader or a panel, every call through the persistent reply cache
+(``scorers.judge_cache``). Beside each samples file it writes ``judge_grades_<task>_<stamp>.<slug>.jsonl``
+and ``judge_results_<task>_<stamp>.<slug>.json`` (``<slug>`` names the grader or panel). Every samples file,
+lm-eval results file, output folder and the cache is checked before the first grader call is paid for.
+The files' fields and every check: EcomEval's README ("lm-eval: two stages")."""
 
 from __future__ import annotations
 
@@ -80,16 +39,14 @@ from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.judge import (
     GRADER_MAX_TOKENS,
-    GRADER_TEMPERATURE,
-    OptionValueError,
-    failure_share,
+    option_value,
     positive_whole_number,
     server_message,
 )
 from ecom_tasks.scorers.judge_cache import ReplyCache
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.litellm_judge import INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_CONCURRENCY, litellm_ask, retryable
-from ecom_tasks.scorers.panel import MEDIAN, check_method
+from ecom_tasks.scorers.panel import MEDIAN
 from ecom_tasks.user_errors import find_user_error
 
 #: lm-eval's per-task samples file: ``samples_<task>_<stamp>.jsonl``.
@@ -100,6 +57,8 @@ GRADES_PREFIX = "judge_grades_"
 RESULTS_PREFIX = "judge_results_"
 #: How ``ecom-tasks judge`` spells the grader's output limit (named in the judge's failure details).
 LIMIT_OPTION = "--grader-max-tokens N"
+#: How it spells the options :meth:`JudgeSettings.from_options` checks (named in their errors).
+OPTIONS = ("--grader-max-tokens", "--judge-failure-threshold")
 #: Fields of an lm-eval document the grades file copies (text, or absent).
 DOC_FIELDS = ("id", "category", "language", "task", "difficulty")
 
@@ -132,15 +91,15 @@ def graders_from(models: Sequence[str], api_bases: Sequence[str] = ()) -> list[G
         )
     if len(set(models)) != len(models):
         raise ConfigurationError(f"a grader is given twice: {models}")
-    bases = list(api_bases)
-    if len(bases) not in (0, 1, len(models)):
+    if len(api_bases) not in (0, 1, len(models)):
         raise ConfigurationError(
-            f"--api-base: give one URL for all graders or one per grader ({len(models)}), not {len(bases)}"
+            f"--api-base: give one URL for all graders or one per grader ({len(models)}), not {len(api_bases)}"
         )
-    if len(bases) == 1:
-        bases = bases * len(models)
+    bases: list[str | None] = (
+        [*api_bases] * len(models) if len(api_bases) == 1 else [*api_bases] or [None] * len(models)
+    )
     labels = ["grader"] if len(models) == 1 else [f"grader_{i}" for i in range(1, len(models) + 1)]
-    return [Grader(label, model, bases[i] if bases else None) for i, (label, model) in enumerate(zip(labels, models))]
+    return [Grader(label, model, base) for label, model, base in zip(labels, models, bases)]
 
 
 def panel_slug(graders: Sequence[Grader], method: str) -> str:
@@ -179,10 +138,6 @@ class SamplesFile:
     def output_names(self, slug: str) -> tuple[str, str]:
         stem = f"{self.task}_{self.stamp}.{slug}"
         return f"{GRADES_PREFIX}{stem}.jsonl", f"{RESULTS_PREFIX}{stem}.json"
-
-    def outputs(self, slug: str) -> tuple[Path, Path]:
-        grades, results = self.output_names(slug)
-        return self.folder / grades, self.folder / results
 
 
 def _samples_in(root: Path, folder: Path, wanted: set[str]) -> list[SamplesFile]:
@@ -299,17 +254,9 @@ def read_samples(samples: SamplesFile) -> list[Item]:
         item = _item(source, line, sample, problems)
         if item is None:
             continue
-        if item.doc_id in first_line:
-            # lm-eval writes one line per document: a second would share the first one's grade.
-            problems.append(
-                Problem(
-                    source,
-                    line,
-                    "doc_id",
-                    f"doc_id {item.doc_id} is also the doc_id of line {first_line[item.doc_id]}; "
-                    "lm-eval writes one line per document, so these two cannot both be graded",
-                )
-            )
+        if item.doc_id in first_line:  # a second line of one document would share the first one's grade
+            said = f"doc_id {item.doc_id} is also the doc_id of line {first_line[item.doc_id]}; lm-eval writes one line per document, so these two cannot both be graded"
+            problems.append(Problem(source, line, "doc_id", said))
             continue
         first_line[item.doc_id] = line
         items.append(item)
@@ -345,31 +292,24 @@ def lm_eval_run(samples: SamplesFile, warn: Warn = warn_stderr) -> dict[str, Any
         warn(f"{path}: {_json_kind(data)} where lm-eval's results (a JSON object) are expected; {left_out}")
         return {}
 
-    def part(value: Any, where: str) -> dict[str, Any]:
-        if value is None or isinstance(value, dict):
-            return value or {}
-        warn(f"{path}:0:{where}: an object is expected, got {_json_kind(value)}; {left_out}")
-        return {}
+    def typed(value: Any, where: str, kinds: tuple[type, ...] = (dict,)) -> Any:
+        if value is None or (isinstance(value, kinds) and not isinstance(value, bool)):
+            return value
+        warn(f"{path}:0:{where}: {_json_kind(value)} is not what lm-eval writes here; {left_out}")
+        return None
 
-    config = part(data.get("config"), "config")
-    task_config = part(part(data.get("configs"), "configs").get(samples.task), f"configs.{samples.task}")
-    run: dict[str, Any] = {
-        "model": config.get("model"),
-        "model_args": config.get("model_args"),
-        **{key: data.get(key) for key in _LM_EVAL_FIELDS},
-        "task_config_metadata": part(task_config.get("metadata"), f"configs.{samples.task}.metadata") or None,
+    config = typed(data.get("config"), "config") or {}
+    task_config = (
+        typed((typed(data.get("configs"), "configs") or {}).get(samples.task), f"configs.{samples.task}") or {}
+    )
+    metadata = typed(task_config.get("metadata"), f"configs.{samples.task}.metadata") or None
+    return {
+        "model": typed(config.get("model"), "config.model", (str,)),
+        "model_args": typed(config.get("model_args"), "config.model_args", (str, dict)),
+        **{key: typed(data.get(key), key, kinds) for key, kinds in _LM_EVAL_FIELDS.items()},
+        "task_config_metadata": metadata,
         "lm_eval_results_file": path.name,
     }
-    for key, where, kinds in (
-        ("model", "config.model", (str,)),
-        ("model_args", "config.model_args", (str, dict)),
-        *((key, key, kinds) for key, kinds in _LM_EVAL_FIELDS.items()),
-    ):
-        value = run[key]
-        if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
-            warn(f"{path}:0:{where}: {_json_kind(value)} is not what lm-eval writes here; {left_out}")
-            run[key] = None
-    return run
 
 
 @dataclass
@@ -387,8 +327,7 @@ class Prepared:
 
 def prepare(samples: SamplesFile, slug: str, warn: Warn = warn_stderr) -> Prepared:
     """Read and check ``samples`` and its lm-eval results file, and check that its outputs can be
-    written (the folder writable; no folder at an output name; a symlink there is removed itself,
-    never followed), so that nothing paid for is lost to a bad file."""
+    written (the folder writable, no folder at an output name): nothing paid for is lost to a bad file."""
     items = read_samples(samples)
     run = lm_eval_run(samples, warn)
     inputs = [samples.path] + ([samples.lm_eval_results] if run else [])
@@ -396,15 +335,9 @@ def prepare(samples: SamplesFile, slug: str, warn: Warn = warn_stderr) -> Prepar
     output.check_writable()
     grades_name, results_name = samples.output_names(slug)
     for name in (grades_name, results_name):
-        path = output.path(name)
-        try:
-            mode = path.lstat().st_mode
-        except FileNotFoundError:
-            continue
-        if stat.S_ISDIR(mode):
+        path = output.check_target(name)  # a link planted there is replaced by the rename, never followed
+        if path.is_dir() and not path.is_symlink():
             raise files.FileRefused(f"{path}: a folder where the judge writes its output; not replaced")
-        if stat.S_ISLNK(mode):
-            output.remove(name)  # a planted link: removed itself, as the rename would replace it
     return Prepared(samples, items, run, output, grades_name, results_name)
 
 
@@ -441,23 +374,6 @@ def _failure_causes(judgements: Sequence[Judgement]) -> tuple[Counter[str], dict
     return counts, details
 
 
-def _checked_options(
-    max_tokens: Any, failure_threshold: Any, concurrency: Any, max_attempts: Any
-) -> tuple[int, float, int, int]:
-    checked = []
-    for option, check, value in (
-        ("--grader-max-tokens", positive_whole_number, max_tokens),
-        ("--judge-failure-threshold", failure_share, failure_threshold),
-        ("--concurrency", positive_whole_number, concurrency),
-        ("--max-attempts", positive_whole_number, max_attempts),
-    ):
-        try:
-            checked.append(check(value))
-        except OptionValueError as exc:
-            raise ConfigurationError(f"{option} {exc}") from None
-    return tuple(checked)  # type: ignore[return-value]
-
-
 async def grade_prepared(
     prepared: Prepared,
     graders: Sequence[Grader],
@@ -476,24 +392,15 @@ async def grade_prepared(
 
     samples, items = prepared.samples, prepared.items
     specs = select_metrics(RUBRIC, parse_metric_names(metrics))
+    calls: dict[str, Any] = dict(
+        max_concurrency=concurrency, max_attempts=max_attempts, initial_backoff=initial_backoff
+    )
     asks = {}
-    for grader in graders:
-        ask = litellm_ask(
-            grader.model,
-            api_base=grader.api_base,
-            max_concurrency=concurrency,
-            max_attempts=max_attempts,
-            initial_backoff=initial_backoff,
+    for g in graders:
+        ask = litellm_ask(g.model, api_base=g.api_base, **calls)
+        asks[g.label] = (
+            ask if cache is None else cache.wrap(ask, grader=g.model, version=GRADER_VERSION, api_base=g.api_base)
         )
-        if cache is not None:
-            ask = cache.wrap(
-                ask,
-                grader=grader.model,
-                version=GRADER_VERSION,
-                api_base=grader.api_base,
-                temperature=GRADER_TEMPERATURE,
-            )
-        asks[grader.label] = ask
     before = (cache.hits, cache.misses) if cache is not None else (0, 0)
     names = {g.label: g.model for g in graders}
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -576,18 +483,9 @@ async def grade_prepared(
     prepared.output.write_lines(
         prepared.results_name, [files.dumps_strict(results, ensure_ascii=False, indent=2) + "\n"]
     )
-    return JudgedFile(
-        samples,
-        prepared.output.path(prepared.grades_name),
-        prepared.output.path(prepared.results_name),
-        summary,
-        len(items),
-        misses,
-        hits,
-        sum(j.grade is None for j in judgements),
-        dict(failures),
-        details,
-    )
+    paths = (prepared.output.path(prepared.grades_name), prepared.output.path(prepared.results_name))
+    failed_items = sum(j.grade is None for j in judgements)
+    return JudgedFile(samples, *paths, summary, len(items), misses, hits, failed_items, dict(failures), details)
 
 
 def _stopped(
@@ -598,14 +496,12 @@ def _stopped(
     head = f"{samples.path.name}: a grader call failed for good ({type(error).__name__}: {said}); {graded} of {total} items were graded"
     if cache is None:
         return GradingStopped(f"{head}, none kept (--no-cache): run the command again to grade every item")
-    if retryable(error):
-        return GradingStopped(
-            f"{head} and every reply received is cached: run the same command again to grade the rest"
-        )
-    return GradingStopped(
-        f"{head} and every reply received is cached: the server refused the request, so fix what it says, "
-        "then run the same command to grade the rest"
+    then = (
+        "run the same command again to grade the rest"
+        if retryable(error)
+        else "the server refused the request, so fix what it says, then run the same command to grade the rest"
     )
+    return GradingStopped(f"{head} and every reply received is cached: {then}")
 
 
 def judge_output(
@@ -627,10 +523,9 @@ def judge_output(
     """Grade every judged EcomEval samples file under ``output_dir`` (see :func:`grade_prepared`).
     Every file is read and checked, and every output and the cache checked writable, before the first
     grader call."""
-    max_tokens, failure_threshold, concurrency, max_attempts = _checked_options(
-        max_tokens, failure_threshold, concurrency, max_attempts
-    )
-    settings = JudgeSettings(max_tokens, check_method(method), failure_threshold)
+    settings = JudgeSettings.from_options(max_tokens, method, failure_threshold, spelled=OPTIONS)
+    concurrency = option_value("--concurrency", positive_whole_number, concurrency)
+    max_attempts = option_value("--max-attempts", positive_whole_number, max_attempts)
     graders = graders_from(models, api_bases)
     found = find_samples(output_dir, tasks)
     if not found:

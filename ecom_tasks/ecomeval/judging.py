@@ -33,7 +33,9 @@ from ecom_tasks.scorers.judge import (
     INSPECT_LIMIT_OPTION,
     Ask,
     JudgeResult,
-    grader_max_tokens,
+    failure_share,
+    option_value,
+    positive_whole_number,
 )
 from ecom_tasks.scorers.panel import MEDIAN, PanelResult, check_method, run_panel
 
@@ -43,8 +45,8 @@ JUDGE_RETRIES = 1
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """How the judge grades, checked once where the options come in (:meth:`from_options` for Inspect's
-    ``-T`` options; ``ecom-tasks judge`` checks its flags). :meth:`record` is what a run keeps of it."""
+    """How the judge grades, checked once where the options come in (:meth:`from_options`: Inspect's ``-T``
+    options and ``ecom-tasks judge``'s flags). :meth:`record` is what a run keeps of it."""
 
     max_tokens: int = GRADER_MAX_TOKENS
     method: str = MEDIAN
@@ -52,23 +54,25 @@ class JudgeSettings:
 
     @classmethod
     def from_options(
-        cls, max_tokens: int | str, panel: str, failure_threshold: float | str = FAILURE_THRESHOLD
+        cls,
+        max_tokens: int | str | None,
+        panel: str,
+        failure_threshold: float | str = FAILURE_THRESHOLD,
+        *,
+        spelled: tuple[str, str] = ("grader_max_tokens", "judge_failure_threshold"),
     ) -> JudgeSettings:
-        """Inspect's ``grader_max_tokens``, ``panel`` and ``judge_failure_threshold``; a bad value is a
-        :class:`ConfigurationError` naming the option."""
+        """The grader's output limit, the panel method and the failure threshold, checked; a bad value is a
+        :class:`ConfigurationError` naming the option as the command ``spelled`` it."""
         try:
-            limit, method = grader_max_tokens(max_tokens), check_method(panel)
+            method = check_method(panel)
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
-        try:
-            threshold = float(failure_threshold)
-        except (TypeError, ValueError):
-            threshold = float("nan")
-        if not 0 <= threshold <= 1:
-            raise ConfigurationError(
-                f"judge_failure_threshold must be a share between 0 and 1, got {failure_threshold!r}"
-            )
-        return cls(limit, method, threshold)
+        limit = GRADER_MAX_TOKENS if max_tokens in (None, "") else max_tokens
+        return cls(
+            option_value(spelled[0], positive_whole_number, limit),
+            method,
+            option_value(spelled[1], failure_share, failure_threshold),
+        )
 
     def record(self, *, with_threshold: bool = True, **graders: Any) -> dict[str, Any]:
         """The judge's settings as Inspect's task metadata and ``ecom-tasks judge``'s results both keep

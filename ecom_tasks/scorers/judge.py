@@ -44,12 +44,13 @@ import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers.context_limit import ContextExceeded
 
 ParsedT = TypeVar("ParsedT")
+T = TypeVar("T")
 
 Message = dict[str, str]
 #: A grader: ``await ask(messages, max_tokens)`` -> (reply text, stop reason). Stop reasons use
@@ -221,17 +222,13 @@ def failure_share(value: float | str) -> float:
     return share
 
 
-def grader_max_tokens(value: int | str | None) -> int:
-    """A grader output limit (``-T grader_max_tokens=4096``, ``--grader-max-tokens``): a positive whole number."""
-    if value is None or value == "":
-        return GRADER_MAX_TOKENS
+def option_value(option: str, check: Callable[[Any], T], value: Any) -> T:
+    """``check(value)`` (:func:`positive_whole_number`, :func:`failure_share`), its error naming ``option``
+    as the command spells it (``--concurrency must be ...``, ``grader_max_tokens must be ...``)."""
     try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if number <= 0 or str(number) != str(value).strip():
-        raise ValueError(f"grader_max_tokens must be a positive whole number of tokens, got {value!r}")
-    return number
+        return check(value)
+    except OptionValueError as exc:
+        raise ConfigurationError(f"{option} {exc}") from None
 
 
 async def run_judge(

@@ -1,31 +1,7 @@
-"""Judge panels any task reuses: several graders grade one item, their grades are combined, and how much
-they agree is measured.
-
-- :func:`combine` turns one item's grades (``None`` for a grader that failed)
-  into the panel's grade: ``median`` (the default: robust to one outlying
-  grader, and on an ordinal scale the grade the middle grader gave; an even
-  number of grades can give a half grade, e.g. 2.5) or ``majority`` (the
-  grade more than half of the graders that gave one agree on; without such a
-  grade the item is a panel failure ``no_majority``, counted, never a guess).
-  Graders that failed are left out; when every grader failed the item is a
-  panel failure ``panel_no_grade``.
-- :func:`run_panel` asks every grader (any :data:`~ecom_tasks.scorers.judge.Ask`:
-  Inspect models, litellm models) with the same prompt, parser and retry rules
-  (:func:`~ecom_tasks.scorers.judge.run_judge`), concurrently, and combines.
-- :func:`agreement` measures inter-judge agreement over many items: the
-  share of items every grader graded alike (``exact_agreement``), Fleiss'
-  kappa (statsmodels) and Cohen's kappa (scikit-learn; the mean over pairs of
-  graders when there are more than two). Only items every grader graded count
-  (``items_compared``). A kappa is nan when it is undefined (every grade the
-  same category: chance agreement is 1).
-
-A construction pipeline's 5-judge vote is the same machinery::
-
-    from ecom_tasks.scorers.panel import agreement, combine
-    votes = [[1, 1, 0, 1, 1], [0, 0, 0, 1, 0]]          # items x judges
-    [combine(v, "majority") for v in votes]              # [(1, 'ok'), (0, 'ok')]
-    agreement(votes)["fleiss_kappa"]
-"""
+"""Judge panels any task reuses: several graders grade one item (:func:`run_panel`), their grades are
+combined (:func:`combine`: ``median`` or ``majority``; a failed grader is left out) and their agreement is
+measured (:func:`agreement`); :func:`quorum` and :func:`majority_with_confidence` are the construction
+pipelines' votes. Statuses, metrics and an example: EcomEval's README ("Judge panels") and docs/judges.md."""
 
 from __future__ import annotations
 
