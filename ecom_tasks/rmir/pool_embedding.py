@@ -1,25 +1,11 @@
 """Embedding an RMIR pool into the cache ahead of a run: in this process, or on Ray Data.
 
-``ecom-tasks embed-pool DATA --retriever NAME`` fills the same cache a run
-reads (``index.EmbeddingCache``, keyed by the embedder's pool id and each
-item's content hash), from the same inputs the run embeds
-(``scoring.Retrieval.pool``), so ``inspect eval ecom_tasks/rmir`` with the
-same data and retriever afterwards embeds zero pool items.
-
-``engine="local"`` calls the run's own ``index.embed_pool``. ``engine="ray"``
-hands the pool rows that are not cached yet to Ray Data: ``map_batches``
-over an actor pool, each actor holding one embedder (built once, with
-``num_gpus`` per actor when given), each batch embedded and written by the
-actor through ``index.embed_pool``: the cache writer that renames finished
-files into place, so workers never see each other's partial files and a
-killed job leaves nothing half-written. The rows are sorted by content hash,
-so a batch touches one or two of the 256 shard folders (few files to read and
-write per batch). Ray schedules and retries; nothing here is a scheduler.
-
-A fleet of OpenAI-compatible embedding servers (vLLM): ``base_urls`` gives
-each actor one server in turn (actor i gets ``base_urls[i % n]``). The
-embedder's ``base_url`` is not part of its pool id, so every server fills the
-one cache the run reads.
+``ecom-tasks embed-pool`` (docs/running.md) fills the cache a run reads from the inputs the run embeds
+(``scoring.Retrieval.pool``), so the run afterwards embeds zero pool items. On Ray, each actor of a
+``map_batches`` pool holds one embedder (``base_urls``: actor i gets server i mod n; ``base_url`` is not in
+the pool id, so every server fills the one cache) and writes each batch through the run's own
+``index.embed_pool`` (temporary name, then rename). Rows are sorted by content hash, so a batch touches one
+or two shard folders. Ray schedules and retries; nothing here is a scheduler.
 """
 
 from __future__ import annotations
@@ -140,35 +126,68 @@ def embed_pool_ahead(
     embedder, inputs = pool_work(
         data, retriever, args, split=split, pool_captions=pool_captions, image_access=image_access
     )
-    if engine == "local":
-        start = time.monotonic()
+    start = time.monotonic()
+    pool_id = pool_cache_id(embedder)
+    store = EmbeddingCache(pool_id, root)
+    fill = functools.partial(PoolFill, engine=engine, embedder_id=pool_id, cache_dir=store.dir, items=len(inputs))
+    if ray is None:
         vectors = embed_pool(embedder, inputs, cache="true", root=root)
-        store = EmbeddingCache(pool_cache_id(embedder), root)
-        return PoolFill(
-            "local",
-            pool_cache_id(embedder),
-            store.dir,
-            len(inputs),
-            vectors.embedded + vectors.cached,
-            vectors.cached,
-            vectors.embedded,
-            1,
-            time.monotonic() - start,
+        return fill(
+            distinct=vectors.embedded + vectors.cached,
+            cached=vectors.cached,
+            embedded=vectors.embedded,
+            workers=1,
+            seconds=time.monotonic() - start,
         )
-    return _embed_on_ray(
-        ray,
-        retriever,
-        args,
-        embedder,
-        inputs,
-        root=root,
-        address=address,
-        workers=workers,
-        num_gpus=num_gpus,
-        num_cpus=num_cpus,
-        batch_size=batch_size,
-        base_urls=list(base_urls),
-    )
+    distinct: dict[str, EmbedInput] = {}
+    for item in inputs:
+        distinct.setdefault(item.content_hash(), item)
+    cached = store.get(list(distinct))
+    store.report()
+    todo = sorted(h for h in distinct if h not in cached)  # shard-contiguous batches
+    fill = functools.partial(fill, distinct=len(distinct), cached=len(cached))
+    if not todo:
+        return fill(embedded=0, workers=0, seconds=time.monotonic() - start)
+    store.check_writable()  # an unwritable folder fails here, before any worker starts
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    try:
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        size = workers or _default_workers(ray, num_gpus, num_cpus, base_urls)
+        servers = ray.remote(num_cpus=0)(_ServerRotation).remote(list(base_urls)) if base_urls else None
+        rows = [{"hash": h, "text": distinct[h].text or "", "image": distinct[h].image or ""} for h in todo]
+        results = (
+            ray.data.from_items(rows)
+            .map_batches(
+                PoolWorker,
+                fn_constructor_kwargs=dict(
+                    retriever=retriever, retriever_args=args, pool_id=pool_id, root=str(root), servers=servers
+                ),
+                batch_size=batch_size,
+                batch_format="numpy",
+                compute=ray.data.ActorPoolStrategy(size=size),
+                num_cpus=num_cpus,
+                num_gpus=num_gpus or None,
+            )
+            .take_all()
+        )
+    except Exception as exc:  # a worker that could not start: Ray relays its exception as text, with a long traceback
+        if isinstance(exc, EcomTasksError):
+            raise
+        raise PoolWorkerError(f"embed-pool on Ray: a worker failed: {_worker_failure(exc)}") from exc
+    finally:
+        if started:
+            ray.shutdown()
+    errors = [str(row["error"]) for row in results if str(row["error"])]
+    if errors:
+        raise PoolWorkerError(
+            f"embed-pool on Ray: {len(errors)} of {len(results)} batch(es) failed, the first with {errors[0]}; "
+            "the other batches are cached: run the command again to embed the rest"
+        )
+    embedded = sum(int(row["embedded"]) for row in results)
+    return fill(embedded=embedded, workers=size, seconds=time.monotonic() - start)
 
 
 # --- Ray Data ------------------------------------------------------------------------------------
@@ -210,18 +229,11 @@ class PoolWorker:
         try:
             # The run's own function: reads what is cached (another worker or run may have got there first),
             # embeds the rest in one call, writes each shard's file under a temporary name and renames it.
-            vectors = embed_pool(self.embedder, inputs, cache="true", root=self.root, batch_size=len(inputs))
+            embedded = embed_pool(self.embedder, inputs, cache="true", root=self.root, batch_size=len(inputs)).embedded
+            error = ""
         except Exception as exc:  # reported by the driver; the other batches go on and are cached
-            return {
-                "embedded": np.asarray([0]),
-                "cached": np.asarray([0]),
-                "error": np.asarray([f"{type(exc).__name__}: {exc}"]),
-            }
-        return {
-            "embedded": np.asarray([vectors.embedded]),
-            "cached": np.asarray([vectors.cached]),
-            "error": np.asarray([""]),
-        }
+            embedded, error = 0, f"{type(exc).__name__}: {exc}"
+        return {"embedded": np.asarray([embedded]), "error": np.asarray([error])}
 
 
 def _import_ray() -> Any:
@@ -233,7 +245,7 @@ def _import_ray() -> Any:
     return ray
 
 
-def _default_workers(ray: Any, num_gpus: float | None, num_cpus: float, base_urls: list[str]) -> int:
+def _default_workers(ray: Any, num_gpus: float | None, num_cpus: float, base_urls: Sequence[str]) -> int:
     """One worker per server when servers are given, else as many actors as the cluster holds."""
     if base_urls:
         return len(base_urls)
@@ -241,82 +253,3 @@ def _default_workers(ray: Any, num_gpus: float | None, num_cpus: float, base_url
     if num_gpus:
         return max(1, int(resources.get("GPU", 0) // num_gpus))
     return max(1, int(resources.get("CPU", 1) // max(num_cpus, 1e-9)))
-
-
-def _embed_on_ray(
-    ray: Any,
-    retriever: str,
-    retriever_args: dict[str, Any],
-    embedder: Any,
-    inputs: list[EmbedInput],
-    *,
-    root: Path,
-    address: str | None,
-    workers: int | None,
-    num_gpus: float | None,
-    num_cpus: float,
-    batch_size: int,
-    base_urls: list[str],
-) -> PoolFill:
-    start = time.monotonic()
-    pool_id = pool_cache_id(embedder)
-    store = EmbeddingCache(pool_id, root)
-    hashes = [item.content_hash() for item in inputs]
-    distinct: dict[str, EmbedInput] = {}
-    for h, item in zip(hashes, inputs):
-        distinct.setdefault(h, item)
-    cached = store.get(list(distinct))
-    store.report()
-    todo = sorted(h for h in distinct if h not in cached)  # shard-contiguous batches
-    fill = functools.partial(
-        PoolFill,
-        engine="ray",
-        embedder_id=pool_id,
-        cache_dir=store.dir,
-        items=len(inputs),
-        distinct=len(distinct),
-        cached=len(cached),
-    )
-    if not todo:
-        return fill(embedded=0, workers=0, seconds=time.monotonic() - start)
-    store.check_writable()  # an unwritable folder fails here, before any worker starts
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    try:
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
-        size = workers or _default_workers(ray, num_gpus, num_cpus, base_urls)
-        servers = ray.remote(num_cpus=0)(_ServerRotation).remote(base_urls) if base_urls else None
-        rows = [{"hash": h, "text": distinct[h].text or "", "image": distinct[h].image or ""} for h in todo]
-        results = (
-            ray.data.from_items(rows)
-            .map_batches(
-                PoolWorker,
-                fn_constructor_kwargs=dict(
-                    retriever=retriever, retriever_args=retriever_args, pool_id=pool_id, root=str(root), servers=servers
-                ),
-                batch_size=batch_size,
-                batch_format="numpy",
-                compute=ray.data.ActorPoolStrategy(size=size),
-                num_cpus=num_cpus,
-                num_gpus=num_gpus or None,
-            )
-            .take_all()
-        )
-    except Exception as exc:  # a worker that could not start: Ray relays its exception as text, with a long traceback
-        if isinstance(exc, EcomTasksError):
-            raise
-        raise PoolWorkerError(f"embed-pool on Ray: a worker failed: {_worker_failure(exc)}") from exc
-    finally:
-        if started:
-            ray.shutdown()
-    errors = [str(row["error"]) for row in results if str(row["error"])]
-    if errors:
-        raise PoolWorkerError(
-            f"embed-pool on Ray: {len(errors)} of {len(results)} batch(es) failed, the first with {errors[0]}; "
-            "the other batches are cached: run the command again to embed the rest"
-        )
-    embedded = sum(int(row["embedded"]) for row in results)
-    return fill(embedded=embedded, workers=size, seconds=time.monotonic() - start)
