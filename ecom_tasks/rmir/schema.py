@@ -1,30 +1,8 @@
 """RMIR canonical records, their validation and loading.
 
-Two tables and an optional third:
-
-``queries``: ``id``, ``category`` (functional | temporal | causal; the paper's
-codes FUNC / TEMP / CAUS are accepted), ``query_text``, ``query_image`` (path
-relative to the data file, absolute path, ``data:`` URI or http(s) URL) and
-``positives`` (list of pool ids; a JSON list in CSV cells).
-
-``pool``: ``id``, ``image``, optional ``description``.
-
-``qrels`` (optional, MTEB style): ``query-id``, ``corpus-id``, ``score``; a
-query's positives are then the corpus ids with score > 0 (a query must not
-have both ``positives`` and qrels rows).
-
-``data`` is a folder holding ``queries.jsonl`` and ``pool.jsonl`` (or
-``.parquet`` / ``.csv``, and optionally ``qrels.*``), or a Hugging Face id with
-configs ``queries`` and ``pool`` (and optionally ``qrels``).
-
-Splits: the paper releases a test set (1,634 queries) and training queries
-(6,687) over one pool. A hub config's splits, or a ``split`` column of a local
-table, say which rows belong to which split; one split is scored at a time
-(``test`` by default, ``all`` for every one; see :func:`select_split`).
-Queries of another split are left out, qrels rows about them too; the pool is
-the rows of the chosen split when it has such rows, else all of it (a
-single-split or unsplit pool serves every split). Data without any split is
-taken whole.
+Tables ``queries`` and ``pool`` and optional MTEB-style ``qrels``, in a folder (``.jsonl``, ``.parquet``,
+``.csv``) or as configs of a Hugging Face id; their columns and splits are in the README ("Data"). One
+split is scored at a time (:func:`select_split`): ``test`` by default, ``all`` for every one.
 """
 
 from __future__ import annotations
@@ -114,23 +92,19 @@ def _query_or_pool_image(
 # --- rows -> records ---------------------------------------------------------------------------
 
 
+def _category_key(value: str) -> str | None:
+    """The category a name (or one of the paper's codes) means, in any case; None when unknown."""
+    key = CATEGORY_ALIASES.get(value.casefold(), value.casefold())
+    return key if key in CATEGORIES else None
+
+
 def _category(row: Row, problems: list[Problem]) -> str:
     value = require_text(row, "category", problems)
-    if not value:
-        return ""
-    key = value.casefold()
-    key = CATEGORY_ALIASES.get(key, key)
-    if key not in CATEGORIES:
-        problems.append(
-            Problem(
-                row.source,
-                row.index,
-                "category",
-                f"unknown category {value!r}; expected one of {', '.join(CATEGORIES)}",
-            )
-        )
-        return ""
-    return key
+    key = _category_key(value) if value else ""
+    if key is None:
+        message = f"unknown category {value!r}; expected one of {', '.join(CATEGORIES)}"
+        problems.append(Problem(row.source, row.index, "category", message))
+    return key or ""
 
 
 def _positives(row: Row, problems: list[Problem]) -> tuple[str, ...] | None:
@@ -202,11 +176,8 @@ def validate_queries(
                 if did not in pool_ids:
                     problems.append(Problem(row.source, row.index, f"positives[{i}]", f"{did!r} is not a pool id"))
         if not positives and len(problems) == before:
-            problems.append(
-                Problem(
-                    row.source, row.index, "positives", "the query has no positive (every query needs at least one)"
-                )
-            )
+            message = "the query has no positive (every query needs at least one)"
+            problems.append(Problem(row.source, row.index, "positives", message))
         return QueryRecord(
             id=record_id,
             category=_category(row, problems),
@@ -270,16 +241,8 @@ def _hub_rows(data: str) -> dict[str, list[Row]]:
         except Exception as exc:
             if table == "qrels":
                 continue
-            raise DataValidationError(
-                [
-                    Problem(
-                        str(data),
-                        0,
-                        "-",
-                        f"not a local folder, and loading config {table!r} from the Hugging Face hub failed: {exc}",
-                    )
-                ]
-            ) from exc
+            message = f"not a local folder, and loading config {table!r} from the Hugging Face hub failed: {exc}"
+            raise DataValidationError([Problem(str(data), 0, "-", message)]) from exc
         tables[table] = [
             Row(f"{data}[{table}/{split}]", index, {**dict(values), "split": split})
             for split in loaded
@@ -439,7 +402,7 @@ def select_queries(data: RmirData, category: str | None) -> list[QueryRecord]:
     """The queries of one category (all when None); an unknown category is an error."""
     if category in (None, "", "all"):
         return list(data.queries)
-    key = CATEGORY_ALIASES.get(str(category).casefold(), str(category).casefold())
-    if key not in CATEGORIES:
+    key = _category_key(str(category))
+    if key is None:
         raise ConfigurationError(f"unknown RMIR category {category!r}; expected one of {', '.join(CATEGORIES)}")
     return [q for q in data.queries if q.category == key]

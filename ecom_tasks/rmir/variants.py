@@ -1,13 +1,10 @@
-"""RMIR's named variants and run defaults, declared once (Inspect only: see README, "lm-eval").
+"""RMIR's run settings and their parsers, declared once (Inspect only: see README, "lm-eval").
 
-``rmir`` embeds each query (its image and text) directly; ``rmir_reason``
-first asks the evaluated model to describe the image that would answer the
-query and embeds that description alone (``mode=reason_then_embed``).
+``mode``: ``embed`` (task ``rmir``) embeds each query's image and text; ``reason_then_embed`` (task
+``rmir_reason``) embeds the evaluated model's description of the image that would answer the query.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from ecom_tasks.data import ConfigurationError
 
@@ -19,23 +16,6 @@ RANK_DEPTH = 100
 #: Output limit of the reason-then-embed step: None leaves it to the server (vLLM: what is left of the
 #: context). Set one to cap a reasoning model (README: output limits).
 MAX_TOKENS = None
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    mode: str
-    description: str
-
-
-VARIANTS = {
-    "rmir": Variant("rmir", "embed", "RMIR: each query's image and text embedded and searched directly"),
-    "rmir_reason": Variant(
-        "rmir_reason",
-        "reason_then_embed",
-        "RMIR reason-then-embed: the model describes the answer image, the description is searched",
-    ),
-}
 
 
 def parse_k(k: int | str | list | tuple | None) -> tuple[int, ...]:
@@ -60,6 +40,8 @@ def parse_mode(mode: str) -> str:
 
 #: ``cache``: read and write the pool cache; read what is there and write nothing; no cache at all.
 CACHE_MODES = ("true", "read", "false")
+_CACHE_WORDS = dict.fromkeys(("1", "yes", "on"), "true") | dict.fromkeys(("0", "no", "off"), "false")
+_CACHE_WORDS |= dict.fromkeys(("readonly", "read_only"), "read")
 
 
 def parse_cache(value: bool | str | None) -> str:
@@ -69,16 +51,7 @@ def parse_cache(value: bool | str | None) -> str:
     if value is False:
         return "false"
     word = str(value).strip().lower()
-    word = {
-        "1": "true",
-        "yes": "true",
-        "on": "true",
-        "0": "false",
-        "no": "false",
-        "off": "false",
-        "readonly": "read",
-        "read_only": "read",
-    }.get(word, word)
+    word = _CACHE_WORDS.get(word, word)
     if word not in CACHE_MODES:
         raise ConfigurationError(f"cache must be one of {', '.join(CACHE_MODES)}; got {value!r}")
     return word
