@@ -12,16 +12,18 @@ differences, tests and power are :mod:`ecom_tasks.report.stats`'.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.report import stats
+from ecom_tasks.report.runs import _JUDGED_FILE, _SAMPLES_FILE, read_runs
 from ecom_tasks.results import FIXTURES, INSPECT, UNKNOWN_DATA, UNREADABLE, Run
+from ecom_tasks.tables import Column, Row, Table, file_slug
 
 
 @dataclass(frozen=True)
@@ -229,8 +231,9 @@ def _inspect_units(path: str, design: Design) -> stats.Units:
     return _units(design, rows)
 
 
-def _lm_eval_units(path: Path, design: Design, *, judged: bool) -> stats.Units:
-    """Units of an lm-eval samples file, or of an ``ecom-tasks judge`` grades file (``judged``)."""
+def _lm_eval_rows(path: Path, design: Design, *, judged: bool) -> list[tuple[str, Any, Any]]:
+    """(unit id, logged outcome, item fields) of an lm-eval samples file, or of an ``ecom-tasks judge``
+    grades file (``judged``)."""
     values, problems = files.json_lines(path)
     if problems:
         raise ConfigurationError(str(problems[0]))
@@ -241,7 +244,7 @@ def _lm_eval_units(path: Path, design: Design, *, judged: bool) -> stats.Units:
         if not isinstance(doc, dict) or not isinstance(outcome, dict) or design.unit_field not in doc:
             raise ConfigurationError(f"{path}:{line}: not a sample of ours (no {design.unit_field!r} or outcome)")
         rows.append((str(doc[design.unit_field]), outcome, doc))
-    return _units(design, rows)
+    return rows
 
 
 def _first_metric(sample: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -257,8 +260,6 @@ def read_model_runs(
     """Every finished run of ours under ``paths`` (of the (benchmark, task) pairs in ``only``, when given)
     with its per-unit outcomes, and a note for each run that cannot take part (no per-item outcomes
     logged, unfinished, not one of our benchmarks)."""
-    from ecom_tasks.report.runs import _JUDGED_FILE, _RESULTS_FILE, _SAMPLES_FILE, read_runs
-
     found: list[ModelRun] = []
     notes: list[str] = []
     for run in read_runs(paths):
@@ -273,11 +274,7 @@ def read_model_runs(
                 notes.append(f"{run.source}: {run.task} did not finish ({run.status}); left out")
             continue
         try:
-            if run.framework == INSPECT:
-                units = _inspect_units(_inspect_location(run.source), design)
-            else:
-                source = Path(run.source)
-                units = _lm_eval_run_units(run, source, design, _RESULTS_FILE, _SAMPLES_FILE, _JUDGED_FILE)
+            units = _inspect_units(run.source, design) if run.framework == INSPECT else _lm_eval_run_units(run, design)
         except NoSamples as exc:
             notes.append(str(exc))
             continue
@@ -297,29 +294,24 @@ class NoSamples(Exception):
     """A run without per-item outcomes (lm-eval without --log_samples)."""
 
 
-def _inspect_location(source: str) -> str:
-    return source if "://" in source else str(Path(source).absolute())
-
-
-def _lm_eval_run_units(
-    run: Run, source: Path, design: Design, results_re: Any, samples_re: Any, judged_re: Any
-) -> stats.Units:
-    if judged_re.match(source.name):
+def _lm_eval_run_units(run: Run, design: Design) -> stats.Units:
+    source = Path(run.source)
+    if _JUDGED_FILE.match(source.name):
         data = files.read_json(source, allow_nan=True)
         grades = source.parent / str(data.get("grades_file") or "")
         if not data.get("grades_file") or not files.is_inside(grades, source.parent):
             raise NoSamples(f"{source}: names no grades file beside it; left out")
-        return _lm_eval_units(grades, design, judged=True)
-    stamp = results_re.match(source.name)["stamp"]
+        return _units(design, _lm_eval_rows(grades, design, judged=True))
+    stamp = source.name.removeprefix("results_").removesuffix(".json")  # _RESULTS_FILE's stamp
     samples = [
         path
         for path in files.folder_files(source.parent)
-        if (m := samples_re.match(path.name)) and m["stamp"] == stamp and _in_task(m["task"], run.task, source)
+        if (m := _SAMPLES_FILE.match(path.name)) and m["stamp"] == stamp and _in_task(m["task"], run.task, source)
     ]
     if not samples:
         raise NoSamples(f"{source}: {run.task} has no samples file (run lm-eval with --log_samples to compare it)")
-    rows: list[stats.Units] = [_lm_eval_units(path, design, judged=False) for path in samples]
-    return _merge(rows)
+    # A group's subtasks' files are one run: a unit's rows stay together whichever file holds them.
+    return _units(design, [row for path in samples for row in _lm_eval_rows(path, design, judged=False)])
 
 
 def _in_task(samples_task: str, task: str, results: Path) -> bool:
@@ -328,18 +320,6 @@ def _in_task(samples_task: str, task: str, results: Path) -> bool:
         return True
     data = files.read_json(results, allow_nan=True)
     return samples_task in ((data.get("group_subtasks") or {}).get(task) or [])
-
-
-def _merge(parts: Sequence[stats.Units]) -> stats.Units:
-    ids = tuple(i for part in parts for i in part.ids)
-    outcomes = tuple(o for part in parts for o in part.outcomes)
-    strata = None if parts[0].strata is None else tuple(s for part in parts for s in part.strata or ())
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    return stats.Units(
-        tuple(ids[i] for i in order),
-        tuple(outcomes[i] for i in order),
-        None if strata is None else tuple(strata[i] for i in order),
-    )
 
 
 # --- comparing --------------------------------------------------------------------------------------
@@ -410,9 +390,7 @@ def _protocol(run: Run) -> dict[str, str]:
 
 def _distinct_labels(runs: list[ModelRun]) -> None:
     """Give each run of a task a distinct label: the framework is added where a name repeats."""
-    counts: defaultdict[str, int] = defaultdict(int)
-    for run in runs:
-        counts[run.label] += 1
+    counts = Counter(run.label for run in runs)
     for run in runs:
         if counts[run.label] > 1:
             run.label = f"{run.label} ({run.run.framework})"
@@ -439,26 +417,17 @@ def compare_runs(
         metrics = (metric,) if metric else design.metrics
         measure = stats.Measure(design.summarize)
         for name in metrics:
+
+            def record(kind: str, value: stats.Estimate | stats.Difference, **more: Any) -> Record:
+                interval = (value.estimate, value.ci_low, value.ci_high, value.n)
+                where = (benchmark, task, name, kind, *interval, design.unit)  # noqa: B023 (called in this iteration)
+                return Record(*where, seed=seed, n_resamples=n_resamples, **more)
+
             for run in task_runs:
                 estimate = stats.interval(run.units, measure, name, n_resamples=n_resamples, seed=seed)
                 paper_ci = measure.all(run.units, "acc_ci") if benchmark == "monbench" and name == "acc" else None
                 result.records.append(
-                    Record(
-                        benchmark,
-                        task,
-                        name,
-                        "model",
-                        estimate.estimate,
-                        estimate.ci_low,
-                        estimate.ci_high,
-                        estimate.n,
-                        design.unit,
-                        model=run.label,
-                        paper_ci=paper_ci,
-                        framework=run.run.framework,
-                        seed=seed,
-                        n_resamples=n_resamples,
-                    )
+                    record("model", estimate, model=run.label, paper_ci=paper_ci, framework=run.run.framework)
                 )
             pairs = _pairs(task_runs, baseline)
             done: list[Record] = []
@@ -482,40 +451,15 @@ def compare_runs(
                     if message not in result.refused:
                         result.refused.append(message)
                     continue
-                done.append(
-                    Record(
-                        benchmark,
-                        task,
-                        name,
-                        "pair",
-                        diff.estimate,
-                        diff.ci_low,
-                        diff.ci_high,
-                        diff.n,
-                        design.unit,
-                        a=a.label,
-                        b=b.label,
-                        p_value=diff.p_value,
-                        test=diff.test,
-                        min_detectable=diff.min_detectable,
-                        unit_sd=diff.unit_sd,
-                        seed=seed,
-                        n_resamples=n_resamples,
-                    )
-                )
+                details = {k: getattr(diff, k) for k in ("p_value", "test", "min_detectable", "unit_sd")}
+                done.append(record("pair", diff, a=a.label, b=b.label, **details))
             adjusted = stats.holm([r.p_value if r.p_value is not None else math.nan for r in done])
-            result.records += [_with(r, p_adjusted=p) for r, p in zip(done, adjusted)]
+            result.records += [replace(r, p_adjusted=p) for r, p in zip(done, adjusted)]
     if baseline and not any(r.kind == "pair" for r in result.records) and runs:
         known = sorted({r.label for r in runs})
         if baseline not in known:
             raise ConfigurationError(f"--baseline {baseline!r} is not a model of these runs: {', '.join(known)}")
     return result
-
-
-def _with(record: Record, **changes: Any) -> Record:
-    from dataclasses import replace
-
-    return replace(record, **changes)
 
 
 def _latest_per_model(runs: list[ModelRun], notes: list[str]) -> list[ModelRun]:
@@ -589,6 +533,13 @@ def by_metric(comparison: Comparison) -> dict[tuple[str, str, str], list[Record]
     return groups
 
 
+def _method(benchmark: str, record: Record, separator: str = "; ") -> str:
+    """How a metric's intervals were computed."""
+    stratified = ", stratified by category" if DESIGNS[benchmark].stratum_field else ""
+    resamples = f"{record.n_resamples} resamples, seed {record.seed}"
+    return f"95% expanded percentile bootstrap over {record.unit}{stratified}{separator}{resamples}"
+
+
 def format_comparison(comparison: Comparison) -> str:
     """The comparison as terminal tables: per benchmark, task and metric the models ranked with their
     intervals, then every pair's difference b - a with its interval, p-values and what the run detects."""
@@ -597,11 +548,7 @@ def format_comparison(comparison: Comparison) -> str:
         models = ranked([r for r in records if r.kind == "model"])
         pairs = [r for r in records if r.kind == "pair"]
         first = records[0]
-        lines = [
-            f"{benchmark} / {task} / {metric}  (95% expanded percentile bootstrap over {first.unit}"
-            f"{', stratified by category' if DESIGNS[benchmark].stratum_field else ''}; "
-            f"{first.n_resamples} resamples, seed {first.seed})"
-        ]
+        lines = [f"{benchmark} / {task} / {metric}  ({_method(benchmark, first)})"]
         paper = any(r.paper_ci is not None for r in models)
         header = f"  {'rank':<5}{'model':<40}{'value':>9}  {'95% CI':<19}{'n':>6}"
         lines.append(header + ("  paper's interval over runs (±)" if paper else ""))
@@ -645,12 +592,10 @@ def write_json(path: str | Path, comparison: Comparison, inputs: Sequence[str | 
 DISPLAY = {"rair": "percent", "monbench": "percent", "ecomeval": "score", "rmir": "percent"}
 
 
-def report_tables(comparison: Comparison, baseline: str | None = None) -> list[Any]:
+def report_tables(comparison: Comparison, baseline: str | None = None) -> list[Table]:
     """The "Which model is better" tables of the report, per benchmark, task and metric with two or more
     models: the models ranked with their intervals, the matrix of paired differences (row - column, Holm
     marks), every pair's test in detail, and with ``baseline`` a forest plot of every model against it."""
-    from ecom_tasks.tables import Column, Row, Table, file_slug
-
     tables: list[Table] = []
     for (benchmark, task, metric), records in by_metric(comparison).items():
         models = ranked([r for r in records if r.kind == "model"])
@@ -659,39 +604,15 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
             continue
         display = DISPLAY.get(benchmark, "fraction")
         first = models[0]
-        design = (
-            f"95% expanded percentile bootstrap over {first.unit}"
-            f"{', stratified by category' if DESIGNS[benchmark].stratum_field else ''}, "
-            f"{first.n_resamples} resamples, seed {first.seed}"
-        )
+        design = _method(benchmark, first, ", ")
         slug = f"better_{file_slug(task)}_{file_slug(metric)}"
-        interval_columns = [
-            Column("estimate", metric, headline=True),
-            Column("ci_low", "95% CI low"),
-            Column("ci_high", "95% CI high"),
-            Column("n", first.unit, display="count"),
-        ]
-        if any(r.paper_ci is not None for r in models):
-            interval_columns.append(Column("paper_ci", "paper's ± over runs"))
+        unit = Column("n", first.unit, display="count")
+        paper = [Column("paper_ci", "paper's ± over runs")] if any(r.paper_ci is not None for r in models) else []
+        columns = [*_interval_columns(metric), unit, *paper]
+        rows = [_row(r, r.model, f"rank {rank}", r.framework, columns) for rank, r in enumerate(models, 1)]
+        title = f"Which model is better: {task}, {metric}"
         tables.append(
-            Table(
-                benchmark,
-                slug,
-                f"Which model is better: {task}, {metric}",
-                interval_columns,
-                [
-                    Row(
-                        r.model or "",
-                        f"rank {rank}",
-                        r.framework or "",
-                        _cells(r, ("estimate", "ci_low", "ci_high", "n", "paper_ci")),
-                        comparison=True,
-                    )
-                    for rank, r in enumerate(models, 1)
-                ],
-                display=display,
-                note=f"Models ranked by {metric}; {design}.",
-            )
+            Table(benchmark, slug, title, columns, rows, display=display, note=f"Models ranked by {metric}; {design}.")
         )
         if not pairs:
             continue
@@ -713,30 +634,20 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
                 "* Holm-adjusted p < 0.05, ** < 0.01, *** < 0.001 (over the pairs of this metric).",
             )
         )
+        columns = [
+            *_interval_columns("b − a"),
+            Column("p_value", "p", display="fraction"),
+            Column("p_adjusted", "p (Holm)", display="fraction"),
+            Column("min_detectable", "detectable at 80% power"),
+            unit,
+        ]
         tables.append(
             Table(
                 benchmark,
                 f"{slug}_tests",
                 f"Paired tests: {task}, {metric}",
-                [
-                    Column("estimate", "b − a", headline=True),
-                    Column("ci_low", "95% CI low"),
-                    Column("ci_high", "95% CI high"),
-                    Column("p_value", "p", display="fraction"),
-                    Column("p_adjusted", "p (Holm)", display="fraction"),
-                    Column("min_detectable", "detectable at 80% power"),
-                    Column("n", first.unit, display="count"),
-                ],
-                [
-                    Row(
-                        f"{r.b} − {r.a}",
-                        r.test or "",
-                        "",
-                        _cells(r, ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted", "min_detectable", "n")),
-                        comparison=True,
-                    )
-                    for r in pairs
-                ],
+                columns,
+                [_row(r, f"{r.b} − {r.a}", r.test, "", columns) for r in pairs],
                 display=display,
                 note=f"{design}; tests: exact McNemar (per-item right or wrong) or a paired permutation test. "
                 "'Detectable': the smallest difference this many units detect with 80% power at alpha 0.05.",
@@ -745,26 +656,14 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
         if baseline is not None:
             against = [r for r in pairs if r.a == baseline or (r.a or "").startswith(f"{baseline} (")]
             if against:
+                columns = _interval_columns("b − baseline")
                 tables.append(
                     Table(
                         benchmark,
                         f"{slug}_forest",
                         f"Against {against[0].a}: {task}, {metric}",
-                        [
-                            Column("estimate", "b − baseline", headline=True),
-                            Column("ci_low", "95% CI low"),
-                            Column("ci_high", "95% CI high"),
-                        ],
-                        [
-                            Row(
-                                r.b or "",
-                                "vs baseline",
-                                "",
-                                _cells(r, ("estimate", "ci_low", "ci_high")),
-                                comparison=True,
-                            )
-                            for r in against
-                        ],
+                        columns,
+                        [_row(r, r.b, "vs baseline", "", columns) for r in against],
                         display=display,
                         note=f"Every model minus the baseline, with its 95% interval ({design}).",
                         plot="forest",
@@ -773,6 +672,12 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[A
     return tables
 
 
-def _cells(record: Record, names: Sequence[str]) -> dict[str, float]:
-    values = {name: getattr(record, name) for name in names}
-    return {name: float(value) for name, value in values.items() if value is not None}
+def _interval_columns(header: str) -> list[Column]:
+    return [Column("estimate", header, headline=True), Column("ci_low", "95% CI low"), Column("ci_high", "95% CI high")]
+
+
+def _row(record: Record, model: str | None, setting: str | None, source: str | None, columns: Sequence[Column]) -> Row:
+    """A comparison row of the report: ``record``'s values of the ``columns`` it holds."""
+    values = {column.key: getattr(record, column.key) for column in columns}
+    cells = {key: float(value) for key, value in values.items() if value is not None}
+    return Row(model or "", setting or "", source or "", cells, comparison=True)

@@ -38,6 +38,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,8 @@ def inspect_run(log: Any, source: str) -> Run:
                 value = _number(metric.value)
                 if value is not None:
                     metrics.setdefault(name, value)
-    settings = dict(spec.task_args or {})
+    task_args = spec.task_args or {}
+    settings = dict(task_args)
     config = spec.config
     for name in ("limit", "epochs", "sample_id"):
         value = getattr(config, name, None)
@@ -145,7 +147,6 @@ def inspect_run(log: Any, source: str) -> Run:
     error = ""
     if log.error is not None:
         error = (log.error.message or "").strip().splitlines()[0] if log.error.message else "error"
-    task_args = spec.task_args or {}
     benchmark = benchmark_of(task, spec.metadata)
     return Run(
         benchmark=benchmark,
@@ -182,43 +183,32 @@ def _is_inspect_log(path: Path, *, given: bool) -> bool:
     return given or bool(_INSPECT_JSON_LOG.match(path.name))
 
 
-def _inspect_logs(files: Sequence[tuple[Path, bool]]) -> list[str]:
-    # A plain absolute path: a file URI would percent-encode the '+' of Inspect's own log names.
-    return [str(path.absolute()) for path, given in files if _is_inspect_log(path, given=given)]
+def _tracked(items: Sequence[Any], progress: Any, what: str) -> Iterable[Any]:
+    return items if progress is None else progress.track(items, description=what)
 
 
-def read_inspect_logs(locations: Sequence[str], progress: Any = None) -> list[Run]:
-    """Every Inspect log (``.eval`` / ``.json``) given or under the given folders, headers only."""
+def read_inspect_logs(found: Sequence[tuple[Path, bool]], progress: Any = None) -> list[Run]:
+    """Every Inspect log (``.eval`` / ``.json``) among the (file, named by the user) pairs, headers only."""
     from inspect_ai.log import read_eval_log
 
+    # A plain absolute path: a file URI would percent-encode the '+' of Inspect's own log names.
+    locations = [str(path.absolute()) for path, given in found if _is_inspect_log(path, given=given)]
     runs = []
-    task_id = progress.add_task("Inspect logs", total=len(locations)) if progress is not None else None
-    for location in locations:
+    for location in _tracked(locations, progress, "Inspect logs"):
         try:
             log = read_eval_log(location, header_only=True)
         except Exception as exc:  # a truncated or foreign file: listed, never silently skipped
             runs.append(_unreadable(location, INSPECT, exc))
         else:
-            runs.append(inspect_run(log, _display_path(location)))
-        if progress is not None:
-            progress.advance(task_id)
+            runs.append(inspect_run(log, location))
     return runs
 
 
 def _unreadable(location: str, framework: str, exc: BaseException) -> Run:
-    name = Path(_display_path(location)).name
     # Our own refusals name the file and say why; anything else keeps its exception's name.
     text = str(exc) if isinstance(exc, EcomTasksError) else f"{type(exc).__name__}: {exc}"
     message = (text.strip().splitlines() or [type(exc).__name__])[0]
-    return Run("", name, framework, "?", (), {}, UNREADABLE, _display_path(location), error=message)
-
-
-def _display_path(location: str) -> str:
-    if location.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        return unquote(urlparse(location).path)
-    return location
+    return Run("", Path(location).name, framework, "?", (), {}, UNREADABLE, location, error=message)
 
 
 # --- lm-eval -----------------------------------------------------------------------
@@ -261,11 +251,7 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
             }
             return settings, dict(task_config.get("dataset_kwargs") or {})
         # A group: the settings its subtasks share; the rest differ by design (subset, task).
-        parts = [task_settings(sub) for sub in subtasks.get(name, [])]
-        if not parts:
-            return dict(common), {}
-        shared = {k: v for k, v in parts[0][0].items() if all(p[0].get(k) == v for p in parts[1:])}
-        return shared, {}
+        return _shared([task_settings(sub)[0] for sub in subtasks.get(name, [])], common), {}
 
     runs: list[Run] = []
     for section in ("results", "groups"):
@@ -284,15 +270,9 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
             if name in subtasks:
                 info["subtasks"] = list(subtasks[name])
                 # A group's own facts are those all its subtasks share (shots, data, benchmark).
-                parts = [
-                    {
-                        **(configs.get(sub, {}).get("dataset_kwargs") or {}),
-                        **(configs.get(sub, {}).get("metadata") or {}),
-                    }
-                    for sub in subtasks[name]
-                ]
-                if parts:
-                    info = {**{k: v for k, v in parts[0].items() if all(p.get(k) == v for p in parts[1:])}, **info}
+                sub_configs = [configs.get(sub, {}) for sub in subtasks[name]]
+                facts = [{**(c.get("dataset_kwargs") or {}), **(c.get("metadata") or {})} for c in sub_configs]
+                info = {**_shared(facts, {}), **info}
             benchmark = benchmark_of(name, info)
             # Our lm-eval tasks default to the fixtures when no ``data`` is given (--metadata).
             ours = benchmark in BENCHMARKS and (name in configs or name in subtasks)
@@ -315,15 +295,11 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
     return runs
 
 
-def _lm_eval_files(files: Sequence[tuple[Path, bool]]) -> tuple[list[Path], list[Path]]:
-    results: list[Path] = []
-    samples: list[Path] = []
-    for path, _given in files:
-        if _RESULTS_FILE.match(path.name) or _JUDGED_FILE.match(path.name):
-            results.append(path)
-        elif _SAMPLES_FILE.match(path.name):
-            samples.append(path)
-    return results, samples
+def _shared(parts: Sequence[Mapping[str, Any]], default: Mapping[str, Any]) -> dict[str, Any]:
+    """What every one of ``parts`` holds alike (``default`` when there are none)."""
+    if not parts:
+        return dict(default)
+    return {k: v for k, v in parts[0].items() if all(p.get(k) == v for p in parts[1:])}
 
 
 def judged_run(data: Mapping[str, Any], source: str) -> Run:
@@ -359,16 +335,17 @@ def judged_run(data: Mapping[str, Any], source: str) -> Run:
     )
 
 
-def read_lm_eval(results_files: Sequence[Path], samples_files: Sequence[Path], progress: Any = None) -> list[Run]:
-    """Runs of lm-eval results files; ``--log_samples`` files with no results file beside them
-    (same folder, same timestamp) are runs that did not finish."""
+def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> list[Run]:
+    """Runs of the lm-eval (and judge) results files among the (file, named by the user) pairs;
+    ``--log_samples`` files with no results file beside them (same folder, same timestamp) are runs
+    that did not finish."""
+    results_files = [p for p, _ in found if _RESULTS_FILE.match(p.name) or _JUDGED_FILE.match(p.name)]
+    samples_files = [p for p, _ in found if _SAMPLES_FILE.match(p.name)]
     runs: list[Run] = []
-    task_id = progress.add_task("lm-eval results", total=len(results_files)) if progress is not None else None
     finished: set[tuple[Path, str]] = set()
-    for path in results_files:
-        found = _RESULTS_FILE.match(path.name)
-        if found:
-            finished.add((path.parent, found["stamp"]))
+    for path in _tracked(results_files, progress, "lm-eval results"):
+        if stamped := _RESULTS_FILE.match(path.name):
+            finished.add((path.parent, stamped["stamp"]))
         try:
             # lm-eval writes a metric that does not apply as a bare NaN: read, never written back.
             data = files.read_json(path, allow_nan=True)
@@ -377,28 +354,14 @@ def read_lm_eval(results_files: Sequence[Path], samples_files: Sequence[Path], p
             runs += [judged_run(data, str(path))] if _JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             runs.append(_unreadable(str(path), LM_EVAL, exc))
-        if progress is not None:
-            progress.advance(task_id)
     for path in samples_files:
         match = _SAMPLES_FILE.match(path.name)
         assert match is not None
         if (path.parent, match["stamp"]) in finished:
             continue
-        task = match["task"]
-        runs.append(
-            Run(
-                benchmark=benchmark_of(task),
-                task=task,
-                framework=LM_EVAL,
-                model=path.parent.name,
-                settings=(),
-                metrics={},
-                status=UNFINISHED,
-                source=str(path),
-                created=match["stamp"],
-                error="samples file without a results file (the run did not finish)",
-            )
-        )
+        task, model, source = match["task"], path.parent.name, str(path)
+        why = "samples file without a results file (the run did not finish)"
+        runs.append(Run(benchmark_of(task), task, LM_EVAL, model, (), {}, UNFINISHED, source, match["stamp"], why))
     return runs
 
 
@@ -442,16 +405,12 @@ def read_runs(paths: Iterable[str | Path], *, progress: bool = False) -> list[Ru
     if missing:
         raise files.FileRefused(f"no such file or folder: {', '.join(missing)}")
     found, refused = _input_files(items)
-    inspect_locations = _inspect_logs(found)
-    results_files, samples_files = _lm_eval_files(found)
-    if not progress:
-        return refused + read_inspect_logs(inspect_locations) + read_lm_eval(results_files, samples_files)
     from rich.console import Console
     from rich.progress import Progress
 
     # On stderr: stdout keeps only where the files went.
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        return refused + read_inspect_logs(inspect_locations, bar) + read_lm_eval(results_files, samples_files, bar)
+    with Progress(console=Console(stderr=True), transient=True) if progress else nullcontext() as bar:
+        return refused + read_inspect_logs(found, bar) + read_lm_eval(found, bar)
 
 
 def _same(a: float, b: float) -> bool:
