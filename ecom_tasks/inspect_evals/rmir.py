@@ -147,15 +147,10 @@ def rmir_scorer(
 
 
 def _sample(item: RmirItem, mode: str) -> Sample:
+    model_input: Any = item.record.query_text  # no model is called in embed mode
     if mode == "reason_then_embed":
-        content: list[Content] = (
-            [ContentImage(image=item.image), ContentText(text=item.prompt)]
-            if item.image
-            else [ContentText(text=item.prompt)]
-        )
-        model_input: Any = [ChatMessageUser(content=content)]
-    else:
-        model_input = item.record.query_text  # no model is called in embed mode
+        image: list[Content] = [ContentImage(image=item.image)] if item.image else []
+        model_input = [ChatMessageUser(content=[*image, ContentText(text=item.prompt)])]
     return Sample(id=item.id, input=model_input, target=list(item.record.positives), metadata=item.fields)
 
 

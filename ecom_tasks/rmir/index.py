@@ -171,15 +171,9 @@ class EmbeddingCache:
         if path.is_symlink():
             self._skip(path, "a symbolic link: not read (a shard is read only as a regular file)")
             return None
-        width = self.dim or MAX_UNKNOWN_DIM
+        limit = max_rows * (self.dim or MAX_UNKNOWN_DIM)
         try:
-            arrays = files.load_npz(
-                path,
-                SHARD_ARRAYS,
-                max_items=max_rows * width,
-                max_bytes=max_rows * width * 8,
-                inside=self.root,
-            )
+            arrays = files.load_npz(path, SHARD_ARRAYS, max_items=limit, max_bytes=limit * 8, inside=self.root)
         except files.FileRefused as exc:
             if not path.exists() and not path.is_symlink():
                 return None  # gone since the folder was listed
@@ -189,15 +183,9 @@ class EmbeddingCache:
         if owner != self.embedder_id:
             self._skip(path, f"written by embedder {owner!r}")
             return None
-        if (
-            vectors.shape[0] != keys.shape[0]
-            or vectors.shape[1] < 1
-            or (self.dim is not None and vectors.shape[1] != self.dim)
-        ):
-            self._skip(
-                path,
-                f"keys of shape {keys.shape} and vectors of shape {vectors.shape}, not {self.dim or 'd'}-dimensional rows",
-            )
+        if vectors.shape[0] != keys.shape[0] or vectors.shape[1] < 1 or self.dim not in (None, vectors.shape[1]):
+            shapes = f"keys of shape {keys.shape} and vectors of shape {vectors.shape}"
+            self._skip(path, f"{shapes}, not {self.dim or 'd'}-dimensional rows")
             return None
         if not np.isfinite(vectors).all():
             self._skip(path, "holds NaN or infinite values")

@@ -69,8 +69,7 @@ def ranking_specs(k: Any = None, metrics: str | Sequence[str] | None = None) -> 
 
 
 def rank_depth(specs: Sequence[MetricSpec]) -> int:
-    ks = [int(s.name[len(_RECALL) :]) for s in specs if s.name.startswith(_RECALL) and s.name[len(_RECALL) :].isdigit()]
-    return max([RANK_DEPTH, *ks])
+    return max([RANK_DEPTH, *(_recall_cutoff(s.name) or 0 for s in specs)])
 
 
 def parse_retriever_args(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -92,10 +91,8 @@ def make_embedder(retriever: str = DEFAULT_RETRIEVER, retriever_args: str | Mapp
     if retriever not in factories:
         raise ConfigurationError(f"unknown retriever {retriever!r}; registered: {', '.join(factories)}")
     embedder = factories[retriever](**parse_retriever_args(retriever_args))
-    if (
-        not isinstance(getattr(embedder, "id", None), str)
-        or not embedder.id
-        or not callable(getattr(embedder, "embed", None))
+    if not (
+        isinstance(getattr(embedder, "id", None), str) and embedder.id and callable(getattr(embedder, "embed", None))
     ):
         raise TypeError(
             f"retriever {retriever!r} built {embedder!r}: an embedder needs a non-empty str `id` and an `embed(inputs, role)` method"

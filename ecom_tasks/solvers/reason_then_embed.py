@@ -1,22 +1,9 @@
 """Reason-then-embed: the model writes a description of the image that would answer a retrieval
 query; a retrieval scorer then embeds that description instead of the query.
 
-The Sample input carries what the model sees (the query image and the
-instruction, built by the benchmark); this solver calls the model and keeps
-the description it extracted in the sample store (so it is in the log, and
-``inspect score`` can re-score the log without calling the model again).
-
-What the reader is given besides the reply: the prompt text sent (a copy of
-it is not a description) and whether a token limit cut the reply. A reader
-that takes only the reply cannot tell a complete description from a cut one,
-so a cut-off reply is then ``truncated``.
-
-A server may drop the image and answer anyway (HTTP 200). Where that shows, the
-store records why (:data:`IMAGES_DROPPED_KEY`), the run counts it
-(``images_dropped_rate``) and the first one is logged as a warning: the usage
-reports fewer prompt tokens than the prompt has words (the text alone needs
-about one token a word, so no image was counted), or the reply says the model
-cannot see an image.
+The solver keeps the description, how it was read and whether the image seems to have been dropped
+in the sample store (so ``inspect score`` re-scores a log without calling the model). Why a dropped
+image shows (too few prompt tokens, a reply saying no image came): the RMIR README, "Deviations".
 """
 
 from __future__ import annotations
