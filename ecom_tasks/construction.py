@@ -677,9 +677,9 @@ class BuildOptions:
     max_abstention_share: float = MAX_ABSTENTION_SHARE
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, **given: Any) -> Any:
+    def from_args(cls, args: argparse.Namespace, **extra: Any) -> Any:
         """The options of a command line: every field an argument of the same name gives (an argument
-        left None keeps the field's default), then ``given``."""
+        left None keeps the field's default), then ``extra``."""
         values: dict[str, Any] = {}
         for option in dataclasses.fields(cls):
             value = getattr(args, option.name, None)
@@ -695,7 +695,7 @@ class BuildOptions:
             from ecom_tasks.images import ImageAccess
 
             values["image_access"] = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
-        return cls(**values, **given)
+        return cls(**values, **extra)
 
     def run(
         self,
