@@ -72,28 +72,6 @@ class PoolFill:
         )
 
 
-def pool_work(
-    data: str | None,
-    retriever: str,
-    retriever_args: str | Mapping[str, Any] | None = None,
-    *,
-    split: str | None = None,
-    pool_captions: bool = False,
-    image_access: ImageAccess = DEFAULT_ACCESS,
-) -> tuple[Any, list[EmbedInput]]:
-    """The embedder and the pool inputs a run with these settings embeds (``Retrieval.pool``)."""
-    retrieval = Retrieval(
-        data, retriever, retriever_args, split=split, pool_captions=pool_captions, image_access=image_access
-    )
-    _, embedder, inputs = retrieval.pool()
-    if getattr(embedder, "corpus_level", False):
-        raise ConfigurationError(
-            f"retriever {retriever!r} is fitted on the whole pool in every run (corpus_level): its pool vectors are not "
-            "cached, so there is nothing to embed ahead"
-        )
-    return embedder, inputs
-
-
 def embed_pool_ahead(
     data: str | None,
     retriever: str,
@@ -123,9 +101,13 @@ def embed_pool_ahead(
     if base_urls:  # the driver's embedder (here only its pool id: the workers take the servers in turn)
         args["base_url"] = base_urls[0]
     root = Path(root) if root is not None else cache_root()
-    embedder, inputs = pool_work(
-        data, retriever, args, split=split, pool_captions=pool_captions, image_access=image_access
-    )
+    retrieval = Retrieval(data, retriever, args, split=split, pool_captions=pool_captions, image_access=image_access)
+    _, embedder, inputs = retrieval.pool()  # what a run with these settings embeds
+    if getattr(embedder, "corpus_level", False):
+        raise ConfigurationError(
+            f"retriever {retriever!r} is fitted on the whole pool in every run (corpus_level): its pool vectors are not "
+            "cached, so there is nothing to embed ahead"
+        )
     start = time.monotonic()
     pool_id = pool_cache_id(embedder)
     store = EmbeddingCache(pool_id, root)

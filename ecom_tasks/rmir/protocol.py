@@ -39,11 +39,6 @@ def item_fields(record: QueryRecord, mode: str) -> dict[str, Any]:
     }
 
 
-def build_items(queries: list[QueryRecord], *, mode: str = "embed") -> list[RmirItem]:
-    mode = parse_mode(mode)
-    return [RmirItem(q, build_reason_prompt(q.query_text), q.query_image, item_fields(q, mode)) for q in queries]
-
-
 def load_items(
     data: str | None = None,
     *,
@@ -60,4 +55,7 @@ def load_items(
     if not queries:
         where = f"split {loaded.split!r} of " if loaded.split else ""
         raise ValueError(f"no RMIR queries of category {category!r} in {where}{data or 'the bundled fixtures'}")
-    return loaded, build_items(queries, mode=mode)
+    mode = parse_mode(mode)
+    return loaded, [
+        RmirItem(q, build_reason_prompt(q.query_text), q.query_image, item_fields(q, mode)) for q in queries
+    ]
