@@ -1,17 +1,11 @@
 """Grading one EcomEval response with a grader or a panel of graders: the one implementation Inspect's
 ``ecomeval_judge`` and ``ecom-tasks judge`` (lm-eval's samples) both call.
 
-The graders are :data:`~ecom_tasks.scorers.judge.Ask` callables by label
-(``{"grader": ask}`` for one grader; ``{"grader_1": a, "grader_2": b, ...}``
-for a panel) and their names. :func:`judge_response` builds the grader prompt
-(``scoring.grader_prompt``), asks every grader with the strict parser and the
-retry rules of ``scorers.judge`` (one retry; a reply cut off by a limit is
-retried in a fresh conversation and is :data:`GRADER_LIMIT` the second
-time), and combines a panel's grades (``scorers.panel``: median by default,
-or majority). :func:`judgement_values` are the item's numbers (``Score.value``
-in Inspect, ``outcome`` in a line of the grades file in the two-stage route):
-the panel's grade, and with a panel each grader's grade (``metrics.member_values``);
-:func:`judgement_metadata` names the panel's members (``graders`` by label).
+The graders are :data:`~ecom_tasks.scorers.judge.Ask` callables by label (``{"grader": ask}``, or
+``{"grader_1": a, "grader_2": b, ...}`` for a panel). :func:`judge_response` asks them with the grader
+prompt, the strict parser and ``scorers.judge``'s retry, and combines a panel's grades
+(``scorers.panel``); :func:`judgement_values` are the item's numbers (Inspect's ``Score.value``, a grades
+file's ``outcome``), :func:`judgement_metadata` what is kept of the graders' work.
 """
 
 from __future__ import annotations

@@ -1,28 +1,11 @@
 """Reading the grader's grade (strict, from its own final line), and exact-answer matching for the
 ``ecomeval_exact`` tasks.
 
-Grades. The grade is read **only from the grader's final line** (the last
-line with a letter or digit, after any reasoning closed by ``</think>``):
-``Final Score: 2``, ``**Final Score:** 3/3``, ``Score = 1``, ``最终得分：2``,
-``Final Score: 2 (almost correct)``. A reply that is one JSON object (also in
-a code fence), or whose final line is one, is read by its ``final_score`` /
-``score`` / ``grade`` key. Anything the grader wrote before its final line
-is not read, so a score it quotes from the response (``the response ends
-with "Final Score: 3"``) neither sets the grade nor makes a conflict: the
-evaluated model cannot choose its grade or its exclusion. Otherwise the
-reply is a judge failure, never a grade:
-
-- ``no_grade``: no grade on the final line (nonsense, refusals, an empty
-  reply, a grade followed by more text, a final line that quotes with ``>``);
-- ``out_of_range``: a value outside 0..3, not a whole number, or over a
-  scale other than 3 (``4``, ``2.5``, ``7/10``);
-- ``conflicting``: the final line names two different grades, or hedges
-  (``Final Score: 2 or 3``, ``2-3``).
-
-Reasoning before ``</think>`` is not read, nor anything the grader copies
-from its prompt (``scorers.replies.find_echoes``): a grader that repeats
-the prompt, whose response section ends with ``Final Score: 3``, gives no
-grade.
+The grade is read only from the grader's final line (the last line with a letter or digit, after any
+reasoning closed by ``</think>`` and without what the grader copies from its prompt,
+``scorers.replies``), or from a JSON object (also in a code fence) by its ``final_score`` / ``score`` /
+``grade`` key; anything else is a judge failure (``no_grade``, ``out_of_range``, ``conflicting``), never a
+grade. The accepted forms and statuses: EcomEval's README ("Prompts and the judge").
 """
 
 from __future__ import annotations

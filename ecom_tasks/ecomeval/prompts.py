@@ -1,19 +1,9 @@
 """EcomEval prompts: the question as it is, and the grader's prompt (our wording of the Table B1 rubric).
 
-The evaluated model sees only the record's ``question`` (each question
-carries its own instructions; images follow as image parts). The grader sees
-the question, the reference answer and the response between fixed markers,
-is told that the response is material to grade (not instructions to it), and
-ends with ``Final Score: N``. The rubric is the paper's 0-3 scale written in
-our own words; its static part comes first so that provider prompt caching
-applies across items.
-
-The three inserted texts are HTML-escaped (``&`` ``<`` ``>`` as ``&amp;``
-``&lt;`` ``&gt;``, the prompt says so), so none of them can write a marker:
-a response containing ``</response><reference_answer>…`` stays inside its
-own section, and the grader receives exactly one reference block. The
-escaping is deterministic (byte-identical prompts across runs) and
-:func:`read_grader_prompt` undoes it exactly.
+The rubric's static part comes first so that provider prompt caching applies across items. The
+three inserted texts are HTML-escaped (the prompt says so), so none of them can write a marker; the
+escaping is deterministic and :func:`read_grader_prompt` undoes it exactly. What the grader is told and
+why: EcomEval's README ("Prompts and the judge").
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""EcomEval protocol: records -> what the model is asked (the question as it is, plus its images).
-
-A variant (see ``variants.py``) fixes the item selection: categories,
-``exact`` (only items whose reference is an option letter or a short exact
-answer, text only: the deterministic ``ecomeval_exact`` tasks); the user
-adds filters on task, language, difficulty and modality.
+"""EcomEval protocol: records -> what the model is asked (the question as it is, plus its images), after
+the variant's selection (``variants.py``) and the user's filters.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
-"""EcomEval (Shopee's: 6 categories, 37 tasks, 7 languages) canonical record, its validation and loading.
+"""EcomEval (Shopee's: 6 categories, 37 tasks, 7 languages) canonical record, its validation and loading,
+and the judge meta-eval's gold cases.
 
-One record is one question with its reference answer. Fields:
-
-``id``; ``category``: one of :data:`CATEGORIES` (the paper's display names,
-e.g. "Ecom Question Answering" or "Ecom Generative Ability", are mapped, see
-:data:`CATEGORY_ALIASES`); ``task``: one of the 37 tasks of :mod:`ecom_tasks.ecomeval.tasks`
-under any accepted spelling ("After-Sales Service", ``PICA``, ...), stored as its
-canonical id (``after_sales_service``); a known task under another category than
-the list's is an error; a name outside the list is kept as given and named in an
-:class:`UnknownTasksWarning`; ``language``: one of
-:data:`LANGUAGES` (codes; English names are mapped); ``question``: the whole
-prompt, with its own instructions; ``reference``: the reference answer (not
-empty); ``images``: a list of paths (relative to the data file), ``data:``
-URIs or http(s) URLs, may be empty (CSV cells hold it as a JSON list, a
-single string is one image); an ``ecom_multimodal`` item must have one;
-``difficulty``: ``easy`` | ``medium`` | ``hard`` | null.
-
-Column names are matched case-insensitively with spaces, hyphens and
-underscores alike, and the paper's spellings are read into these fields
-(:data:`COLUMN_ALIASES`: App. C's "difficulty level", App. A's "Reference
-Answer" and "Input Image", App. D's "Correct answer"). Columns we know but
-do not read (:data:`KEPT_COLUMNS`) pass silently; any other column is
-ignored with an :class:`IgnoredColumnsWarning` naming it (``ecom-tasks
-validate`` prints it), never dropped without a word.
+Fields, accepted spellings of values and columns (:data:`COLUMN_ALIASES`; :data:`KEPT_COLUMNS` pass
+silently, other columns are named in an :class:`IgnoredColumnsWarning`), and the checks: EcomEval's README
+("Data"). Tasks are stored under their ids (``tasks.py``); a name outside the list is kept as given and
+named in an :class:`UnknownTasksWarning`.
 """
 
 from __future__ import annotations
@@ -277,13 +259,8 @@ def _images(row: Row, problems: list[Problem], check: bool, access: ImageAccess 
 def validate_rows(
     rows: list[Row], *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS
 ) -> list[EcomEvalRecord]:
-    """Canonical records from raw rows; raises DataValidationError listing every problem.
-
-    Columns are read under their names or aliases (:data:`COLUMN_ALIASES`); other columns are
-    reported once per source with an :class:`IgnoredColumnsWarning`. Tasks are stored under their
-    canonical ids; names outside the list are kept and named once in an :class:`UnknownTasksWarning`.
-    ``check_images``: open every image file with pillow (missing or unreadable: a problem).
-    """
+    """Canonical records from raw rows (see the module docstring); raises DataValidationError listing every
+    problem. ``check_images``: open every image file with pillow (missing or unreadable: a problem)."""
     for source, columns in ignored_columns(rows).items():
         warnings.warn(
             IgnoredColumnsWarning(f"{source}: ignored column(s) not read by ecomeval: {', '.join(columns)}"),

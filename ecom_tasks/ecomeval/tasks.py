@@ -1,31 +1,11 @@
 """EcomEval's 37 tasks: canonical ids, display names, categories, and the spellings a release may use.
 
-The list is the task figure of the official repository (``ecomeval_tasks.png`` in
-ShopeeLLM/EcomEval, the paper's footnote ^a), category by category in the
-figure's order. The paper itself names only the six categories, the eight
-multimodal tasks with their abbreviations (Table 4: PCISel, PICA, MBR, MPS, MPRD,
-PCISum, MSR, MVCD) and a few tasks in its text and appendices; those spellings
-are accepted too, e.g. App. A.5's "Product Title Translation" and Table C1's
-"search relevance assessment".
-
-A task name is compared as :func:`task_key` makes it: case-folded, ``&`` read as
-"and", every run of spaces, hyphens, underscores and other punctuation as one
-``_``. So ``"After-Sales Service"``, ``"after sales service"`` and
-``"AFTER_SALES_SERVICE"`` are one task, ``after_sales_service``.
-
-Ids kept from before the list was known: ``product_image_content_analysis``
-(the paper's text says "content analysis"; the figure says "Context Analysis",
-accepted too) and ``product_comment_image_summarization`` (the figure's
-"Product Comment & Image Summarization" without the ``&``). Names our bundled
-fixtures used for tasks of the list are accepted spellings of them
-(``query_product_relation``, ``query_intent_classification``,
-``attribute_translation``, ...).
-
-A name that is none of these is a task outside the list: the loader keeps it as
-given and warns (``schema.UnknownTasksWarning``). The paper's text also names
-"prohibited product image detection" among the multimodal tasks; the figure does
-not list it, and it is not mapped onto any of the eight (which one it is, the
-paper does not say), so it stays a task outside the list.
+The list is the task figure of the official repository (``ecomeval_tasks.png`` in ShopeeLLM/EcomEval,
+the paper's footnote), in the figure's order; the paper's own spellings (Table 4's abbreviations, App.
+A.5's "Product Title Translation", Table C1's "search relevance assessment") and our earlier fixtures'
+names are aliases. Names are compared by :func:`task_key`; a name that spells no listed task is a task
+outside the list (kept as given, ``schema.UnknownTasksWarning``). Which ids were kept and why
+"prohibited product image detection" stays outside the list: EcomEval's README ("The 37 tasks").
 """
 
 from __future__ import annotations

@@ -1,40 +1,15 @@
 """The rubric judge any task reuses, framework-neutral: one grader call with its own output limit, a
 strict parse, one retry.
 
-A benchmark supplies its grader prompt and its parser (``parse(reply)`` with
-a ``failed`` attribute); a framework supplies the grader as an :data:`Ask`,
-an async callable ``ask(messages, max_tokens) -> (text, stop_reason)`` that
-sends a conversation (``[{"role": "user" | "assistant", "content": str}]``)
-at temperature 0 with an output limit of its own (``max_tokens``, independent
-of the evaluated model's budget: a rambling grader must not fill its whole
-context window). Bindings: Inspect (``scorers.inspect_judge``: a ``Model``
-with Inspect's cache) and litellm (``scorers.litellm_judge``: any provider
-litellm reaches, with retries on 429/5xx), each wrapped in the persistent
-cache of ``scorers.judge_cache`` when wanted.
-
-:func:`run_judge` asks once; when the reply cannot be read, it asks once more:
-
-- a reply that was **cut off by a limit** (stop reason ``max_tokens`` or
-  ``model_length``) is never sent back: the retry is a fresh conversation,
-  the prompt followed by a request to be brief, so it fits the context the
-  first attempt had;
-- any other unreadable reply is asked again in the same conversation, with a
-  reminder of the required final line (its reply is bounded by the limit).
-
-A request the server refuses because the prompt does not fit the grader's
-context window is never retried (every retry is at least as long): the Ask
-raises :class:`PromptTooLong` with the server's own words, and the result is
-:attr:`JudgeResult.prompt_too_long`.
-
-The result says why it failed (:meth:`JudgeResult.limit_failure`):
-:data:`GRADER_LIMIT` when the last reply was stopped by a limit (a failure
-whatever the reply says, since the grader never finished),
-:data:`GRADER_PROMPT_TOO_LONG` when the prompt did not fit, else the parser's
-status. Each message points at the cause and names the output-limit option as
-the command spells it (``limit_option``: ``-T grader_max_tokens=N`` in
-Inspect, ``--grader-max-tokens N`` in ``ecom-tasks judge``). The caller
-decides what a failure means (EcomEval: excluded from every mean, counted,
-never a zero). Several graders on one item: ``scorers.panel``.
+A benchmark supplies its grader prompt and parser (``parse(reply)`` with a ``failed`` attribute); a
+framework supplies the grader as an :data:`Ask` (bindings: ``scorers.inspect_judge``, Inspect's models and
+cache; ``scorers.litellm_judge``, any provider litellm reaches; either wrapped in ``scorers.judge_cache``).
+:func:`run_judge` retries an unreadable reply once: a reply cut off by a limit in a fresh conversation
+(the prompt and a request to be brief, so it fits the context the first attempt had), any other in the
+same conversation with a reminder of the final line; a prompt the server refuses as longer than the
+grader's context (:class:`PromptTooLong`) is never retried. :meth:`JudgeResult.limit_failure` says why a
+grader failed, naming the output-limit option as the command spells it (``limit_option``). The caller
+decides what a failure means (EcomEval: excluded from every mean and counted). Panels: ``scorers.panel``.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """A persistent cache of grader replies, so that grading the same outputs again makes no grader call and
 an interrupted grading run resumes where it stopped.
 
-Each grader call's reply is one JSON line appended (and fsynced) to
-``replies.jsonl`` in the cache folder (default ``$ECOM_TASKS_CACHE/judge``,
-``~/.cache/ecom_tasks/judge``) as soon as it arrives, keyed by the sha256 of
-everything that can change the reply: the grader model, the server it was
-asked on (``--api-base``: the same served name on two servers is two
-graders), the prompt version, the output limit, the temperature and the whole
-conversation sent (the prompt text, and the earlier turns of a retry).
-Grading is at temperature 0, so the same key means the same grade. A line cut
-short by a killed process, or any line that is not a cache entry, is skipped
-when read. Errors (a request that failed for good, a prompt refused as too
-long) are never cached.
-
-The cache file is read and appended only through ``ecom_tasks.files``: a
-symlink, FIFO or folder at ``replies.jsonl`` is refused by name, and
-:meth:`ReplyCache.check_writable` finds a cache that cannot be written
-before the first grader call is paid for.
+Each reply is one JSON line appended (and fsynced) to ``replies.jsonl`` in the cache folder as soon as
+it arrives, keyed by the sha256 of everything that can change it (:func:`cache_key`: grader, server,
+prompt version, output limit, temperature, the conversation sent). A line cut short by a killed process,
+or any line that is not a cache entry, is skipped when read; errors are never cached. The file is read
+and appended only through ``ecom_tasks.files`` (a symlink, FIFO or folder there is refused by name).
 """
 
 from __future__ import annotations

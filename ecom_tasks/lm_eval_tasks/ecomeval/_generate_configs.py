@@ -26,14 +26,10 @@ def render() -> dict[str, str]:
         if variant.judged:
             # Responses only, graded afterwards by `ecom-tasks judge`; images as lm-eval's multimodal
             # models take them (doc_to_image: PIL images; dropped when the selected items have none).
+            config["dataset_kwargs"] = {"category": variant.category or "", "judged": True}
             config.update(
-                {
-                    "class": Function("utils.EcomEvalResponseTask"),
-                    "custom_dataset": Function("utils.load_judged_docs"),
-                    "doc_to_image": Function("utils.doc_images"),
-                }
+                {"class": Function("utils.EcomEvalResponseTask"), "doc_to_image": Function("utils.doc_images")}
             )
-            config["dataset_kwargs"] = {"category": variant.category or ""}
         files[f"{variant.name}.yaml"] = dump(config, "ecomeval")
     return files
 

@@ -1,26 +1,10 @@
 """lm-eval glue for EcomEval (thin; the benchmark is in ``ecom_tasks.ecomeval``).
 
-``ecomeval`` and ``ecomeval_<category>`` (:class:`EcomEvalResponseTask`) ask
-every selected item's question, images included, and leave the grading to
-``ecom-tasks judge`` (lm-eval runs no judge model inside a task): run them
-with ``--log_samples`` or ``--predict_only`` so that the responses are
-written. Their metrics are ``n`` and ``context_exceeded_rate`` (questions the
-server refused as longer than its context: no response to grade). Images go to lm-eval's multimodal model
-classes as PIL images (``doc_to_image``); a run whose selected items have no
-image is an ordinary text task any model class runs.
-
-The deterministic part: the ``ecomeval_exact`` tasks take the text items whose
-reference is an option letter or a short exact answer, scored by exact match
-after normalisation (grade 3 for a match, 0 otherwise, so ``score`` is
-exact-match accuracy x 100). ``ecomeval_exact`` is one task over the
-five text categories (``score``: the mean of the category means, Table 2's
-form); a category with no exact-answer item is skipped with a logged message.
-There is no ``score_multimodal``, ``judge_failure_rate`` or
-``score_unreliable`` key here (text items, no judge). Options through ``--metadata``: ``data``
-(file, folder or hub id), ``language``, ``task``, ``difficulty`` (comma lists)
-``metrics`` (the ``rubric`` metrics to compute; default all) and
-``allow_outside_images`` / ``allow_url_images`` (image cells the data may name;
-refused by default, see ``ecom_tasks.images``).
+``ecomeval`` and ``ecomeval_<category>`` (:class:`EcomEvalResponseTask`) log every selected item's
+response (images as PIL images, ``doc_to_image``) for ``ecom-tasks judge``; their metrics are ``n`` and
+``context_exceeded_rate``. The ``ecomeval_exact`` tasks (:class:`EcomEvalExactTask`) score the text items
+with an exact-answer reference by exact match. Tasks, ``--metadata`` settings and metrics: EcomEval's
+README and ``lm_eval_tasks/ecomeval/README.md``.
 """
 
 from __future__ import annotations
@@ -45,29 +29,6 @@ from ecom_tasks.scorers.lm_eval import OutcomeTask
 
 
 def load_docs(
-    category: str,
-    data: str | None = None,
-    language: str | None = None,
-    task: str | None = None,
-    difficulty: str | None = None,
-    allow_outside_images: bool | str = False,
-    allow_url_images: bool | str = False,
-    **_: Any,
-) -> datasets.DatasetDict:
-    """``custom_dataset``: the exact-answer text items of the task's categories (a comma list), the
-    question as it is. A category without any is skipped with a message."""
-    access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    items = load_items(
-        data, image_access=access, category=category, language=language, task=task, difficulty=difficulty, exact=True
-    )
-    missing = empty_categories(items, category)
-    if missing:
-        logger.warning(skipped_categories_message("ecomeval_exact", data, missing))
-    docs = [{"id": item.id, "question": item.prompt, "target": item.target, **item.fields} for item in items]
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
-
-
-def load_judged_docs(
     category: str | None = None,
     data: str | None = None,
     language: str | None = None,
@@ -76,22 +37,25 @@ def load_judged_docs(
     multimodal: bool | str | None = None,
     allow_outside_images: bool | str = False,
     allow_url_images: bool | str = False,
+    judged: bool = False,
     **_: Any,
 ) -> datasets.DatasetDict:
-    """``custom_dataset`` of the judge-graded tasks: every selected item (as Inspect's task of the same
-    name selects them), the question as it is, its images (file paths or ``data:`` URIs) in ``images``."""
+    """``custom_dataset``, the question as it is. A ``judged`` task takes every selected item, as Inspect's
+    task of the same name selects them, its images (file paths or ``data:`` URIs) in ``images``; an exact
+    task the exact-answer text items of its categories (a comma list), a category without any skipped with
+    a message."""
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    items = load_items(
-        data,
-        image_access=access,
-        category=category or None,
-        language=language,
-        task=task,
-        difficulty=difficulty,
-        multimodal=multimodal,
-    )
+    filters: dict[str, Any] = dict(category=category or None, language=language, task=task, difficulty=difficulty)
+    if judged:
+        items = load_items(data, image_access=access, **filters, multimodal=multimodal)
+    else:
+        items = load_items(data, image_access=access, **filters, exact=True)
+        missing = empty_categories(items, category)
+        if missing:
+            logger.warning(skipped_categories_message("ecomeval_exact", data, missing))
     docs = [
-        {"id": item.id, "question": item.prompt, "target": item.target, **item.fields, "images": list(item.images)}
+        {"id": item.id, "question": item.prompt, "target": item.target, **item.fields}
+        | ({"images": list(item.images)} if judged else {})
         for item in items
     ]
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
