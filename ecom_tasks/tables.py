@@ -66,19 +66,27 @@ def file_slug(name: str) -> str:
     return f"{cleaned}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
 
 
-def readable(value: str) -> str:
-    """A recorded setting as a person reads it: JSON lists and objects unpacked (``a, b``; ``k: v``)."""
+def json_value(value: str) -> Any:
+    """A recorded setting's value: decoded when it is JSON text of a list or an object, else as it is."""
     if value[:1] in "[{":
         try:
-            parsed = json.loads(value)
+            return json.loads(value)
         except json.JSONDecodeError:
-            return value
-        if isinstance(parsed, list):
-            return ", ".join(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in parsed)
-        if isinstance(parsed, dict):
-            return ", ".join(
-                f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items()
-            )
+            pass
+    return value
+
+
+def readable(value: str) -> str:
+    """A recorded setting as a person reads it: JSON lists and objects unpacked (``a, b``; ``k: v``)."""
+    parsed = json_value(value)
+
+    def text(v: Any) -> str:
+        return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+    if isinstance(parsed, list):
+        return ", ".join(text(v) for v in parsed)
+    if isinstance(parsed, dict):
+        return ", ".join(f"{k}: {text(v)}" for k, v in parsed.items())
     return value
 
 

@@ -19,7 +19,6 @@ import csv
 import functools
 import hashlib
 import io
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +36,7 @@ from ecom_tasks.tables import (
     Row,
     Table,
     file_slug,
+    json_value,
     readable,
     truncation_unknown,
 )
@@ -92,13 +92,13 @@ def _source(row: Row) -> str:
     return row.source
 
 
-def _unit_text(table: Table) -> str:
-    return {
-        "percent": "values in %",
-        "fraction": "values as fractions (0-1)",
-        "score": "scores 0-100",
-        "count": "counts",
-    }[table.display]
+#: What a table's values are, by its ``display``.
+UNIT_TEXT = {
+    "percent": "values in %",
+    "fraction": "values as fractions (0-1)",
+    "score": "scores 0-100",
+    "count": "counts",
+}
 
 
 def benchmark_title(benchmark: str) -> str:
@@ -157,24 +157,15 @@ class Section:
     tables: list[TableView]
 
 
-def _flag_css(flag: str) -> str:
-    return "unreliable" if flag == UNRELIABLE_FLAG else "fixture" if flag == FIXTURE_FLAG else ""
-
-
-def _columns(table: Table, headline_first: bool) -> list[Column]:
-    """The paper's column order; on the page the Averages come first so a wide table shows them."""
-    if not headline_first:
-        return list(table.columns)
-    return [c for c in table.columns if c.headline] + [c for c in table.columns if not c.headline]
+FLAG_CSS = {UNRELIABLE_FLAG: "unreliable", FIXTURE_FLAG: "fixture"}
 
 
 def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableView:
     """The table as rows of cells. ``headline_first`` (the page): the model, with its flags as badges
     under it, then the Average columns, then the rest, so that the Averages of a wide table are in
     view at any width; otherwise (markdown) the paper's order with flags in their own column."""
-    columns = _columns(table, headline_first)
-    headline = [c for c in columns if headline_first and c.headline]
-    rest = [c for c in columns if c not in headline]
+    headline = [c for c in table.columns if headline_first and c.headline]
+    rest = [c for c in table.columns if c not in headline]
     identity = [
         "setting",
         "source",
@@ -190,7 +181,7 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
     ]
     rows = []
     for row in table.rows:
-        flags = [Flag(f, _flag_css(f)) for f in row.flags]
+        flags = [Flag(f, FLAG_CSS.get(f, "")) for f in row.flags]
         model = Cell(row.model, css="model", title=row.model, flags=flags if headline_first else [])
         cells = [model, *(Cell(_cell(table, c, row), css="num headline") for c in headline)]
         cells += [Cell(row.setting), Cell(_source(row), css="src"), Cell(row.data)]
@@ -206,7 +197,7 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
         rows,
         anchor=table.slug,
         title=table.title,
-        unit=_unit_text(table),
+        unit=UNIT_TEXT[table.display],
         note=table.note + (" On this page the Average columns come first." if headline else ""),
         image=image,
     )
@@ -231,15 +222,7 @@ def settings_text(settings: Sequence[tuple[str, str]]) -> str:
 
 def _settings_json(settings: Sequence[tuple[str, str]]) -> str:
     """The settings as one JSON object; values that are JSON text are stored as JSON, not re-quoted."""
-    decoded: dict[str, Any] = {}
-    for key, value in settings:
-        decoded[key] = value
-        if value[:1] in "[{":
-            try:
-                decoded[key] = json.loads(value)
-            except json.JSONDecodeError:
-                pass
-    return dumps_strict(decoded, sort_keys=True, ensure_ascii=False)
+    return dumps_strict({key: json_value(value) for key, value in settings}, sort_keys=True, ensure_ascii=False)
 
 
 def run_records(merged: Sequence[MergedRun], failed: Sequence[Run]) -> list[dict[str, object]]:
@@ -277,26 +260,10 @@ def runs_view(merged: Sequence[MergedRun], failed: Sequence[Run], fields: Sequen
     return Grid([Header(RUN_HEADERS[k], numeric=k == "runs_merged") for k in fields], rows)
 
 
-def _summary(merged: Sequence[MergedRun], failed: Sequence[Run]) -> str:
-    return f"{len(merged)} run row(s) from {sum(m.count for m in merged)} successful run(s); {len(failed)} unfinished or failed."
-
-
 # --- markdown -------------------------------------------------------------------------------
 
 _MD_ESCAPES = str.maketrans(
-    {
-        "\\": "\\\\",
-        "|": "\\|",
-        "`": "\\`",
-        "*": "\\*",
-        "[": "\\[",
-        "]": "\\]",
-        "<": "&lt;",
-        ">": "&gt;",
-        "&": "&amp;",
-        "\r": " ",
-        "\n": " ",
-    }
+    {mark: "\\" + mark for mark in "\\|`*[]"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;", "\r": " ", "\n": " "}
 )
 
 
@@ -323,8 +290,18 @@ def _environments() -> tuple[Environment, Environment]:
     return html_env, md_env
 
 
-def _has_fixture_rows(tables: Sequence[Table]) -> bool:
-    return any(FIXTURE_FLAG in row.flags for table in tables for row in table.rows)
+def _context(
+    tables: Sequence[Table], merged: Sequence[MergedRun], failed: Sequence[Run], notice: str
+) -> dict[str, Any]:
+    """What both templates show above and around the tables."""
+    return {
+        "summary": f"{len(merged)} run row(s) from {sum(m.count for m in merged)} successful run(s); "
+        f"{len(failed)} unfinished or failed.",
+        "flags_text": templates.FLAGS_TEXT,
+        "fixture_rows": any(FIXTURE_FLAG in row.flags for table in tables for row in table.rows),
+        "fixture_flag": FIXTURE_FLAG,
+        "notice": notice,
+    }
 
 
 def markdown(
@@ -332,11 +309,7 @@ def markdown(
 ) -> str:
     _, env = _environments()
     return env.get_template("report.md").render(
-        summary=_summary(merged, failed),
-        flags_text=templates.FLAGS_TEXT,
-        fixture_rows=_has_fixture_rows(tables),
-        fixture_flag=FIXTURE_FLAG,
-        notice=notice,
+        **_context(tables, merged, failed, notice),
         sections=sections(tables, headline_first=False, images=plots),
         runs=runs_view(merged, failed, _MD_RUN_FIELDS),
         disagreeing=[m for m in merged if m.disagree],
@@ -397,11 +370,7 @@ def html_page(
         probe=Markup(templates.ERROR_PROBE),
         probe_sha256=probe_hash,
         style=Markup(templates.STYLE),
-        summary=_summary(merged, failed),
-        flags_text=templates.FLAGS_TEXT,
-        fixture_rows=_has_fixture_rows(tables),
-        fixture_flag=FIXTURE_FLAG,
-        notice=notice,
+        **_context(tables, merged, failed, notice),
         sections=sections(tables, headline_first=True, images=uris),
         runs=runs_view(merged, failed, list(RUN_HEADERS)),
     )
