@@ -137,14 +137,17 @@ _TRAILING = ".,;:!"
 _LETTER_PREFIX = re.compile(r"^(?:\(\s*([a-z])\s*\)[.:]?|([a-z])\s*[.):])\s*(\S.*)$", re.DOTALL)
 
 
-def _normalize(text: str) -> str:
-    """NFKC, casefold, single spaces, no surrounding quotes nor trailing ``.,;:!``."""
-    text = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+def _trim(text: str, ends: str) -> str:
+    """``text`` without surrounding whitespace or ``ends`` characters, nor trailing ``.,;:!``."""
     previous = None
     while text != previous:
-        previous = text
-        text = text.strip().strip(_QUOTES).strip().rstrip(_TRAILING).strip()
+        previous, text = text, text.strip().strip(ends).strip().rstrip(_TRAILING)
     return text
+
+
+def _normalize(text: str) -> str:
+    """NFKC, casefold, single spaces, no surrounding quotes nor trailing ``.,;:!``."""
+    return _trim(" ".join(unicodedata.normalize("NFKC", text).casefold().split()), _QUOTES)
 
 
 @functools.lru_cache(maxsize=8192)  # option texts recur in every run of a question
@@ -156,19 +159,12 @@ def _key(text: str) -> str:
 # --- the strict reading (task version 2.0) ---------------------------------------------------------
 
 
-def _one_value(pattern: re.Pattern[str], text: str, normalize) -> tuple[str | None, str]:
-    values = {normalize(v) for v in pattern.findall(text)}
-    if not values:
-        return None, NO_TAG
-    if len(values) > 1:
-        return None, CONFLICTING_TAGS
-    return values.pop(), OK
-
-
 def _strict_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
-    value, status = _one_value(_LABEL, text, lambda v: v.strip().strip("().").strip().upper())
-    if value is None:
+    values = {v.strip().strip("().").strip().upper() for v in _LABEL.findall(text)}
+    if len(values) != 1:
+        status = CONFLICTING_TAGS if values else NO_TAG
         return _invalid(status, f"{status} <Label>")
+    value = values.pop()
     if value not in LETTERS:
         return _invalid(OUT_OF_RANGE, f"label {value!r} is not one of A-D")
     return _ok(LETTERS.index(value), "letter")
@@ -243,12 +239,7 @@ def _letters(positions: list[int] | set[int]) -> str:
 
 def _clean(value: str) -> str:
     """A tag's value without markdown emphasis, surrounding quotes and trailing punctuation (NFKC)."""
-    value = unicodedata.normalize("NFKC", value)
-    previous = None
-    while value != previous:
-        previous = value
-        value = value.strip().strip(_MARKDOWN).strip().strip(_QUOTES).strip().rstrip(_TRAILING)
-    return value
+    return _trim(unicodedata.normalize("NFKC", value), _MARKDOWN + _QUOTES)
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -378,6 +369,17 @@ def _explained_label(value: str, displayed: tuple[str, ...]) -> tuple[int | None
     return None, ""
 
 
+def _named(value: str, displayed: tuple[str, ...]) -> tuple[list[int], str, str]:
+    """The options ``value`` names as text (open-answer options: also partly; relation labels: also a label
+    followed by an explanation), the rule that found them, and why it names two ("" unless it does)."""
+    label_set = _is_label_set(displayed)
+    named, rule = _resolve_text(value, displayed, partial=not label_set)
+    if named or not label_set:
+        return named, rule, ""
+    explained, problem = _explained_label(value, displayed)
+    return ([], "", problem) if explained is None else ([explained], "label_explained", "")
+
+
 def _split_letter(value: str) -> tuple[str, str] | None:
     """``(letter, rest)`` when ``value`` names an option letter: bare, dressed or followed by text."""
     for pattern in (_BARE_LETTER, _LETTER_ITEM):
@@ -402,12 +404,9 @@ def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, con
         if content:
             return _invalid(UNKNOWN_CONTENT, f"answer {letter!r} is a letter, not an option's text")
         return _ok(position, "letter")
-    named, rule = _resolve_text(rest, displayed, partial=not _is_label_set(displayed))
-    if not named and _is_label_set(displayed):
-        explained, problem = _explained_label(rest, displayed)
-        if problem:
-            return _invalid(AMBIGUOUS, problem)
-        named, rule = ([explained], "label_explained") if explained is not None else ([], "")
+    named, rule, problem = _named(rest, displayed)
+    if problem:
+        return _invalid(AMBIGUOUS, problem)
     if named:
         if set(named) == {position}:
             return _ok(position, "letter_text")
@@ -441,18 +440,14 @@ def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
 
 def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     cleaned = _clean(value)
-    label_set = _is_label_set(displayed)
     named, rule = _resolve_text(cleaned, displayed, partial=False)
     if not named:
         split = _split_letter(cleaned)
         if split and split[1]:
             return _letter_with_text(*split, displayed, content=True)
-        named, rule = _resolve_text(cleaned, displayed, partial=not label_set)
-    if not named and label_set:
-        explained, problem = _explained_label(cleaned, displayed)
+        named, rule, problem = _named(cleaned, displayed)
         if problem:
             return _invalid(AMBIGUOUS, problem)
-        named, rule = ([explained], "label_explained") if explained is not None else ([], "")
     if len(named) == 1:
         return _ok(named[0], rule)
     if named:

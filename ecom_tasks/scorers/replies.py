@@ -36,7 +36,9 @@ wrote itself:
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -230,31 +232,27 @@ def find_echoes(
     """The spans of ``reply`` that copy a part of ``prompt`` (see the module docstring).
 
     ``prompt``: the prompt's texts in the order sent (system message, user message, or fixed parts);
-    an echo lies within one of them or runs on from one into the next. ``answers``: what the parser reads as an answer (kept whole, and not counted towards
-    ``min_chars``). ``truncated``: the reply was stopped by a limit (None: unknown).
+    an echo lies within one of them or runs on from one into the next. ``answers``: what the parser reads as
+    an answer (kept whole, and not counted towards ``min_chars``). ``truncated``: the reply was stopped by a
+    limit (None: unknown).
     """
     parts = tuple(_prompt_parts(prompt))
     automata = [_automaton(part) for part in parts]
-    if not reply or not automata:
+    key, origin = _keyed(reply or "")
+    if not key or not automata:
         return Echoes(reply or "", (), parts)
-    key, origin = _keyed(reply)
-    if not key:
-        return Echoes(reply, (), parts)
     size = len(key)
     # Which key characters belong to an answer, and each answer's key span.
     in_answer = [False] * size
     answer_spans: list[tuple[int, int]] = []
     if answers is not None:
         for match in answers.finditer(reply):
-            first = _bisect_left(origin, match.start())
-            last = _bisect_left(origin, match.end())
+            first = bisect.bisect_left(origin, match.start())
+            last = bisect.bisect_left(origin, match.end())
             if first < last:
                 answer_spans.append((first, last))
-                for k in range(first, last):
-                    in_answer[k] = True
-    outside = [0]  # prefix counts of key characters outside answers
-    for flag in in_answer:
-        outside.append(outside[-1] + (not flag))
+                in_answer[first:last] = [True] * (last - first)
+    outside = [0, *itertools.accumulate(not flag for flag in in_answer)]  # prefix counts outside answers
     longest = [max(lengths) for lengths in zip(*(a.matching(key) for a in automata))]
     # Mark every long enough stretch (a difference array keeps long echoes linear).
     change = [0] * (size + 1)
@@ -263,10 +261,7 @@ def find_echoes(
         if start < end and outside[end] - outside[start] >= min_chars:
             change[start] += 1
             change[end] -= 1
-    echo, depth = [False] * size, 0
-    for k in range(size):
-        depth += change[k]
-        echo[k] = depth > 0
+    echo = [depth > 0 for depth in itertools.accumulate(change[:size])]
     _keep_answers_whole(echo, answer_spans)
     _keep_leading_answers(reply, origin, echo, in_answer, answer_spans)
     _mark_cut_off_line(reply, key, origin, echo, outside, automata, truncated)
@@ -285,35 +280,21 @@ def strip_echoes(
     return find_echoes(reply, prompt, answers=answers, min_chars=min_chars, truncated=truncated).stripped()
 
 
-def _bisect_left(values: list[int], target: int) -> int:
-    low, high = 0, len(values)
-    while low < high:
-        middle = (low + high) // 2
-        if values[middle] < target:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-
-
 def _keep_answers_whole(echo: list[bool], answer_spans: list[tuple[int, int]]) -> None:
     """An answer only partly inside an echo is the model's own: the echo never cuts an answer."""
     for first, last in answer_spans:
         if not all(echo[first:last]):
-            for k in range(first, last):
-                echo[k] = False
+            echo[first:last] = [False] * (last - first)
 
 
 def _runs(flags: list[bool]) -> list[tuple[int, int]]:
-    runs, start = [], None
-    for k, flag in enumerate(flags):
-        if flag and start is None:
-            start = k
-        elif not flag and start is not None:
-            runs.append((start, k))
-            start = None
-    if start is not None:
-        runs.append((start, len(flags)))
+    """The (start, end) of each run of True in ``flags``."""
+    runs, at = [], 0
+    for flag, group in itertools.groupby(flags):
+        end = at + sum(1 for _ in group)
+        if flag:
+            runs.append((at, end))
+        at = end
     return runs
 
 
@@ -333,8 +314,7 @@ def _keep_leading_answers(
             kept = starts.get(kept, kept + 1)
         if any(in_answer[kept:end]):
             continue
-        for k in range(start, min(kept, end)):
-            echo[k] = False
+        echo[start : min(kept, end)] = [False] * (min(kept, end) - start)
 
 
 def _mark_cut_off_line(
@@ -349,13 +329,12 @@ def _mark_cut_off_line(
     """The last line, when it is a copy of the prompt that broke off (see the module docstring)."""
     last = len(key)
     line_start = reply.rfind("\n", 0, origin[last - 1]) + 1
-    first = _bisect_left(origin, line_start)
+    first = bisect.bisect_left(origin, line_start)
     if outside[last] - outside[first] < CUT_OFF_MIN_CHARS:
         return
     fragment = key[first:last]
     if any(a.breaks_off(fragment) for a in automata) or (truncated and any(a.occurs(fragment) for a in automata)):
-        for k in range(first, last):
-            echo[k] = True
+        echo[first:last] = [True] * (last - first)
 
 
 def _spans(reply: str, origin: list[int], echo: list[bool]) -> tuple[tuple[int, int], ...]:
