@@ -48,6 +48,13 @@ def _mean(values: list[Fraction]) -> Fraction | None:
     return sum(values, Fraction(0)) / len(values) if values else None
 
 
+def _by_task(items: Iterable[str], tasks: Mapping[str, str]) -> dict[str, list[str]]:
+    by_task: dict[str, list[str]] = {}
+    for item in items:
+        by_task.setdefault(tasks.get(item, ""), []).append(item)
+    return by_task
+
+
 @dataclass(frozen=True)
 class Calibrated:
     """One item's or task's score across models (0-100), how many models/items it rests on, its label."""
@@ -83,11 +90,8 @@ def drop_unreliable(
     kept: dict[str, dict[str, float | None]] = {}
     dropped: list[Unreliable] = []
     for model, by_item in grades.items():
-        by_task: dict[str, list[str]] = {}
-        for item in by_item:
-            by_task.setdefault(tasks.get(item, ""), []).append(item)
         kept[model] = {}
-        for task, members in by_task.items():
+        for task, members in _by_task(by_item, tasks).items():
             failed = sum(by_item[i] is None for i in members)
             if failed / len(members) > threshold:
                 dropped.append(Unreliable(model, task, failed, len(members), threshold))
@@ -107,25 +111,19 @@ def calibrate(
     unknown = sorted({item for by_item in grades.values() for item in by_item} - set(tasks))
     if unknown:
         raise ValueError(f"graded items without a task: {', '.join(unknown[:5])}")
-    items: dict[str, Calibrated] = {}
-    for item in tasks:
-        scores = [_to_100(g[item]) for g in grades.values() if g.get(item) is not None]  # type: ignore[arg-type]
-        mean = _mean(scores)
-        items[item] = Calibrated(float(mean) if mean is not None else None, len(scores), 1, label(mean))
-    by_task: dict[str, list[str]] = {}
-    for item, task in tasks.items():
-        by_task.setdefault(task, []).append(item)
-    task_rows: dict[str, Calibrated] = {}
-    for task, members in sorted(by_task.items()):
-        model_means = []
-        for by_item in grades.values():
-            mean = _mean([_to_100(by_item[i]) for i in members if by_item.get(i) is not None])  # type: ignore[arg-type]
-            if mean is not None:
-                model_means.append(mean)
-        mean = _mean(model_means)
-        task_rows[task] = Calibrated(
-            float(mean) if mean is not None else None, len(model_means), len(members), label(mean)
-        )
+
+    def row(means: list[Fraction], n_items: int) -> Calibrated:
+        mean = _mean(means)
+        return Calibrated(None if mean is None else float(mean), len(means), n_items, label(mean))
+
+    def scores(by_item: Mapping[str, float | None], members: Iterable[str]) -> list[Fraction]:
+        return [_to_100(grade) for i in members if (grade := by_item.get(i)) is not None]
+
+    items = {item: row([s for g in grades.values() for s in scores(g, [item])], 1) for item in tasks}
+    task_rows = {}
+    for task, members in sorted(_by_task(tasks, tasks).items()):
+        model_means = [m for g in grades.values() if (m := _mean(scores(g, members))) is not None]
+        task_rows[task] = row(model_means, len(members))
     return items, task_rows
 
 

@@ -31,7 +31,7 @@ from ecom_tasks.scorers.judge import (
     option_value,
     positive_whole_number,
 )
-from ecom_tasks.scorers.panel import MEDIAN, PanelResult, check_method, run_panel
+from ecom_tasks.scorers.panel import MEDIAN, NO_MAJORITY, PanelResult, check_method, run_panel
 
 #: A judge reply that cannot be read is asked again this many times before it is a judge failure.
 JUDGE_RETRIES = 1
@@ -107,10 +107,6 @@ def judge_status(result: JudgeResult) -> tuple[int | None, str, str]:
     return parsed.grade, parsed.status, parsed.detail
 
 
-def _grade_of(result: JudgeResult) -> int | None:
-    return judge_status(result)[0]
-
-
 @dataclass
 class Judgement:
     """One response judged: the grade (None: a judge failure), its status and detail, and the panel."""
@@ -144,7 +140,7 @@ async def judge_response(
         functools.partial(parse_grade, prompt=prompt),  # what the grader copies from its prompt is not read
         method=method,
         names=names,
-        grade_of=_grade_of,
+        grade_of=lambda result: judge_status(result)[0],
         retries=retries,
         max_tokens=max_tokens,
         limit_option=limit_option,
@@ -152,16 +148,11 @@ async def judge_response(
     if len(panel.results) == 1:
         grade, status, detail = judge_status(next(iter(panel.results.values())))
     else:
-        grade, status = panel.grade, panel.status
-        detail = (
-            ""
-            if grade is not None
-            else (
-                "no grader of the panel gave a grade"
-                if status != "no_majority"
-                else f"no majority among the grades {list(panel.grades.values())}"
-            )
-        )
+        grade, status, detail = panel.grade, panel.status, ""
+        if grade is None:
+            detail = "no grader of the panel gave a grade"
+            if status == NO_MAJORITY:
+                detail = f"no majority among the grades {list(panel.grades.values())}"
     return Judgement(grade=grade, status=status, detail=detail, panel=panel)
 
 
@@ -190,8 +181,7 @@ def judgement_metadata(judgement: Judgement) -> dict[str, Any]:
     """Score metadata / grades-file fields: with one grader its record as it is; with a panel the
     panel's grade, status and method, and every grader's record by label."""
     if not judgement.is_panel:
-        record = grader_record(next(iter(judgement.panel.results.values())))
-        return {**record, "grader_prompt_version": GRADER_VERSION}
+        return {**grader_record(next(iter(judgement.panel.results.values()))), "grader_prompt_version": GRADER_VERSION}
     return {
         "grade": judgement.grade,
         "status": judgement.status,
@@ -214,8 +204,9 @@ def judgement_explanation(judgement: Judgement) -> str:
                 f"excluded from every mean, counted in judge_failure_rate. Last grader reply:\n{last}"
             )
         return last
+    grades = judgement.panel.grades  # a grader's grade, else its status says why not
     lines = [
-        f"{label} ({r.grader}): {judge_status(r)[0] if judge_status(r)[0] is not None else judge_status(r)[1]}"
+        f"{label} ({r.grader}): {judge_status(r)[1] if grades[label] is None else grades[label]}"
         for label, r in judgement.panel.results.items()
     ]
     head = (

@@ -83,9 +83,8 @@ def _from_json(obj: dict[str, Any]) -> ParsedGrade:
     for key in _JSON_KEYS:
         if key in keys:
             value = keys[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                return ParsedGrade(None, NO_GRADE, f"the {key!r} value {value!r} is not a number")
-            match = re.fullmatch(r"\s*" + _NUMBER + r"(?:\s*/\s*" + _NUMBER + r")?\s*", str(value))
+            number = isinstance(value, (int, float, str)) and not isinstance(value, bool)
+            match = re.fullmatch(r"\s*" + _NUMBER + r"(?:\s*/\s*" + _NUMBER + r")?\s*", str(value)) if number else None
             if not match:
                 return ParsedGrade(None, NO_GRADE, f"the {key!r} value {value!r} is not a number")
             return _value(match.group(1), match.group(2))
@@ -181,14 +180,9 @@ _PREFIX = re.compile(r"^(?:final\s+answer|answer|output|result)\s*[:：]\s*", re
 
 def exact_answer(reference: str) -> str | None:
     """The reference as an exact answer (an option letter or a short one-line answer), else None."""
-    text = reference.strip()
-    if not text or "\n" in text:
-        return None
-    if OPTION_LETTER.match(text):
-        return text
-    if len(text) <= EXACT_MAX_CHARS and len(text.split()) <= EXACT_MAX_WORDS:
-        return text
-    return None
+    text = reference.strip()  # an option letter is a short one-line answer too
+    short = len(text) <= EXACT_MAX_CHARS and len(text.split()) <= EXACT_MAX_WORDS
+    return text if text and "\n" not in text and short else None
 
 
 def normalise(text: str) -> str:

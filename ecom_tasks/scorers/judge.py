@@ -47,13 +47,6 @@ GRADER_PROMPT_TOO_LONG = "grader_prompt_too_long"
 GRADER_TEMPERATURE = 0.0
 #: How Inspect spells the grader's output-limit option (the default of :func:`run_judge`).
 INSPECT_LIMIT_OPTION = "-T grader_max_tokens=N"
-#: OpenAI-style finish reasons (litellm, lm-eval's API models) in Inspect's names.
-FINISH_REASONS = {
-    "length": "max_tokens",
-    "stop": "stop",
-    "content_filter": "content_filter",
-    "tool_calls": "tool_calls",
-}
 
 #: What the grader is told when its reply had no readable grade.
 RETRY_REMINDER = (
@@ -102,7 +95,7 @@ def server_message(error: BaseException) -> str:
 def stop_reason(finish_reason: str | None) -> str:
     """An OpenAI-style ``finish_reason`` (``length``, ``stop``) in Inspect's names (``max_tokens``, ``stop``)."""
     reason = str(finish_reason or "stop")
-    return FINISH_REASONS.get(reason, reason)
+    return "max_tokens" if reason == "length" else reason  # the other OpenAI names are Inspect's too
 
 
 @dataclass
