@@ -9,6 +9,7 @@ between the two things being related picks the label instead.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -47,11 +48,7 @@ def last_options_block(text: str) -> tuple[str, list[str]] | None:
         window = [m for line in lines[end - 3 : end + 1] if (m := _OPTION.match(line.strip())) is not None]
         if len(window) == 4 and [m.group(1) for m in window] == ["A", "B", "C", "D"]:
             start = end - 3
-            question_lines: list[str] = []
-            for line in reversed(lines[:start]):
-                if not line.strip():
-                    break
-                question_lines.insert(0, line)
+            question_lines = list(itertools.takewhile(str.strip, reversed(lines[:start])))[::-1]
             question = "\n".join(line for line in question_lines if line.strip().rstrip(":") != "Options")
             return question, [m.group(2).strip() for m in window]
     return None

@@ -1,58 +1,27 @@
 """MonBench answer extraction: only what stands inside the requested tags counts.
 
-A reply is classified, never raised on: ``ok`` (a valid choice), or one of
-the invalid statuses (format violations, counted in ``invalid_rate`` and always
-wrong).
+A reply is classified, never raised on: ``ok`` (a valid choice) or one of the invalid statuses
+(format violations, counted in ``invalid_rate`` and always wrong). Only the text after the last
+``</think>`` is read (:func:`~ecom_tasks.scorers.replies.answer_region`); a ``<think>`` never closed
+is ``unclosed_think``.
 
-Reasoning is removed with the rule every benchmark shares
-(``ecom_tasks.scorers.replies.answer_region``): only the text after the last
-``</think>`` is read; a ``<think>`` that is never closed is ``unclosed_think``.
+Two readings of what a tag may hold (``parsing``), both stated in the README's "Parsing" item and
+graded reply by reply in ``tests/test_monbench_grader_parsing.py``: ``grader`` (the default, the
+careful reading: a tag counts when it identifies exactly one option, never a guess) and ``strict``
+(task version 2.0's: a bare letter in ``<Label>``, an option's normalised text, optionally after its
+own letter, in ``<Answer>``; every tag read as it stands, so an echoed format line conflicts).
 
-Two readings (``parsing``):
+The ``grader`` reading reads no tag that echoes the prompt: whatever the reply copies from the prompt
+it was sent, however garbled (:func:`~ecom_tasks.scorers.replies.find_echoes`: ``** Valid Examples**``
+then ``<Label>A</Label>``, a copied few-shot example), the format line's placeholders
+(``<Label>A/B/C/D</Label>``) and a tag beside one on its line, an ``<Answer>`` copied from the prompt
+that names none of the options shown and a tag beside it, and a tag right after a ``Valid Examples``
+header.
 
-``grader`` (the default) accepts what a careful human grader accepts when a tag
-identifies exactly one option, and nothing that names two options or none:
-
-- a ``<Label>`` holding the letter in any common dress: ``B``, ``(B)``,
-  ``**B**``, ``Option B``, ``Answer: B``, ``选项B``, or the letter followed by
-  text (``B. Complement``, ``B (互补)``) whose text does not name another
-  option and does not hedge towards another letter (``B, not A`` is B;
-  ``B, or maybe A`` and ``A or B`` are ``ambiguous``); a ``<Label>`` holding
-  an option's whole text is that option;
-- an ``<Answer>`` holding an option's text after normalisation (NFKC, case,
-  whitespace, quotes, trailing punctuation, spacing inside labels), with or
-  without its own letter (``B. Complement``), or a morphological variant of it
-  (``Complementary``: the same stem under the Snowball or the Lancaster
-  stemmer); for the open-answer tasks (options that are not a relation label
-  set) also a unique word prefix (``Bassetts Liquorice Allsorts`` for
-  ``Bassetts Liquorice Allsorts (190g)``) or an abbreviation (its words, or
-  their first letters, in order: ``Sony WH-1000XM5 Headphones``); for the
-  relation tasks also a label followed by an explanation that names no other
-  label except to reject it (``Complement, because ...``; ``Complement, not
-  Substitute``);
-- tags that echo the prompt are not answers: whatever the reply copies from
-  the prompt it was sent, however its spacing, markdown or case is garbled
-  (``ecom_tasks.scorers.replies.find_echoes``: ``** Valid Examples**`` then
-  ``<Label>A</Label>``, a copied few-shot example); the output-format line's
-  placeholders (``<Label>A/B/C/D</Label>``,
-  ``<Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>``) and a tag
-  beside one on its line (the format line copied with one half filled in:
-  ``<Label>B</Label> <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>``);
-  an ``<Answer>`` copied from the prompt that names none of the options shown
-  (a few-shot example's answer) and a tag beside it; a tag right after a
-  ``Valid Examples`` header (the format's example).
-
-``strict`` is the reading of task version 2.0: a bare letter in ``<Label>``
-(``B``, ``(B)``, ``B.``) and an option's normalised text, optionally after its
-own letter, in ``<Answer>``; nothing else. It reads every tag as it stands (an
-echoed format line makes conflicting tags).
-
-Label+Content replies are graded by the ``<Label>`` tag (the format's primary
-answer, cf. the paper's Table 15); when both tags parse and name different
-options the parse is ``ok`` with ``disagreement=True``. With ``strict=True``
-both tags must parse and agree: a disagreement is ``mismatch`` (wrong, not
-invalid) and a content problem makes the reply invalid. ``strict`` (tag
-agreement) and ``parsing`` (what a tag may hold) are independent.
+Label+Content replies are graded by the ``<Label>`` tag (cf. the paper's Table 15); when both tags
+parse and name different options the parse is ``ok`` with ``disagreement=True``. With ``strict=True``
+(independent of ``parsing``) both must parse and agree: a disagreement is ``mismatch`` (wrong, not
+invalid) and a content problem makes the reply invalid.
 """
 
 from __future__ import annotations

@@ -51,12 +51,8 @@ def _stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Query/item terms in order, stemmed, without stopwords or repeats."""
-    out: list[str] = []
-    for match in _WORD.finditer(text):
-        term = _stem(match.group(0))
-        if term not in _STOPWORDS and term not in out:
-            out.append(term)
-    return out
+    stemmed = (_stem(match.group(0)) for match in _WORD.finditer(text))
+    return list(dict.fromkeys(term for term in stemmed if term not in _STOPWORDS))
 
 
 def _last_value(text: str, label: str) -> str | None:
@@ -164,10 +160,7 @@ def classify_query(query: str) -> str:
 
 
 def _construction_fields(text: str) -> dict[str, str]:
-    fields: dict[str, str] = {}
-    for name, value in _FIELD.findall(text):
-        fields[name] = value.strip()
-    return fields
+    return {name: value.strip() for name, value in _FIELD.findall(text)}
 
 
 def visual_need(fields: dict[str, str]) -> int:
@@ -188,15 +181,8 @@ def choose_rules(system: str, fields: dict[str, str]) -> list[str]:
     listed = _LISTED_RULE.findall(system)
     if label == "L4" or not listed:
         return []
-    _, dimension, _ = judge(
-        {
-            "query": fields.get("Query", ""),
-            "title": fields.get("Title", ""),
-            "shop_name": fields.get("Shop", ""),
-            "cpv": fields.get("CPV", ""),
-            "sku": fields.get("SKU", ""),
-        }
-    )
+    names = {"query": "Query", "title": "Title", "shop_name": "Shop", "cpv": "CPV", "sku": "SKU"}
+    _, dimension, _ = judge({field: fields.get(name, "") for field, name in names.items()})
     same_level = [(rule_id, dim) for rule_id, level, dim in listed if level == label]
     on_dimension = [rule_id for rule_id, dim in same_level if dim == (dimension or "Category")]
     return on_dimension[:1] or [rule_id for rule_id, _ in same_level[:1]]

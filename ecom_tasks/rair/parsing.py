@@ -1,90 +1,32 @@
 """RAIR answer extraction: the level a reply asserts, and the L2 mismatch dimension.
 
-A reply is classified, never raised on. The answer region is what
-:func:`ecom_tasks.scorers.replies.answer_region` leaves: the text after the
-last ``</think>``, or the whole reply when it has no think tags (servers that
-split reasoning into a separate field return only the final answer). It is
-read after Unicode NFKC normalization (full-width ``Ｌ３``, ``：``, ``（）``
-become ASCII).
+A reply is classified, never raised on. The README's "Parsing" section states the careful reading
+(what is no answer, which assertion decides, level names, L2's dimension, the invalid statuses);
+``tests/test_rair_replies.py`` grades realistic replies case by case. Here, the finer points:
 
-The level is the one the reply *asserts*, read as a careful human grader
-would. A level is named as ``L3``, ``Level 3`` or, where a level name can only
-be an answer (after a marker, alone on a line, opening the answer, or beside a
-level), by Fig. 9's names (``Irrelevant``, ``Partially Irrelevant``,
-``Closely Relevant``, ``Perfectly Relevant``), the paper's ``Perfect Match`` /
-``Explicit Mismatch`` / ``Partial Match``, or their Chinese forms (``不相关``,
-``部分不相关``, ``较相关``, ``完全相关``, ``3级``).
+- The answer region (:func:`~ecom_tasks.scorers.replies.answer_region`) is read after NFKC
+  (full-width ``Ｌ３``, ``：``, ``（）`` become ASCII). ``3级`` and ``Level four`` are levels too.
+- No answer, besides the README's cases: a negation carries over a list (``not L4 or L3``); a
+  bound (``at least L2``), ``L3 over L4``, ``排除L4``; ``L4 if …``, ``for it to be L4``, a clause
+  opened by ``although`` / ``虽然``, a conditional sentence up to its turn (``If it were burgundy,
+  it would be L4, so L3`` asserts L3), while ``L3 would be appropriate`` / ``would fit best`` assert
+  L3; everything the reply copies from its ``prompt`` (by default the fixed instructions of every
+  RAIR prompt; :func:`~ecom_tasks.scorers.replies.find_echoes`), levels in it included; the format
+  placeholder ``[L2-<attribute> Mismatch]``, examples after ``e.g.``, a product attribute's value in
+  a form (``- Size: L2``), and a sentence opened by a condition naming the level (``For L2 cases,
+  output [L2-Mismatch]``).
+- Levels joined by ``or``, ``/``, ``and``, ``between … and`` are a hedge: an answer only if another
+  mention asserts one level. A final-answer marker whose level is hedged makes the reply
+  ``ambiguous``; the marker's level must follow it at once (markdown, brackets and, after a
+  heading, a line break may come between).
+- :attr:`ParsedRelevance.rule` names what decided: ``RULE_MARKER``, else the first of
+  ``RULE_FORM``, ``RULE_LONE_LINE``, ``RULE_START`` holding the level all formal assertions agree
+  on, else ``RULE_STATED``; ``ambiguous`` replies say ``RULE_CONFLICT`` or ``RULE_HEDGE``.
+- L2's dimension: from the mismatch form holding that L2 (else the first asserted one), else from
+  ``<dimension> mismatch`` later on that L2's line, else from a field (``Mismatch type: Brand``).
 
-These mentions are not answers:
-
-- negated or contrasted: ``not L4``, ``can't be L4``, ``L3 rather than L4``,
-  ``instead of L4``, ``as opposed to L4``, ``L3 over L4``, ``at least L2``,
-  ``不是L4``, ``而非L4``, ``而不是L4``, ``不能是L4``, ``并非L4``, ``排除L4``;
-  a negation carries over a list (``not L4 or L3``);
-- hypothetical: ``it would be L4 only if …``, ``L4 would need …``, ``L4 if …``,
-  ``for it to be L4``, ``If it were burgundy, it would be L4`` (up to the
-  sentence's turn: ``…, so L3`` asserts L3), ``除非……才是L4``,
-  ``L4需要……`` (but ``L3 would be appropriate`` and ``L3 would fit best``
-  assert L3); a clause opened by ``although`` /
-  ``虽然``; a level superseded by a correction (``L4. Wait, actually L3.``);
-- questions (``Is it L4?``);
-- echoes of the prompt: any text the reply copies from the prompt it was sent
-  (``prompt``; by default the fixed instructions of every RAIR prompt),
-  however its spacing, markdown or case is garbled, levels in it included
-  (:func:`ecom_tasks.scorers.replies.find_echoes`: a copied definition line,
-  ``output only the final level: L1, …``, a copy that the token limit cut
-  off at ``- L4 (Perfect``); and, in the model's own words, the level scale
-  (``L1-L4``, ``L1, L3 or L4``), a list of level definitions
-  (``L1 (Irrelevant): …``), the format placeholder
-  ``[L2-<attribute> Mismatch]``, examples after ``e.g.``, and a sentence
-  opened by a condition naming the level (``For L2 cases, output
-  [L2-Mismatch]``).
-
-Levels joined by ``or``, ``/``, ``and``, ``between … and`` (``L1 or L3``,
-``L3/L4``, ``L2-L3``) are a hedge: an answer only if another mention asserts
-one level.
-
-Of the remaining (asserted) mentions, the level is taken by these rules
-(:attr:`ParsedRelevance.rule` says which decided):
-
-1. ``final-answer marker``: the last marker such as ``Final answer:``,
-   ``Answer -``, ``Relevance:``, ``Level:``, ``The answer is``,
-   ``{"relevance": "L3"}``, ``<answer>L3</answer>``, ``最终答案：``, ``答案为``,
-   ``相关性：`` immediately followed by a level (markdown, brackets and, after
-   a heading, a line break may come between). A marker whose level is hedged
-   makes the reply ``ambiguous``.
-2. Otherwise the level every formal assertion agrees on: the mismatch form
-   ``[L2-<dimension> Mismatch]`` (also ``【L2-尺码不匹配】`` and unbracketed
-   ``L2 - Brand Mismatch``), a level alone on its own line (``**L3**``,
-   ``L3.``), a level in the answer's first sentence (``L3 rather than L4``,
-   ``I'd rate this L3. …``). ``rule`` is the first of ``mismatch form``,
-   ``level alone on a line``, ``start of the answer`` that holds the level.
-3. Otherwise, when there is none, the level stated anywhere in the answer
-   (``level stated in the text``).
-
-Two or more distinct levels at the deciding step, or only a hedge, make the
-reply ``ambiguous`` (``rule`` is ``conflicting levels`` or ``hedge``).
-
-When the level is L2, the dimension is read from the mismatch form (the one
-holding that L2, else the first asserted one), else from ``<dimension>
-mismatch`` later on the line of that L2 (``Level 2 (Brand Mismatch)``), else
-from a field such as ``Mismatch type: Brand`` or ``"mismatch": "Brand"``;
-names map to the 16
-dimensions of Table 8 (English, the Fig. 9 attribute names, Chinese).
-
-Status ``ok`` is a level L1-L4. Everything else is an invalid prediction
-(always wrong, counted in ``invalid_rate``):
-
-- ``empty``: nothing after the reasoning;
-- ``unclosed_think``: ``<think>`` opened but never closed (cut off mid-reasoning);
-- ``no_label``: no level asserted (none named, e.g. "relevant", or only
-  negated, hypothetical or echoed ones; refusals);
-- ``ambiguous``: two or more distinct levels asserted with no marker deciding,
-  or only a hedge (``L1 or L3``);
-- ``out_of_range``: the level asserted is outside L1-L4 (e.g. "L5").
-
-:func:`parse_strict` is the strict reading: exactly the output the prompt asks
-for after the reasoning (``L3``, ``[L2-Brand Mismatch]``), nothing else.
+:func:`parse_strict` is the strict reading: exactly the output the prompt asks for after the reasoning
+(``L3``, ``[L2-Brand Mismatch]``), nothing else.
 """
 
 from __future__ import annotations
@@ -690,6 +632,16 @@ def fixed_prompt_parts() -> tuple[str, ...]:
     return tuple(build_system_prompt(language, None, image) for language in LANGUAGES for image in (False, True))
 
 
+def _answer(completion: str | None) -> str | ParsedRelevance:
+    """The answer region (see :func:`answer_region`), or why there is none (``unclosed_think``, ``empty``)."""
+    region = answer_region(completion)
+    if region is None:
+        return ParsedRelevance(None, UNCLOSED_THINK, detail="<think> is never closed")
+    if not region.strip():
+        return ParsedRelevance(None, EMPTY, detail="no answer after the reasoning")
+    return region
+
+
 def parse_reply(
     completion: str | None, *, prompt: Iterable[str | None] | str | None = None, truncated: bool | None = None
 ) -> ParsedRelevance:
@@ -699,11 +651,9 @@ def parse_reply(
     instructions of every RAIR prompt); whatever the reply copies from them is not read.
     ``truncated``: the reply was stopped by the output limit (None: unknown).
     """
-    region = answer_region(completion)
-    if region is None:
-        return ParsedRelevance(None, UNCLOSED_THINK, detail="<think> is never closed")
-    if not region.strip():
-        return ParsedRelevance(None, EMPTY, detail="no answer after the reasoning")
+    region = _answer(completion)
+    if isinstance(region, ParsedRelevance):
+        return region
     region = _normalize(region)
     echoes = find_echoes(
         region, fixed_prompt_parts() if prompt is None else prompt, answers=_ANSWERS, truncated=truncated
@@ -727,12 +677,10 @@ def parse_strict(completion: str | None) -> ParsedRelevance:
     """The strict reading: after the reasoning, exactly the output the prompt asks for (``L1``, ``L3``,
     ``L4``, or ``[L2-<attribute> Mismatch]`` / ``【L2-<属性>不匹配】``), surrounding whitespace aside;
     anything else is ``no_label`` (a bare ``L2``, a marker, markdown, an explanation)."""
-    region = answer_region(completion)
-    if region is None:
-        return ParsedRelevance(None, UNCLOSED_THINK, detail="<think> is never closed")
+    region = _answer(completion)
+    if isinstance(region, ParsedRelevance):
+        return region
     text = unicodedata.normalize("NFKC", region).strip()
-    if not text:
-        return ParsedRelevance(None, EMPTY, detail="no answer after the reasoning")
     if level := _STRICT_LEVEL.fullmatch(text):
         return ParsedRelevance(f"L{level.group(1)}", OK, detail=RULE_STRICT, rule=RULE_STRICT)
     if form := _STRICT_L2.fullmatch(text):
