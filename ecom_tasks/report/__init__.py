@@ -101,19 +101,24 @@ def write_report(
     images: dict[str, bytes] = {}
     if plots and any(t.plot for t in tables) and ("md" in chosen or "html" in chosen):
         if plotting.available():
-            for table in tables:
-                png = plotting.draw(table)
-                if png is not None:
-                    images[table.slug] = png
+            images = {table.slug: png for table in tables if (png := plotting.draw(table)) is not None}
         else:
             result.notice = f"No figures: {plotting.INSTALL_HINT}. The tables are complete."
 
-    place = _Placement()
+    taken: set[str] = set()
 
     def write(name: str, data: bytes) -> str:
-        relative = place(name)
-        result.files.append(folder.write_bytes(relative, data))
-        return relative
+        """Write ``name`` below the report folder, never twice under one name (a name already taken gets
+        ``-2``, ``-3``...). Table file names come from benchmark names in the logs, made safe by
+        ``ecom_tasks.tables.file_slug``; the OutputFolder keeps every write inside."""
+        path = base = PurePosixPath(name)
+        number = 1
+        while path.as_posix() in taken:
+            number += 1
+            path = base.with_name(f"{base.stem}-{number}{base.suffix}")
+        taken.add(path.as_posix())
+        result.files.append(folder.write_bytes(path.as_posix(), data))
+        return path.as_posix()
 
     plot_paths: dict[str, str] = {}
     if "md" in chosen:
@@ -150,21 +155,3 @@ def _comparison_tables(
     runs, _ = read_model_runs(inputs, only=wanted)
     n_resamples = resamples or stats.N_RESAMPLES  # compare's default: the calibrated one (docs/comparisons.md)
     return report_tables(compare_runs(runs, baseline=baseline, n_resamples=n_resamples), baseline)
-
-
-class _Placement:
-    """The name each written file gets below the report folder: never twice the same (a name already
-    taken gets ``-2``, ``-3``...). Table file names come from benchmark names in the logs, made safe by
-    ``ecom_tasks.tables.file_slug``; :class:`~ecom_tasks.files.OutputFolder` keeps every write inside."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set()
-
-    def __call__(self, relative: str) -> str:
-        path = PurePosixPath(relative)
-        stem, suffix, number = path.stem, path.suffix, 1
-        while path.as_posix() in self.taken:
-            number += 1
-            path = path.with_name(f"{stem}-{number}{suffix}")
-        self.taken.add(path.as_posix())
-        return path.as_posix()

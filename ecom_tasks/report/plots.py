@@ -52,28 +52,16 @@ def _heatmap(
     import numpy as np
 
     data = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
-    image = ax.imshow(
-        data,
-        cmap="viridis",
-        vmin=0.0,
-        vmax=vmax if vmax else (np.nanmax(data) if np.isfinite(data).any() else 1.0),
-        aspect="auto",
-    )
+    upper = vmax or (np.nanmax(data) if np.isfinite(data).any() else 1.0)
+    image = ax.imshow(data, cmap="viridis", vmin=0.0, vmax=upper, aspect="auto")
     ax.set_xticks(range(len(columns)), labels=columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), labels=rows, fontsize=8)
     top = image.get_clim()[1] or 1.0
     for i, row in enumerate(data):
         for j, value in enumerate(row):
             if np.isfinite(value):
-                ax.text(
-                    j,
-                    i,
-                    format(value, fmt),
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="black" if value > 0.6 * top else "white",
-                )
+                colour = "black" if value > 0.6 * top else "white"
+                ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=7, color=colour)
     return image
 
 
@@ -88,14 +76,8 @@ def heatmap(table: Table) -> bytes:
     ]
     figure = Figure(figsize=(2.0 + 1.1 * len(table.columns), 1.0 + 0.32 * len(rows)), layout="constrained")
     ax = figure.add_subplot()
-    image = _heatmap(
-        ax,
-        values,
-        [row_label(r) for r in rows],
-        [c.header for c in table.columns],
-        100.0 if scale == 100 else 1.0,
-        ".1f" if scale == 100 else ".2f",
-    )
+    labels, headers = [row_label(r) for r in rows], [c.header for c in table.columns]
+    image = _heatmap(ax, values, labels, headers, 100.0 if scale == 100 else 1.0, ".1f" if scale == 100 else ".2f")
     figure.colorbar(image, ax=ax, fraction=0.04, label="accuracy %" if scale == 100 else "")
     ax.set_title(table.title, fontsize=9)
     return _png(figure)
@@ -130,13 +112,13 @@ def column_colours(table: Table) -> dict[str, tuple[float, float, float, float]]
     from matplotlib import colormaps
 
     known, other = colormaps["tab20"], colormaps["tab20b"]
-    colours = {}
-    for column in table.columns:
-        if column.key in table.palette:
-            colours[column.key] = known(table.palette.index(column.key) % 20)
-        else:
-            colours[column.key] = other(int(hashlib.sha256(column.key.encode()).hexdigest(), 16) % 20)
-    return colours
+
+    def colour(key: str) -> tuple[float, float, float, float]:
+        if key in table.palette:
+            return known(table.palette.index(key) % 20)
+        return other(int(hashlib.sha256(key.encode()).hexdigest(), 16) % 20)
+
+    return {column.key: colour(column.key) for column in table.columns}
 
 
 def bars(table: Table) -> bytes:

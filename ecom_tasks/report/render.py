@@ -327,20 +327,9 @@ def table_csv(table: Table) -> str:
         ["kind", "model", "setting", "source", "data", "flags", "group", "part", *(c.key for c in table.columns)]
     )
     for row in table.rows:
-        cells = [repr(row.cells[c.key]) if c.key in row.cells else "" for c in table.columns]
-        writer.writerow(
-            [
-                "reference" if row.reference else "comparison" if row.comparison else "run",
-                row.model,
-                row.setting,
-                row.source,
-                row.data,
-                "; ".join(row.flags),
-                row.group,
-                row.part,
-                *cells,
-            ]
-        )
+        kind = "reference" if row.reference else "comparison" if row.comparison else "run"
+        identity = [kind, row.model, row.setting, row.source, row.data, "; ".join(row.flags), row.group, row.part]
+        writer.writerow([*identity, *(repr(row.cells[c.key]) if c.key in row.cells else "" for c in table.columns)])
     return buffer.getvalue()
 
 
