@@ -335,19 +335,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return 1 if unreliable else 0
 
 
-def _print_report(result) -> None:
-    print(
-        f"report: {result.runs} run row(s), {result.failed} unfinished/failed, {result.tables} table(s) in {result.out}"
-    )
-    if result.notice:
-        print(result.notice)
-    for path in result.files:
-        if path.suffix in (".html", ".md"):
-            print(f"  {path}")
-    for problem in result.problems:
-        print(f"report: {problem}", file=sys.stderr)
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     from ecom_tasks.errors import EcomTasksError
     from ecom_tasks.report import parse_formats, write_report
@@ -363,28 +350,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     if result.runs == 0 and result.failed == 0:
         print(f"report: no Inspect logs or lm-eval results under {', '.join(args.paths)}", file=sys.stderr)
         return 2
-    _print_report(result)
+    print(
+        f"report: {result.runs} run row(s), {result.failed} unfinished/failed, {result.tables} table(s) in {result.out}"
+    )
+    if result.notice:
+        print(result.notice)
+    for path in result.files:
+        if path.suffix in (".html", ".md"):
+            print(f"  {path}")
+    for problem in result.problems:
+        print(f"report: {problem}", file=sys.stderr)
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Which model is better, and how sure: intervals and paired comparisons from both frameworks' logs."""
-    from ecom_tasks.report import stats
-    from ecom_tasks.report.compare import (
-        compare_runs,
-        format_comparison,
-        read_model_runs,
-        units_needed_table,
-        write_json,
-    )
+    from ecom_tasks.report import compare, stats
 
-    runs, notes = read_model_runs(args.paths)
+    runs, notes = compare.read_model_runs(args.paths)
     if not runs:
         print(f"compare: no run of ours with per-item outcomes under {', '.join(args.paths)}", file=sys.stderr)
         for note in notes:
             print(f"  {note}", file=sys.stderr)
         return 2
-    comparison = compare_runs(
+    comparison = compare.compare_runs(
         runs,
         metric=args.metric,
         baseline=args.baseline,
@@ -392,14 +381,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         seed=stats.SEED if args.seed is None else args.seed,
     )
     comparison.notes[:0] = notes
-    print(format_comparison(comparison))
+    print(compare.format_comparison(comparison))
     if args.plan is not None:
         print(f"\nunits a paired comparison needs to detect a difference of {args.plan} (80% power, alpha 0.05):")
-        for row in units_needed_table(comparison, args.plan):
+        for row in compare.units_needed_table(comparison, args.plan):
             needed = row["needed"] if row["needed"] is not None else "- (no spread observed)"
             print(f"  {row['benchmark']}/{row['task']}/{row['metric']}: {needed} {row['unit']}")
     if args.json:
-        print(f"records: {write_json(args.json, comparison, args.paths)}")
+        print(f"records: {compare.write_json(args.json, comparison, args.paths)}")
     return 0
 
 
