@@ -96,33 +96,24 @@ def select(
     images, false text items; ``exact`` keeps text items with an exact-answer reference.
     """
     categories = _names(category)
-    if categories is not None:
-        categories = [canonical_category(c) or c for c in categories]
-    wanted_categories = _check("category", categories, CATEGORIES)
-    wanted_languages = _check("language", _names(language), LANGUAGES)
-    wanted_difficulties = _check("difficulty", _names(difficulty), DIFFICULTIES)
     # Any accepted spelling of a listed task selects it (records hold canonical ids); other names as given.
     task_names = _names(task)
-    wanted_tasks = None if task_names is None else [canonical_task(t) for t in task_names]
-    modality = (
-        None if multimodal is None or multimodal == "" or multimodal == "all" else parse_flag(multimodal, "multimodal")
-    )
-    out = []
-    for r in records:
-        if wanted_categories is not None and r.category not in wanted_categories:
-            continue
-        if wanted_tasks is not None and r.task not in wanted_tasks:
-            continue
-        if wanted_languages is not None and r.language not in wanted_languages:
-            continue
-        if wanted_difficulties is not None and r.difficulty not in wanted_difficulties:
-            continue
-        if modality is not None and r.multimodal != modality:
-            continue
-        if exact and (r.multimodal or exact_answer(r.reference) is None):
-            continue
-        out.append(r)
-    return out
+    wanted = {
+        "category": _check(
+            "category", None if categories is None else [canonical_category(c) or c for c in categories], CATEGORIES
+        ),
+        "language": _check("language", _names(language), LANGUAGES),
+        "difficulty": _check("difficulty", _names(difficulty), DIFFICULTIES),
+        "task": None if task_names is None else {canonical_task(t) for t in task_names},
+    }
+    modality = None if multimodal in (None, "", "all") else parse_flag(multimodal, "multimodal")
+    return [
+        r
+        for r in records
+        if all(chosen is None or getattr(r, name) in chosen for name, chosen in wanted.items())
+        and (modality is None or r.multimodal == modality)
+        and not (exact and (r.multimodal or exact_answer(r.reference) is None))
+    ]
 
 
 def build_items(records: Sequence[EcomEvalRecord]) -> list[EcomEvalItem]:

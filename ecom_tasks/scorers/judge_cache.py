@@ -97,9 +97,6 @@ class ReplyCache:
         self.output.check_writable()
         self.output.append_text(FILE_NAME, "")
 
-    def get(self, key: str) -> tuple[str, str] | None:
-        return self.entries.get(key)
-
     def put(self, key: str, reply: str, reason: str, grader: str, api_base: str | None = None) -> None:
         self.entries[key] = (reply, reason)
         record = {"key": key, "grader": grader, "api_base": api_base, "reply": reply, "stop_reason": reason}
@@ -122,7 +119,7 @@ class ReplyCache:
 
         async def cached(messages: list[Message], max_tokens: int) -> tuple[str, str]:
             key = cache_key(grader, version, max_tokens, messages, api_base=api_base, temperature=temperature)
-            found = self.get(key)
+            found = self.entries.get(key)
             if found is not None:
                 self.hits += 1
                 return found
