@@ -561,12 +561,10 @@ def parse_reply(
     label_pos, content_pos = by_label.position, by_content.position
     disagree = by_content.status == OK and label_pos != content_pos
     detail = f"label names {LETTERS[label_pos]}, content names {LETTERS[content_pos]}" if disagree else ""  # type: ignore[index]
-    if strict:
-        if by_content.status != OK:
-            return by_content
-        if disagree:
-            return ParsedAnswer(None, MISMATCH, detail, disagreement=True)
-        return ParsedAnswer(label_pos, OK, rule=by_label.rule)
+    if strict and by_content.status != OK:
+        return by_content
+    if strict and disagree:
+        return ParsedAnswer(None, MISMATCH, detail, disagreement=True)
     return ParsedAnswer(label_pos, OK, detail, disagreement=disagree, rule=by_label.rule)
 
 

@@ -309,22 +309,20 @@ def _normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")
 
 
+def _number(match: re.Match[str]) -> int:
+    """The level a mention names: by a name of ``LEVEL_NAMES``, in digits, or as an English or Chinese number."""
+    if match.re is _NAME:
+        return LEVEL_NAMES[" ".join(match.group(0).lower().split())]
+    number = match.group(1)
+    return int(number) if number.isdigit() else _NUMBER_WORDS[number.lower()]
+
+
 def _find_mentions(region: str) -> list[_Mention]:
-    mentions = [_Mention(m.start(), m.end(), m.start(), int(m.group(1)), "code") for m in _CODE.finditer(region)]
-    mentions += [
-        _Mention(m.start(), m.end(), m.start(), int(n) if n.isdigit() else _NUMBER_WORDS[n.lower()], "word")
-        for m in _WORD.finditer(region)
-        for n in [m.group(1)]
-    ]
-    names = [
-        _Mention(m.start(), m.end(), m.start(), LEVEL_NAMES[" ".join(m.group(0).lower().split())], "name")
-        for m in _NAME.finditer(region)
-    ]
-    names += [
-        _Mention(m.start(), m.end(), m.start(), int(n) if n.isdigit() else _NUMBER_WORDS[n], "name")
-        for m in _ZH_GRADE.finditer(region)
-        for n in [m.group(1)]
-    ]
+    def found(pattern: re.Pattern[str], kind: str) -> list[_Mention]:
+        return [_Mention(m.start(), m.end(), m.start(), _number(m), kind) for m in pattern.finditer(region)]
+
+    mentions = found(_CODE, "code") + found(_WORD, "word")
+    names = found(_NAME, "name") + found(_ZH_GRADE, "name")
     mentions.sort(key=lambda m: m.start)
     levels, ats = list(mentions), [m.at for m in mentions]
     for name in names:
@@ -443,12 +441,12 @@ def _mark_echoes(region: str, mentions: list[_Mention], bounds: _Boundaries) -> 
             for m in chain:
                 m.role, m.why = ECHO, "the level scale"
     # A list of level definitions ("L1 (Irrelevant): ...", one per line) echoes the prompt.
-    heads = []
-    for mention in listed:
-        if _DEFINITION_HEAD.fullmatch(
-            region, bounds.line_start(mention.start), mention.start
-        ) and _DEFINITION_TAIL.match(region, mention.end):
-            heads.append(mention)
+    heads = [
+        m
+        for m in listed
+        if _DEFINITION_HEAD.fullmatch(region, bounds.line_start(m.start), m.start)
+        and _DEFINITION_TAIL.match(region, m.end)
+    ]
     if len({m.number for m in heads}) >= 2:
         for m in heads:
             m.role, m.why = ECHO, "a list of level definitions"
