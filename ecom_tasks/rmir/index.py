@@ -55,13 +55,8 @@ def is_sparse(matrix: Any) -> bool:
 def check_vectors(
     vectors: Any, n: int, who: str, *, normalize: bool = True, dim: int | None = None
 ) -> tuple[Any, np.ndarray]:
-    """``(rows, zero_mask)`` of an embedder's output for ``n`` inputs.
-
-    A wrong shape or a non-finite value is an ``EmbedderOutputError``. An
-    all-zero row has no direction: it is kept as zeros and flagged in
-    ``zero_mask`` (the caller counts it as a failure). Dense rows are
-    L2-normalised (float32); sparse ones (corpus-level embedders) are used as given.
-    """
+    """``(rows, zero_mask)`` of an embedder's output for ``n`` inputs: a wrong shape or a non-finite value
+    is an ``EmbedderOutputError``; all-zero rows stay zeros, flagged; dense rows L2-normalised, sparse as given."""
     if is_sparse(vectors):
         matrix = vectors.tocsr().astype(np.float32)
         if matrix.shape[0] != n or (dim is not None and matrix.shape[1] != dim):

@@ -35,14 +35,9 @@ def _recall_cutoff(name: str) -> int | None:
 
 
 def ranking_specs(k: Any = None, metrics: str | Sequence[str] | None = None) -> list[MetricSpec]:
-    """The run's ``ranking`` metrics: ``recall@K`` for each K of ``k``, then the other registered
-    ranking metrics (``mrr``, ``ndcg@10``, plugins') that ``metrics`` selects (all when None).
-
-    The union of both: ``k`` sets the cut-offs, ``metrics`` picks among the rest.
-    ``metrics`` may repeat a ``recall@K`` of ``k``; one with another K
-    contradicts ``k``, and an unknown name is unknown: both are a
-    :class:`ConfigurationError`.
-    """
+    """The run's ``ranking`` metrics: ``recall@K`` for each K of ``k``, then the other registered ones
+    (``mrr``, ``ndcg@10``, plugins') that ``metrics`` selects (all when None). A ``recall@K`` in ``metrics``
+    with a K not in ``k``, or an unknown name, is a :class:`ConfigurationError`."""
     ks = parse_k(k)
     names = parse_metric_names(metrics)
     registered = {spec.name: spec for spec in select_metrics(RANKING)}
