@@ -223,12 +223,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     """EcomEval difficulty labels from several models' Inspect logs (Sec. 3.2)."""
     from ecom_tasks.ecomeval.calibration import (
         calibrate,
-        calibrated_lines,
         drop_unreliable,
         local_inputs,
         log_grades,
         recorded_data,
         task_table_text,
+        write_calibrated,
     )
     from ecom_tasks.files import FileRefused, OutputFolder, create_parents
     from ecom_tasks.images import ImageAccess
@@ -280,14 +280,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         out_folder, out, table_folder, table = outputs(data)
         access = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
-        lines, missing = calibrated_lines(data, items, out_folder, image_access=access)
-        out_folder.write_lines(out.name, lines)
+        written, missing = write_calibrated(data, items, out, image_access=access, output=out_folder)
         table_folder.write_text(table.name, task_table_text(task_rows))
     except FileRefused as exc:
         print(f"calibrate: {exc}", file=sys.stderr)
         return 2
     print(
-        f"wrote {len(lines)} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}"
+        f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}"
     )
     return 0
 
