@@ -502,13 +502,6 @@ def _strict_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None
 _READERS = {GRADER: (_grader_label, _grader_content), STRICT: (_strict_label, _strict_content)}
 
 
-def check_parsing(parsing: str) -> str:
-    """``parsing`` if it names a reading, else a :class:`ConfigurationError` naming the choices."""
-    if parsing not in PARSINGS:
-        raise ConfigurationError(f"MonBench parsing must be one of {', '.join(PARSINGS)}, got {parsing!r}")
-    return parsing
-
-
 @functools.lru_cache(maxsize=8)
 def fixed_prompt_parts(fmt: str) -> tuple[str, ...]:
     """The fixed text of every MonBench prompt in format ``fmt`` (preamble and instruction, output format
@@ -541,7 +534,9 @@ def parse_reply(
     """
     if fmt not in ("label", "content", "label_content"):
         raise ValueError(f"unknown format {fmt!r}")
-    read_label, read_content = _READERS[check_parsing(parsing)]
+    if parsing not in PARSINGS:
+        raise ConfigurationError(f"MonBench parsing must be one of {', '.join(PARSINGS)}, got {parsing!r}")
+    read_label, read_content = _READERS[parsing]
     text = answer_region(completion)
     if text is None:
         return _invalid(UNCLOSED_THINK, "<think> is never closed (reply cut off while reasoning)")
