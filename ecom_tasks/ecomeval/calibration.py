@@ -153,15 +153,28 @@ def placed_image(image: str, base: Path | None, out_dir: Path, *, output: Output
     return relative.as_posix()
 
 
-def calibrated_lines(
+def local_inputs(paths: Iterable[str | os.PathLike[str] | None]) -> list[Path]:
+    """The paths that name local files or folders (a Hugging Face id reads nothing here to protect)."""
+    return [Path(p) for p in paths if p is not None and os.path.lexists(p)]
+
+
+def write_calibrated(
     data: str | os.PathLike[str],
     items: Mapping[str, Calibrated],
-    output: OutputFolder,
+    out: Path,
     *,
     image_access: ImageAccess = DEFAULT_ACCESS,
-) -> tuple[list[str], int]:
-    """``data``'s rows as JSON lines with ``difficulty`` (and ``difficulty_score``) filled from ``items``,
-    images placed by :func:`placed_image` below ``output``; and the number of rows in no log."""
+    output: OutputFolder | None = None,
+) -> tuple[int, int]:
+    """Write ``data``'s rows (every column kept) as JSON Lines to ``out`` with ``difficulty`` and
+    ``difficulty_score`` filled from ``items``, images placed by :func:`placed_image`. ``out`` is written
+    through ``output`` (default: its own folder, with ``data`` as its input): an ``out`` that is ``data``,
+    or lies in a data folder, is refused before anything is read. Returns (rows written, rows in no log)."""
+    out = Path(out)
+    if output is None:
+        files.create_parents(out.parent)
+        output = OutputFolder(out.parent, inputs=local_inputs([data]))
+    output.check_target(out.name)
     records = {r.id: r for r in load_records(data, image_access=image_access)}
     lines = []
     for row in load_rows(data):
@@ -176,34 +189,8 @@ def calibrated_lines(
         values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
         values["images"] = [placed_image(image, row.base_dir, output.root, output=output) for image in record.images]
         lines.append(files.dumps_strict(values, ensure_ascii=False, default=str) + "\n")
-    return lines, sum(1 for r in records if r not in items)
-
-
-def local_inputs(paths: Iterable[str | os.PathLike[str] | None]) -> list[Path]:
-    """The paths that name local files or folders (a Hugging Face id reads nothing here to protect)."""
-    return [Path(p) for p in paths if p is not None and os.path.lexists(p)]
-
-
-def write_calibrated(
-    data: str | os.PathLike[str],
-    items: Mapping[str, Calibrated],
-    out: Path,
-    *,
-    image_access: ImageAccess = DEFAULT_ACCESS,
-    output: OutputFolder | None = None,
-) -> tuple[int, int]:
-    """Write ``data``'s rows as JSON Lines to ``out`` with ``difficulty`` (and ``difficulty_score``)
-    filled from ``items``; images placed by :func:`placed_image`. ``out`` is written through ``output``
-    (default: its own folder, with ``data`` as its input): an ``out`` that is ``data``, or lies in a data
-    folder, is refused before anything is read. Returns (rows written, rows in no log)."""
-    out = Path(out)
-    if output is None:
-        files.create_parents(out.parent)
-        output = OutputFolder(out.parent, inputs=local_inputs([data]))
-    output.check_target(out.name)
-    lines, missing = calibrated_lines(data, items, output, image_access=image_access)
     output.write_lines(out.name, lines)
-    return len(lines), missing
+    return len(lines), sum(1 for r in records if r not in items)
 
 
 def task_table_text(task_rows: Mapping[str, Calibrated]) -> str:
