@@ -6,16 +6,11 @@ scorer wrote them, lm-eval's ``,<filter>`` suffix dropped), status and source;
 a :class:`MergedRun` is the runs that share a key, numbers from the latest.
 ``ecom_tasks.report.runs`` reads Inspect logs and lm-eval results into them.
 
-Model names (:func:`model_alias`): the tables name a model by what was served, so the same
-model run in both frameworks is one model. Inspect's ``ecom/baseline`` and lm-eval's
-``ecom-baseline`` are ``ecom/baseline``; a model reached through a server you run
-(Inspect ``openai-api/<service>/<m>``, ``vllm/<m>``, ``sglang/<m>``, ``hf/<m>``, ``ollama/<m>``,
-``llama-cpp-python/<m>``; lm-eval ``local-chat-completions``, ``ecom-chat-completions``, ``local-completions``, ``vllm``,
-``sglang``, ``hf`` with ``model=``/``pretrained=<m>``) is ``<m>``; lm-eval's hosted-API models
-take Inspect's provider prefix (``openai-chat-completions`` ``model=gpt-4o`` is ``openai/gpt-4o``,
-``anthropic-chat-completions`` is ``anthropic/...``). Any other name is kept as recorded; the
-run listing shows both. Rows of the two frameworks stay separate rows (``source``): their
-numbers come from different runs and are never pooled.
+Model names (:func:`model_alias`; docs/reports.md, "One model, one name"): the tables name a model
+by what was served, so the same model run in both frameworks is one model: ``ecom/baseline`` for the
+baseline, ``<m>`` for a model on a server you run (the providers and model types below), Inspect's
+provider prefix for lm-eval's hosted-API models (``openai-chat-completions`` ``model=gpt-4o`` is
+``openai/gpt-4o``); any other name as recorded. The two frameworks' rows stay separate (``source``).
 """
 
 from __future__ import annotations

@@ -490,17 +490,8 @@ def units_needed_table(comparison: Comparison, difference: float) -> list[dict[s
             spread[key] = max(spread.get(key, 0.0), record.unit_sd)
     for (benchmark, task, metric, unit), unit_sd in sorted(spread.items()):
         needed = stats.units_needed(difference, unit_sd) if unit_sd > 0 else None
-        rows.append(
-            {
-                "benchmark": benchmark,
-                "task": task,
-                "metric": metric,
-                "difference": difference,
-                "unit_sd": unit_sd,
-                "needed": needed,
-                "unit": unit,
-            }
-        )
+        where = {"benchmark": benchmark, "task": task, "metric": metric}
+        rows.append({**where, "difference": difference, "unit_sd": unit_sd, "needed": needed, "unit": unit})
     return rows
 
 

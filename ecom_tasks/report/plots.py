@@ -23,12 +23,7 @@ def available() -> bool:
 
 
 def row_label(row: Row) -> str:
-    parts = [row.model, row.source]
-    if row.setting:
-        parts.append(row.setting)
-    if row.part:
-        parts.append(row.part)
-    return " · ".join(parts)
+    return " · ".join([row.model, row.source, *(part for part in (row.setting, row.part) if part)])
 
 
 def _png(figure) -> bytes:

@@ -86,12 +86,6 @@ def _cell(table: Table, column: Column, row: Row) -> str:
     return format_value(value, column.display or table.display) + row.marks.get(column.key, "")
 
 
-def _source(row: Row) -> str:
-    if row.reference:
-        return f"paper ({row.group})" if row.group else "paper"
-    return row.source
-
-
 #: What a table's values are, by its ``display``.
 UNIT_TEXT = {
     "percent": "values in %",
@@ -99,10 +93,6 @@ UNIT_TEXT = {
     "score": "scores 0-100",
     "count": "counts",
 }
-
-
-def benchmark_title(benchmark: str) -> str:
-    return BENCHMARK_TITLES.get(benchmark, benchmark or "Other")
 
 
 # --- the view both templates show --------------------------------------------------------
@@ -184,7 +174,8 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
         flags = [Flag(f, FLAG_CSS.get(f, "")) for f in row.flags]
         model = Cell(row.model, css="model", title=row.model, flags=flags if headline_first else [])
         cells = [model, *(Cell(_cell(table, c, row), css="num headline") for c in headline)]
-        cells += [Cell(row.setting), Cell(_source(row), css="src"), Cell(row.data)]
+        source = (f"paper ({row.group})" if row.group else "paper") if row.reference else row.source
+        cells += [Cell(row.setting), Cell(source, css="src"), Cell(row.data)]
         if table.has_flags and not headline_first:
             cells.append(Cell("; ".join(f"⚠ {f}" for f in row.flags)))
         if table.has_parts:
@@ -208,9 +199,8 @@ def sections(tables: Sequence[Table], *, headline_first: bool, images: Mapping[s
     for table in tables:
         section = found.get(table.benchmark)
         if section is None:
-            section = found[table.benchmark] = Section(
-                f"b-{file_slug(table.benchmark or 'other')}", benchmark_title(table.benchmark), []
-            )
+            title = BENCHMARK_TITLES.get(table.benchmark, table.benchmark or "Other")
+            section = found[table.benchmark] = Section(f"b-{file_slug(table.benchmark or 'other')}", title, [])
         section.tables.append(table_view(table, headline_first=headline_first, image=images.get(table.slug, "")))
     return list(found.values())
 

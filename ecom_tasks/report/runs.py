@@ -1,28 +1,13 @@
-"""Inspect logs and lm-eval result folders read into one neutral record, :class:`Run`, and merged.
+"""Inspect logs and lm-eval result folders read into one neutral record, :class:`~ecom_tasks.results.Run`, and merged.
 
-A :class:`~ecom_tasks.results.Run` (``ecom_tasks/results.py``) is one task of one evaluation.
-
-Merging (:func:`merge_runs`): runs with identical (benchmark, task, framework,
-model, settings) are one row. Its numbers are those of the latest successful
-run (by the time the run was created); ``count`` says how many successful runs
-share the key and ``disagree`` lists the metrics whose values differ between
-them, so a rerun that changed a number is visible rather than averaged away.
-Pooling is never done: averaging metrics such as Macro-F1 or a CI over runs is
-not exact. Runs whose status is not ``success`` (an Inspect log that is
-``started``, ``cancelled`` or ``error``; an lm-eval ``--log_samples`` file
-without its results file; a file that does not parse: ``unreadable``) are
-never merged into numbers; they are listed as unfinished or failed.
-
-Model names: one name per model across frameworks (``ecom_tasks.results.model_alias``).
+Merging (:func:`merge_runs`; docs/reports.md): runs with identical (benchmark, task, framework, model,
+settings) are one row with the latest successful run's numbers; ``disagree`` names the metrics on which
+they differ, so a rerun that changed a number is visible rather than averaged away (a Macro-F1 or a CI
+does not pool). A run that is not ``success`` (unfinished, failed, ``unreadable``) is listed, never merged.
 
 Judged lm-eval runs: ``ecom-tasks judge`` writes ``judge_results_*.json`` beside an lm-eval
 run's samples (EcomEval's second stage); each is an lm-eval run of that task whose ``grader``
 role and ``judge`` setting name the grader or panel, with the judged metrics.
-
-Data (:func:`describe_data`): each run says what it was run on: the bundled fixtures (no
-``data`` argument, or a path inside ``ecom_tasks/fixtures``), a named dataset with its hash
-when the log records one (``data_sha256`` / ``data_hash`` / ``data_revision`` in the task
-metadata), or ``?`` when the log does not say.
 
 Inspect logs are read with ``inspect_ai.log.read_eval_log(header_only=True)``
 rather than ``inspect_ai.analysis.evals_df``: the data frame flattens metrics
@@ -148,6 +133,7 @@ def inspect_run(log: Any, source: str) -> Run:
     if log.error is not None:
         error = (log.error.message or "").strip().splitlines()[0] if log.error.message else "error"
     benchmark = benchmark_of(task, spec.metadata)
+    recorded = "data" in task_args and benchmark in BENCHMARKS
     return Run(
         benchmark=benchmark,
         task=task,
@@ -161,11 +147,7 @@ def inspect_run(log: Any, source: str) -> Run:
         error=error,
         info=dict(spec.metadata or {}),
         roles=roles,
-        data=describe_data(
-            task_args.get("data"),
-            spec.metadata or {},
-            argument_recorded="data" in task_args and benchmark in BENCHMARKS,
-        ),
+        data=describe_data(task_args.get("data"), spec.metadata or {}, argument_recorded=recorded),
     )
 
 
@@ -308,15 +290,8 @@ def judged_run(data: Mapping[str, Any], source: str) -> Run:
     meta = {k: v for k, v in (data.get("task_config_metadata") or {}).items() if k not in _LM_EVAL_META_SKIP}
     model = _lm_eval_model({"model": data.get("model") or "unknown", "model_args": data.get("model_args")})
     judge = str(data.get("judge") or "?")
-    info = {
-        **meta,
-        "benchmark": data.get("benchmark"),
-        "scoring": "judge",
-        "panel": data.get("panel"),
-        "graders": data.get("graders"),
-        "grader_prompt_version": data.get("grader_prompt_version"),
-        "judge_failure_threshold": data.get("judge_failure_threshold"),
-    }
+    facts = ("panel", "graders", "grader_prompt_version", "judge_failure_threshold")
+    info = {**meta, "benchmark": data.get("benchmark"), "scoring": "judge", **{k: data.get(k) for k in facts}}
     metrics = {k: n for k, v in (data.get("metrics") or {}).items() if (n := _number(v)) is not None}
     task = str(data.get("task") or "?")
     return Run(

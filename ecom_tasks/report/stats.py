@@ -233,13 +233,10 @@ def binary_outcomes(units: Units, key: str, measure: Measure, metric: str) -> np
     and the mean equals the statistic on all units); None otherwise (then no McNemar test)."""
     if any(len(outcomes) != 1 for outcomes in units.outcomes):
         return None
-    values = []
-    for (outcome,) in units.outcomes:
-        value = outcome.get(key)
-        if not isinstance(value, (int, float)) or value not in (0, 1):
-            return None
-        values.append(int(value))
-    array = np.asarray(values)
+    values = [outcome.get(key) for (outcome,) in units.outcomes]
+    if not all(isinstance(value, (int, float)) and value in (0, 1) for value in values):
+        return None
+    array = np.asarray(values, dtype=int)
     whole = measure.all(units, metric)
     return array if array.size and math.isclose(float(array.mean()), float(whole), abs_tol=1e-12) else None
 

@@ -14,7 +14,7 @@ from ecom_tasks.monbench import paper_tables as monbench_paper_tables
 from ecom_tasks.rair import paper_tables as rair_paper_tables
 from ecom_tasks.results import MergedRun
 from ecom_tasks.rmir import paper_tables as rmir_paper_tables
-from ecom_tasks.tables import Column, Row, Table, data_and_flags, distinguish, residual
+from ecom_tasks.tables import Column, Slots, Table, distinguish, residual, run_row
 
 
 def other_table(benchmark: str, runs: Sequence[MergedRun]) -> Table | None:
@@ -26,29 +26,11 @@ def other_table(benchmark: str, runs: Sequence[MergedRun]) -> Table | None:
         return None
     rows = []
     for run in runs:
-        data, flags = data_and_flags([run])
-        rows.append(
-            Row(
-                run.model_name,
-                run.task,
-                run.framework,
-                {n: run.metrics[n] for n in names if n in run.metrics},
-                runs=run.sources,
-                residual=residual(run, ()),
-                merged=(run,),
-                data=data,
-                flags=flags,
-            )
-        )
+        slots = Slots(run.model_name, run.framework, run.task, residual(run, ()), {"all": run})
+        rows.append(run_row(slots, {n: run.metrics.get(n) for n in names}))
+    title = f"{benchmark or 'Other'}: other runs (top-level metrics)"
     display = "score" if benchmark == "ecomeval" else "fraction"
-    table = Table(
-        benchmark or "other",
-        "other",
-        f"{benchmark or 'Other'}: other runs (top-level metrics)",
-        [Column(n, n) for n in names],
-        rows,
-        display=display,
-    )
+    table = Table(benchmark or "other", "other", title, [Column(n, n) for n in names], rows, display=display)
     distinguish(table.rows)
     return table
 

@@ -83,15 +83,10 @@ def format_table(rows: Mapping[str, Mapping[str, float]], *, skip: tuple[str, ..
     widths = [max(len(h), 6) for h in headers]
     lines = ["  ".join([f"{'task':<{width}}", *(f"{h:>{w}}" for h, w in zip(headers, widths))])]
     for row, metrics in rows.items():
-        cells = []
-        for column, w in zip(columns, widths):
-            value = metrics.get(column)
-            if value is None:
-                cells.append(f"{'':>{w}}")
-            elif column in COUNT_COLUMNS:
-                cells.append(f"{value:>{w}.0f}")
-            else:
-                cells.append(f"{value:>{w}.4f}")
+        cells = [
+            " " * w if (value := metrics.get(c)) is None else f"{value:>{w}{'.0f' if c in COUNT_COLUMNS else '.4f'}}"
+            for c, w in zip(columns, widths)
+        ]
         lines.append("  ".join([f"{row:<{width}}", *cells]))
     return "\n".join(lines)
 
