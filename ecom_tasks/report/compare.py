@@ -11,6 +11,7 @@ differences, tests and power are :mod:`ecom_tasks.report.stats`'.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -474,7 +475,7 @@ def _latest_per_model(runs: list[ModelRun], notes: list[str]) -> list[ModelRun]:
 
 def _pairs(runs: list[ModelRun], baseline: str | None) -> list[tuple[ModelRun, ModelRun]]:
     if baseline is None:
-        return [(a, b) for i, a in enumerate(runs) for b in runs[i + 1 :]]
+        return list(itertools.combinations(runs, 2))
     base = [r for r in runs if r.label == baseline or r.run.model_name == baseline]
     return [(base[0], other) for other in runs if base and other is not base[0]]
 

@@ -156,11 +156,12 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
     view at any width; otherwise (markdown) the paper's order with flags in their own column."""
     headline = [c for c in table.columns if headline_first and c.headline]
     rest = [c for c in table.columns if c not in headline]
+    flags_column = table.has_flags and not headline_first
     identity = [
         "setting",
         "source",
         "data",
-        *(["flags"] if table.has_flags and not headline_first else []),
+        *(["flags"] if flags_column else []),
         *(["part"] if table.has_parts else []),
     ]
     headers = [
@@ -176,7 +177,7 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
         cells = [model, *(Cell(_cell(table, c, row), css="num headline") for c in headline)]
         source = (f"paper ({row.group})" if row.group else "paper") if row.reference else row.source
         cells += [Cell(row.setting), Cell(source, css="src"), Cell(row.data)]
-        if table.has_flags and not headline_first:
+        if flags_column:
             cells.append(Cell("; ".join(f"⚠ {f}" for f in row.flags)))
         if table.has_parts:
             cells.append(Cell(row.part))
