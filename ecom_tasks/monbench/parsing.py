@@ -5,11 +5,12 @@ A reply is classified, never raised on: ``ok`` (a valid choice) or one of the in
 ``</think>`` is read (:func:`~ecom_tasks.scorers.replies.answer_region`); a ``<think>`` never closed
 is ``unclosed_think``.
 
-Two readings of what a tag may hold (``parsing``), both stated in the README's "Parsing" item and
-graded reply by reply in ``tests/test_monbench_grader_parsing.py``: ``grader`` (the default, the
-careful reading: a tag counts when it identifies exactly one option, never a guess) and ``strict``
-(task version 2.0's: a bare letter in ``<Label>``, an option's normalised text, optionally after its
-own letter, in ``<Answer>``; every tag read as it stands, so an echoed format line conflicts).
+Two readings of what a tag may hold (``parsing``), both stated in ``ecom_tasks/monbench/README.md``
+("Parsing") and graded reply by reply in ``tests/test_monbench_grader_parsing.py``: ``grader`` (the
+default, the careful reading: a tag counts when it identifies exactly one option, never a guess)
+and ``strict`` (task version 2.0's: a bare letter in ``<Label>``, an option's normalised text,
+optionally after its own letter, in ``<Answer>``; every tag read as it stands, so an echoed format
+line conflicts).
 
 The ``grader`` reading reads no tag that echoes the prompt: whatever the reply copies from the prompt
 it was sent, however garbled (:func:`~ecom_tasks.scorers.replies.find_echoes`: ``** Valid Examples**``

@@ -1,8 +1,8 @@
 """RAIR answer extraction: the level a reply asserts, and the L2 mismatch dimension.
 
-A reply is classified, never raised on. The README's "Parsing" section states the careful reading
-(what is no answer, which assertion decides, level names, L2's dimension, the invalid statuses);
-``tests/test_rair_replies.py`` grades realistic replies case by case. Here, the finer points:
+A reply is classified, never raised on. ``ecom_tasks/rair/README.md`` ("Parsing") states the careful
+reading (what is no answer, which assertion decides, level names, L2's dimension, the invalid
+statuses); ``tests/test_rair_replies.py`` grades realistic replies case by case. The finer points:
 
 - The answer region (:func:`~ecom_tasks.scorers.replies.answer_region`) is read after NFKC
   (full-width ``Ｌ３``, ``：``, ``（）`` become ASCII). ``3级`` and ``Level four`` are levels too.

@@ -189,16 +189,15 @@ class Echoes:
     def covers(self, start: int, end: int) -> bool:
         """Whether the reply's characters ``start..end`` (whitespace and markdown aside) are all echo."""
         return all(
-            self.echoed(i) for i in range(start, end) if not self.text[i].isspace() and self.text[i] not in _MARKUP
+            any(first <= i < last for first, last in self.spans)
+            for i in range(start, end)
+            if not self.text[i].isspace() and self.text[i] not in _MARKUP
         )
 
     def in_prompt(self, fragment: str) -> bool:
         """Whether ``fragment`` (spacing, markdown and case aside) occurs in the prompt."""
         key = _keyed(fragment)[0]
         return any(_automaton(part).occurs(key) for part in self.prompt)
-
-    def echoed(self, index: int) -> bool:
-        return any(start <= index < end for start, end in self.spans)
 
     def stripped(self) -> str:
         """The reply with every echo replaced by a line break (when it spanned lines) or a space."""
