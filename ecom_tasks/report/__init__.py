@@ -18,7 +18,6 @@ from typing import Any
 
 from ecom_tasks.files import OutputFolder
 from ecom_tasks.report.text import (
-    PREFERRED_COLUMNS,
     by_benchmark,
     format_table,
     inspect_rows,
@@ -31,7 +30,6 @@ FORMATS = ("md", "csv", "html")
 __all__ = [
     "parse_formats",
     "FORMATS",
-    "PREFERRED_COLUMNS",
     "ReportFiles",
     "by_benchmark",
     "format_table",
@@ -92,11 +90,8 @@ def write_report(
     merged, failed = merge_runs(read_runs(inputs, progress=progress))
     tables = build_tables(merged) + _comparison_tables(inputs, merged, baseline, resamples)
     result = ReportFiles(folder.root, tables=len(tables), runs=len(merged), failed=len(failed))
-    result.problems = [
-        run.error if run.source in run.error else f"{run.source}: {run.error}"
-        for run in failed
-        if run.status == UNREADABLE
-    ]
+    unreadable = [run for run in failed if run.status == UNREADABLE]
+    result.problems = [run.error if run.source in run.error else f"{run.source}: {run.error}" for run in unreadable]
 
     images: dict[str, bytes] = {}
     if plots and any(t.plot for t in tables) and ("md" in chosen or "html" in chosen):
@@ -105,20 +100,12 @@ def write_report(
         else:
             result.notice = f"No figures: {plotting.INSTALL_HINT}. The tables are complete."
 
-    taken: set[str] = set()
+    place = _Placement()
 
     def write(name: str, data: bytes) -> str:
-        """Write ``name`` below the report folder, never twice under one name (a name already taken gets
-        ``-2``, ``-3``...). Table file names come from benchmark names in the logs, made safe by
-        ``ecom_tasks.tables.file_slug``; the OutputFolder keeps every write inside."""
-        path = base = PurePosixPath(name)
-        number = 1
-        while path.as_posix() in taken:
-            number += 1
-            path = base.with_name(f"{base.stem}-{number}{base.suffix}")
-        taken.add(path.as_posix())
-        result.files.append(folder.write_bytes(path.as_posix(), data))
-        return path.as_posix()
+        relative = place(name)
+        result.files.append(folder.write_bytes(relative, data))
+        return relative
 
     plot_paths: dict[str, str] = {}
     if "md" in chosen:
@@ -155,3 +142,21 @@ def _comparison_tables(
     runs, _ = read_model_runs(inputs, only=wanted)
     n_resamples = resamples or stats.N_RESAMPLES  # compare's default: the calibrated one (docs/comparisons.md)
     return report_tables(compare_runs(runs, baseline=baseline, n_resamples=n_resamples), baseline)
+
+
+class _Placement:
+    """The name each written file gets below the report folder: never twice the same (a name already
+    taken gets ``-2``, ``-3``...). Table file names come from benchmark names in the logs, made safe by
+    ``ecom_tasks.tables.file_slug``; :class:`~ecom_tasks.files.OutputFolder` keeps every write inside."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def __call__(self, relative: str) -> str:
+        path = base = PurePosixPath(relative)
+        number = 1
+        while path.as_posix() in self.taken:
+            number += 1
+            path = base.with_name(f"{base.stem}-{number}{base.suffix}")
+        self.taken.add(path.as_posix())
+        return path.as_posix()

@@ -80,9 +80,9 @@ def format_value(value: float | None, display: str) -> str:
 
 def _cell(table: Table, column: Column, row: Row) -> str:
     value = row.cells.get(column.key)
-    if value is None and column.log_key.rpartition("/")[2] == "truncated_rate":
-        if any(truncation_unknown(run) for run in row.merged):
-            return UNKNOWN
+    truncation = column.log_key.rpartition("/")[2] == "truncated_rate"
+    if value is None and truncation and any(truncation_unknown(run) for run in row.merged):
+        return UNKNOWN
     return format_value(value, column.display or table.display) + row.marks.get(column.key, "")
 
 
@@ -99,17 +99,11 @@ UNIT_TEXT = {
 
 
 @dataclass
-class Flag:
-    text: str
-    css: str = ""
-
-
-@dataclass
 class Cell:
     text: str
     css: str = ""
     title: str = ""
-    flags: list[Flag] = field(default_factory=list)
+    flags: list[Cell] = field(default_factory=list)  # a row's flags, as badges under its model
 
 
 @dataclass
@@ -157,13 +151,8 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
     headline = [c for c in table.columns if headline_first and c.headline]
     rest = [c for c in table.columns if c not in headline]
     flags_column = table.has_flags and not headline_first
-    identity = [
-        "setting",
-        "source",
-        "data",
-        *(["flags"] if flags_column else []),
-        *(["part"] if table.has_parts else []),
-    ]
+    optional = [name for name, shown in (("flags", flags_column), ("part", table.has_parts)) if shown]
+    identity = ["setting", "source", "data", *optional]
     headers = [
         Header("model"),
         *(Header(c.header, numeric=True, css="headline") for c in headline),
@@ -172,7 +161,7 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
     ]
     rows = []
     for row in table.rows:
-        flags = [Flag(f, FLAG_CSS.get(f, "")) for f in row.flags]
+        flags = [Cell(f, FLAG_CSS.get(f, "")) for f in row.flags]
         model = Cell(row.model, css="model", title=row.model, flags=flags if headline_first else [])
         cells = [model, *(Cell(_cell(table, c, row), css="num headline") for c in headline)]
         source = (f"paper ({row.group})" if row.group else "paper") if row.reference else row.source

@@ -83,10 +83,7 @@ def benchmark_of(task: str, metadata: Mapping[str, Any] | None = None) -> str:
     if isinstance(declared, str) and declared:
         return declared
     name = task.split("/")[-1]
-    for benchmark in BENCHMARKS:
-        if name == benchmark or name.startswith(benchmark + "_"):
-            return benchmark
-    return ""
+    return next((b for b in BENCHMARKS if name == b or name.startswith(b + "_")), "")
 
 
 def _text(value: Any) -> str:
