@@ -113,9 +113,7 @@ def panel_slug(graders: Sequence[Grader], method: str) -> str:
 
 def panel_label(graders: Sequence[Grader], method: str) -> str:
     """How a report row names the judge: the grader's model, or ``panel median(a, b, c)``."""
-    if len(graders) == 1:
-        return graders[0].model
-    return f"panel {method}({', '.join(g.model for g in graders)})"
+    return graders[0].model if len(graders) == 1 else f"panel {method}({', '.join(g.model for g in graders)})"
 
 
 @dataclass
@@ -222,13 +220,11 @@ def _item(source: str, line: int, sample: Any, problems: list[Problem]) -> Item 
     if not isinstance(doc, dict):
         problem("doc", f"an object is expected, got {_json_kind(doc)}: not an lm-eval sample of an EcomEval task")
         return None
-    for key in ("question", "reference"):
-        if key not in doc:
+    for key in ("question", "reference", *DOC_FIELDS):
+        required = key in ("question", "reference")  # the other fields may be absent or null
+        if required and key not in doc:
             problem(f"doc.{key}", "missing: not an lm-eval sample of an EcomEval task")
-        elif not isinstance(doc[key], str):
-            problem(f"doc.{key}", f"text is expected, got {_json_kind(doc[key])}")
-    for key in DOC_FIELDS:
-        if doc.get(key) is not None and not isinstance(doc[key], str):
+        elif (required or doc.get(key) is not None) and not isinstance(doc[key], str):
             problem(f"doc.{key}", f"text is expected, got {_json_kind(doc[key])}")
     name = "filtered_resps" if "filtered_resps" in sample else "resps"
     response = sample.get(name)
