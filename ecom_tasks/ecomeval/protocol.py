@@ -116,11 +116,6 @@ def select(
     ]
 
 
-def build_items(records: Sequence[EcomEvalRecord]) -> list[EcomEvalItem]:
-    """One item per record, in data order: the question as it is, images after it."""
-    return [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]
-
-
 def load_items(
     data: str | None = None, *, image_access: ImageAccess = DEFAULT_ACCESS, **filters: Any
 ) -> list[EcomEvalItem]:
@@ -134,7 +129,7 @@ def load_items(
             f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}"
             + unlisted_hint(_names(filters.get("task")) or [])
         )
-    return build_items(records)
+    return [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]  # in data order
 
 
 def empty_categories(items: Sequence[EcomEvalItem], category: str | Sequence[str] | None) -> list[str]:
