@@ -455,23 +455,18 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
         )
         for kind, m in tags
     ]
-    previous_end, previous_echo = 0, False
+    # blank[i]: only spaces and markdown, on one line, between tag i - 1 and tag i
+    blank = [False, *(_same_line_blank(text[a.end() : b.start()]) for (_, a), (_, b) in zip(tags, tags[1:]))]
+    echo = False
     for index, (kind, m) in enumerate(tags):
-        before = text[previous_end : m.start()]
-        last_line = before.rstrip()[before.rstrip().rfind("\n") + 1 :]
-        beside_copy = any(
-            copied_format[j] and _same_line_blank(text[tags[min(index, j)][1].end() : tags[max(index, j)][1].start()])
-            for j in (index - 1, index + 1)
-            if 0 <= j < len(tags)
-        )
+        before = text[tags[index - 1][1].end() if index else 0 : m.start()].rstrip()
         echo = (
             copied_format[index]
-            or beside_copy
+            or (blank[index] and echo)  # beside a copied tag, or next on the line after an echoed one
+            or (index + 1 < len(tags) and copied_format[index + 1] and blank[index + 1])
             or (echoes is not None and echoes.covers(m.start(), m.end()))
-            or bool(_EXAMPLES_HEADER.match(last_line))  # the example a copied format block goes on to show
-            or (previous_echo and index > 0 and not copied_format[index - 1] and _same_line_blank(before))
+            or bool(_EXAMPLES_HEADER.match(before[before.rfind("\n") + 1 :]))  # the example a copied format shows
         )
-        previous_end, previous_echo = m.end(), echo
         if not echo:
             (labels if kind == "label" else answers).append(m.group(1))
     return labels, answers
