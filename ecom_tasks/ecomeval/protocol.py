@@ -4,6 +4,7 @@ the variant's selection (``variants.py``) and the user's filters.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -129,7 +130,11 @@ def load_items(
             f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}"
             + unlisted_hint(_names(filters.get("task")) or [])
         )
-    return [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]  # in data order
+    items = [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]  # in data order
+    missing = empty_categories(items, filters.get("category")) if filters.get("exact") else []
+    if missing:  # a category without exact-answer items leaves ecomeval_exact's score: said, not silent
+        logging.getLogger(__name__).warning(skipped_categories_message("ecomeval_exact", data, missing))
+    return items
 
 
 def empty_categories(items: Sequence[EcomEvalItem], category: str | Sequence[str] | None) -> list[str]:

@@ -10,7 +10,6 @@ grader=``); ``--model-role grader_1=A --model-role grader_2=B ...`` or ``-T grad
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -32,7 +31,7 @@ from ecom_tasks.ecomeval.judging import (
 )
 from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, Outcome, panel_labels, summarize
 from ecom_tasks.ecomeval.prompts import PROMPT_VERSION
-from ecom_tasks.ecomeval.protocol import empty_categories, load_items, skipped_categories_message
+from ecom_tasks.ecomeval.protocol import load_items
 from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, TEXT_CATEGORIES
 from ecom_tasks.ecomeval.scoring import score_exact
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
@@ -48,8 +47,6 @@ from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN
-
-logger = logging.getLogger(__name__)
 
 FIXTURES = FIXTURES_LOCATION
 #: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``). 3: ``Score.value``
@@ -165,10 +162,6 @@ def ecomeval_dataset(
 ) -> MemoryDataset:
     """One Sample per selected record; images are opened with pillow at load time."""
     items = load_items(data, image_access=image_access, **filters)
-    if filters.get("exact"):
-        missing = empty_categories(items, filters.get("category"))
-        if missing:
-            logger.warning(skipped_categories_message("ecomeval_exact", data, missing))
     samples = []
     for item in items:
         content: str | list[Any] = item.prompt

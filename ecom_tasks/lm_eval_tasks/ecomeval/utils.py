@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import io
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ import datasets
 
 from ecom_tasks.ecomeval.judging import refused_values
 from ecom_tasks.ecomeval.metrics import Outcome, item_groups, summarize
-from ecom_tasks.ecomeval.protocol import empty_categories, load_items, skipped_categories_message
+from ecom_tasks.ecomeval.protocol import load_items
 from ecom_tasks.ecomeval.scoring import exact_metric_keys, score_exact
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import ImageAccess
@@ -50,9 +49,6 @@ def load_docs(
         items = load_items(data, image_access=access, **filters, multimodal=multimodal)
     else:
         items = load_items(data, image_access=access, **filters, exact=True)
-        missing = empty_categories(items, category)
-        if missing:
-            logger.warning(skipped_categories_message("ecomeval_exact", data, missing))
     docs = [
         {"id": item.id, "question": item.prompt, "target": item.target, **item.fields}
         | ({"images": list(item.images)} if judged else {})
@@ -74,7 +70,6 @@ def doc_images(doc: dict) -> list[Any]:
     return [_image(reference) for reference in doc.get("images") or []]
 
 
-logger = logging.getLogger(__name__)
 
 
 class EcomEvalResponseTask(OutcomeTask):
