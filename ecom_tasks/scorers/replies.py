@@ -80,13 +80,8 @@ def _keyed(text: str) -> tuple[str, list[int]]:
     chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        if char.isascii():
-            if char.isspace() or char in _MARKUP:
-                continue
-            chars.append(char.lower())
-            origin.append(index)
-            continue
-        for folded in unicodedata.normalize("NFKC", char).casefold():
+        # ASCII needs no NFKC (and most replies are ASCII: the shortcut keeps keying fast)
+        for folded in char.lower() if char.isascii() else unicodedata.normalize("NFKC", char).casefold():
             if not folded.isspace() and folded not in _MARKUP:
                 chars.append(folded)
                 origin.append(index)
