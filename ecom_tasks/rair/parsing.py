@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -602,13 +603,9 @@ def _dimension(region: str, decided: _Mention, mentions: list[_Mention]) -> str 
     if forms:
         return canonical_dimension(forms[0].dimension_text) or OTHER_DIMENSION
     line_end = region.find("\n", decided.end)
-    for match in _NAMED_MISMATCH.finditer(region, decided.end, len(region) if line_end < 0 else line_end):
-        if dimension := canonical_dimension(match.group(1)):
-            return dimension
-    for match in _DIMENSION_FIELD.finditer(region):
-        if dimension := canonical_dimension(match.group(1)):
-            return dimension
-    return None
+    named = _NAMED_MISMATCH.finditer(region, decided.end, len(region) if line_end < 0 else line_end)
+    found = (canonical_dimension(m.group(1)) for m in itertools.chain(named, _DIMENSION_FIELD.finditer(region)))
+    return next(filter(None, found), None)
 
 
 def _levels(mentions: list[_Mention]) -> str:
