@@ -76,22 +76,12 @@ _WORD = re.compile(r"(?<![A-Za-z])level[ \t_-]*#?[ \t]*([0-9]{1,2}|one|two|three
 #: Level names (Fig. 9's definitions and the paper's text; the Chinese prompt's names). They count
 #: only where a name can only be an answer: "the brand is irrelevant here" names no level.
 LEVEL_NAMES: dict[str, int] = {
-    "irrelevant": 1,
-    "completely irrelevant": 1,
-    "totally irrelevant": 1,
-    "partially irrelevant": 2,
-    "explicit mismatch": 2,
-    "closely relevant": 3,
-    "partial match": 3,
-    "perfectly relevant": 4,
-    "perfect match": 4,
-    "不相关": 1,
-    "完全不相关": 1,
-    "毫不相关": 1,
-    "部分不相关": 2,
-    "较相关": 3,
-    "比较相关": 3,
-    "完全相关": 4,
+    **dict.fromkeys(
+        ["irrelevant", "completely irrelevant", "totally irrelevant", "不相关", "完全不相关", "毫不相关"], 1
+    ),
+    **dict.fromkeys(["partially irrelevant", "explicit mismatch", "部分不相关"], 2),
+    **dict.fromkeys(["closely relevant", "partial match", "较相关", "比较相关"], 3),
+    **dict.fromkeys(["perfectly relevant", "perfect match", "完全相关"], 4),
 }
 _EN_NAMES = sorted((n for n in LEVEL_NAMES if n.isascii()), key=len, reverse=True)
 _ZH_NAMES = sorted((n for n in LEVEL_NAMES if not n.isascii()), key=len, reverse=True)
