@@ -1,18 +1,9 @@
 """Reading benchmark rows from a local file, a folder of files or a Hugging Face id.
 
-Every benchmark validates rows into its own canonical record; this module only
-gets the rows in and says *where* each came from, so that a bad value is
-reported as ``file:row:field``. CSV, Parquet and hub datasets are read with
-``datasets``; JSON Lines through :func:`ecom_tasks.files.json_lines` (see ``_json_lines``).
-
-Every local file is read as ``files.py`` reads: a FIFO, socket or device is a
-problem naming it (never a hang), and so is a file with no records. A folder
-contributes its data files (suffixes in any case); a data file there that is not
-a regular file, or a symlink leaving the folder, is a problem naming it. Data
-files in its real sub-folders are not read, and each is named in a warning; a
-symlinked sub-folder is never walked. A name that looks like a local path but
-does not exist is a "no such file" error, never a Hugging Face hub query (see
-:func:`looks_like_local_path`).
+Each row says where it came from, so a bad value is reported as ``file:row:field``. CSV, Parquet and
+hub datasets are read with ``datasets``; JSON Lines through :func:`ecom_tasks.files.json_lines`. Local
+files are read as ``files.py`` reads them (a FIFO, a symlink leaving the folder, a file with no records:
+a problem naming it); data files in a folder's sub-folders are not read, each named in a warning.
 """
 
 from __future__ import annotations
@@ -45,12 +36,7 @@ class SkippedFilesWarning(UserWarning):
     """A data file of a folder that was not read (in a sub-folder), named so nothing is dropped unseen."""
 
 
-_FORMAT_BY_SUFFIX = {
-    ".jsonl": "json",
-    ".json": "json",
-    ".csv": "csv",
-    ".parquet": "parquet",
-}
+_FORMAT_BY_SUFFIX = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
 @dataclass(frozen=True)
@@ -122,13 +108,13 @@ def _data_format(path: Path) -> str | None:
     return _FORMAT_BY_SUFFIX.get(path.suffix.lower())
 
 
+def _is_data_file(path: Path) -> bool:
+    return _data_format(path) is not None
+
+
 def refusal(path: Path | str, error: files.FileRefused) -> Problem:
     """A file ``files.py`` refused (a FIFO, a symlink leaving the folder...) as a ``file:0:-`` problem."""
     return Problem(str(path), 0, "-", str(error).removeprefix(f"{path}: "))
-
-
-def _is_data_file(path: Path) -> bool:
-    return _data_format(path) is not None
 
 
 def _folder_files(folder: Path) -> tuple[list[Path], list[Problem], list[Problem]]:
@@ -172,23 +158,16 @@ def _local_files(path: Path) -> tuple[list[Path], list[Problem]]:
     return found, skipped
 
 
-def _data_files(path: Path) -> list[Path]:
-    return _local_files(path)[0]
-
-
 def data_files(data: str | os.PathLike[str]) -> list[Path]:
     """The files :func:`load_rows` reads for a local file or folder (a folder's sub-folders are not read)."""
-    return _data_files(Path(os.fspath(data)).expanduser())
+    return _local_files(Path(os.fspath(data)).expanduser())[0]
 
 
 def _json_lines(path: Path, inside: Path | None) -> list[dict[str, Any]]:
     """The objects of a JSON Lines file; a broken line is a ``file:line`` problem (every one is listed).
 
-    Read with :func:`ecom_tasks.files.json_lines` rather than ``datasets``: each
-    line has to be parsed anyway to say which one is broken (not UTF-8, with its
-    byte offset; not JSON; nested too deep; a huge integer; ``NaN``), the values
-    stay as written (a column may mix a category id and a name, which an Arrow
-    schema refuses), and a small file does not pay for building an Arrow cache.
+    Not read with ``datasets``: each line is parsed anyway to say which one is broken, values stay as
+    written (a column may mix a category id and a name, which an Arrow schema refuses), and no cache is built.
     """
     values, problems = files.json_lines(path, inside=inside)
     records: list[dict[str, Any]] = []
@@ -295,11 +274,8 @@ def looks_like_local_path(data: str | os.PathLike[str]) -> bool:
 def load_rows(data: str | os.PathLike[str]) -> list[Row]:
     """Rows from a local file or folder, or from a Hugging Face dataset id.
 
-    A local folder contributes every data file in it (a warning names each data
-    file of its sub-folders, which are not read). A hub id needs network
-    access to that hub (the only network use; offline flags make it fail fast);
-    all its splits are read, each row getting a ``split`` column named after
-    its hub split unless it has one, like a local file's.
+    A hub id needs network access (the only network use; offline flags make it fail fast); all its splits
+    are read, each row getting a ``split`` column named after its hub split unless it has one.
     """
     path = Path(os.fspath(data)).expanduser()
     if path.exists():
@@ -353,20 +329,6 @@ def require_text(row: Row, field: str, problems: list[Problem], *, optional: boo
     return value.strip()
 
 
-def check_unique_ids(ids: list[tuple[Row, str]], problems: list[Problem]) -> None:
-    seen: dict[str, Row] = {}
-    for row, record_id in ids:
-        if record_id in seen:
-            first = seen[record_id]
-            problems.append(
-                Problem(
-                    row.source, row.index, "id", f"duplicate id {record_id!r} (first at {first.source}:{first.index})"
-                )
-            )
-        else:
-            seen[record_id] = row
-
-
 def read_id(row: Row, problems: list[Problem], field: str = "id") -> str:
     """The id in ``field`` (a non-empty string or integer), else "" and a problem."""
     raw = row.values.get(field)
@@ -381,21 +343,23 @@ def collect_records(
 ) -> list[RecordT]:
     """Run a benchmark's ``build(row, record_id, problems)`` over every row, adding to ``problems``.
 
-    Reads the ``id``, keeps a record only when its row added no problem, and
-    checks ids are unique. For data validated across several files (RMIR's
-    pool and queries); a single file goes through :func:`validate_records`.
+    Reads the ``id``, keeps a record only when its row added no problem, and checks ids are unique
+    (duplicates listed after the rows' own problems). :func:`validate_records` raises them.
     """
     records: list[RecordT] = []
-    ids: list[tuple[Row, str]] = []
+    duplicates: list[Problem] = []
+    first_row: dict[str, Row] = {}
     for row in rows:
         before = len(problems)
         record_id = read_id(row, problems)
-        if record_id:
-            ids.append((row, record_id))
+        first = first_row.setdefault(record_id, row) if record_id else row
+        if first is not row:
+            message = f"duplicate id {record_id!r} (first at {first.source}:{first.index})"
+            duplicates.append(Problem(row.source, row.index, "id", message))
         record = build(row, record_id, problems)
         if len(problems) == before:
             records.append(record)
-    check_unique_ids(ids, problems)
+    problems.extend(duplicates)
     return records
 
 
@@ -416,7 +380,7 @@ def _source_key(data: str | os.PathLike[str]) -> tuple[str, int, int]:
         stat = path.stat()
         return str(path.resolve()), stat.st_mtime_ns, stat.st_size
     if path.is_dir():
-        found = _data_files(path)
+        found = _local_files(path)[0]
         return str(path.resolve()), max(f.stat().st_mtime_ns for f in found), sum(f.stat().st_size for f in found)
     return str(data), 0, 0
 
@@ -431,9 +395,6 @@ def _validated(
 def load_validated(
     data: str | os.PathLike[str], validate: Callable[..., list[RecordT]], **options: Any
 ) -> list[RecordT]:
-    """``validate(load_rows(data), **options)``, read once per process while the source is unchanged.
-
-    Several tasks of one run (lm-eval's group members, Inspect's task list) read
-    the same file; records are frozen, so they are shared. Errors are not cached.
-    """
+    """``validate(load_rows(data), **options)``, read once per process while the source is unchanged
+    (several tasks of one run read the same file; records are frozen, so shared). Errors are not cached."""
     return list(_validated(_source_key(data), os.fspath(data), validate, tuple(sorted(options.items()))))

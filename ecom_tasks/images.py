@@ -1,21 +1,12 @@
 """Images in benchmark rows: resolved to what a model or embedder takes, checked with pillow at load time.
 
-Every benchmark with images (RAIR, EcomEval, RMIR) reads an image cell the same
-way: a path relative to the data file, a ``data:`` URI, an http(s) URL, a
-``datasets`` Image feature (``{"bytes", "path"}``) or a decoded PIL image from
-a hub dataset. A missing file or one pillow cannot decode fully is a
-``file:row:field`` problem, reported with the row's other problems.
-
-What a dataset may make us read (:class:`ImageAccess`): by default only files
-inside the data file's own folder. A path that leaves it (``../``, an absolute
-path, a symlink pointing out) and an http(s) URL are refused unless the user
-allows them (``allow_outside_images`` / ``allow_url_images``). An allowed URL
-is fetched here, at load time, with a size cap and a Content-Type check, and
-sent on as a ``data:`` URI, so a dead link is a load-time problem like a
-missing file, never a failure in the middle of a run. Every image opened with
-pillow is capped at :data:`MAX_IMAGE_PIXELS` (a decompression bomb is a problem,
-not a crash). Image files are opened as ``files.py`` opens files: a FIFO, socket,
-device or folder at an image path is a problem naming it, never a hang.
+An image cell (RAIR, EcomEval, RMIR) is a path relative to the data file, a ``data:`` URI, an http(s)
+URL, a ``datasets`` Image feature or a decoded PIL image. A missing, refused or undecodable image is a
+``file:row:field`` problem. By default (:class:`ImageAccess`) only files inside the data file's folder
+are read; paths leaving it and URLs need ``allow_outside_images`` / ``allow_url_images``. An allowed URL
+is fetched at load time (size cap, Content-Type check) and sent on as a ``data:`` URI, so a dead link
+fails at load, not mid-run. Pillow is capped at :data:`MAX_IMAGE_PIXELS`; files open as ``files.py``
+opens them (a FIFO at an image path is a problem naming it, never a hang).
 """
 
 from __future__ import annotations
@@ -132,16 +123,23 @@ def fetch_url_image(url: str) -> tuple[bytes | None, str | None]:
     return b"".join(chunks), None
 
 
-def _inside_path(value: str, row: Row, access: ImageAccess, problem) -> Path | None:
-    """The absolute path ``value`` names, relative to the data file's folder; None (and a problem) when it
-    leaves that folder without ``access.outside``. Decided before the target is touched, with the same
-    message whether it exists or not."""
+class _Refused(Exception):
+    """Why an image cell is refused (the message of its ``file:row:field`` problem)."""
+
+
+def _refuse_if(reason: str | None) -> None:
+    if reason:
+        raise _Refused(reason)
+
+
+def _inside_path(value: str, row: Row, access: ImageAccess) -> Path:
+    """The absolute path ``value`` names, relative to the data file's folder; refused when it leaves that
+    folder without ``access.outside`` (decided before the target is touched, same message whether it exists)."""
     base = row.base_dir
     path = Path(value)
     if not path.is_absolute() and not value.startswith("~"):
         if base is None:
-            problem(f"relative image path {value!r} but the data is not a local file to resolve it against")
-            return None
+            raise _Refused(f"relative image path {value!r} but the data is not a local file to resolve it against")
         path = base / path
     try:
         resolved = path.expanduser().resolve()  # symlinks followed: one pointing out leaves the folder too
@@ -149,8 +147,7 @@ def _inside_path(value: str, row: Row, access: ImageAccess, problem) -> Path | N
     except (OSError, RuntimeError):  # a symlink loop, an unreadable folder on the way
         resolved, inside = path, False
     if not inside and not access.outside:
-        problem(f"image path {value!r} {OUTSIDE_REFUSED}")
-        return None
+        raise _Refused(f"image path {value!r} {OUTSIDE_REFUSED}")
     return resolved
 
 
@@ -163,45 +160,39 @@ def resolve_image(
     an allowed URL is then fetched and returned as a data URI. ``access``: what beyond the dataset's
     folder may be read (see :class:`ImageAccess`); refused references are problems whatever ``check``.
     """
+    try:
+        return _resolve(value, row, check, access)
+    except _Refused as refused:
+        problems.append(Problem(row.source, row.index, field, str(refused)))
+        return None
 
-    def problem(message: str) -> None:
-        problems.append(Problem(row.source, row.index, field, message))
 
+def _resolve(value: Any, row: Row, check: bool, access: ImageAccess) -> str:
     if isinstance(value, dict):  # a datasets Image feature, not decoded
         raw = value.get("bytes")
         if isinstance(raw, (bytes, bytearray)):
-            reason = image_problem(bytes(raw)) if check else None
-            if reason:
-                problem(reason)
-                return None
+            _refuse_if(image_problem(bytes(raw)) if check else None)
             return bytes_to_data_uri(bytes(raw))
         if not value.get("path"):
-            problem("image object has neither bytes nor path")
-            return None
+            raise _Refused("image object has neither bytes nor path")
         value = str(value["path"])
     if hasattr(value, "save") and hasattr(value, "mode"):  # a decoded PIL image (hub datasets)
         if check and value.width * value.height > MAX_IMAGE_PIXELS:
-            problem(f"{value.width}x{value.height} pixels is over the limit of {MAX_IMAGE_PIXELS:,} pixels")
-            return None
+            raise _Refused(f"{value.width}x{value.height} pixels is over the limit of {MAX_IMAGE_PIXELS:,} pixels")
         buffer = io.BytesIO()
         value.save(buffer, format="PNG")
         return bytes_to_data_uri(buffer.getvalue())
     if not isinstance(value, str) or not value.strip():
-        problem(f"must be a path, URL or data: URI, got {value!r}")
-        return None
+        raise _Refused(f"must be a path, URL or data: URI, got {value!r}")
     value = value.strip()
     if value.lower().startswith(("http://", "https://")):
         if not access.urls:
-            problem(URL_REFUSED.format(cap=MAX_URL_IMAGE_BYTES // (1024 * 1024)))
-            return None
+            raise _Refused(URL_REFUSED.format(cap=MAX_URL_IMAGE_BYTES // (1024 * 1024)))
         if not check:
             return value  # never opened nor sent by this run
         raw, reason = fetch_url_image(value)
-        if raw is not None and not reason:
-            reason = image_problem(raw)
-        if reason or raw is None:  # fetch_url_image gives a reason whenever it gives no bytes
-            problem(reason or f"fetching {value} gave no bytes")
-            return None
+        _refuse_if(reason or (image_problem(raw) if raw is not None else f"fetching {value} gave no bytes"))
+        assert raw is not None  # fetch_url_image gives a reason whenever it gives no bytes
         return bytes_to_data_uri(raw)
     if value.startswith("data:"):
         if check:
@@ -209,22 +200,13 @@ def resolve_image(
                 header, payload = value.split(",", 1)
                 raw = base64.b64decode(payload, validate=True) if header.endswith(";base64") else payload.encode()
             except (ValueError, binascii.Error):
-                problem("malformed data: URI")
-                return None
-            reason = image_problem(raw)
-            if reason:
-                problem(reason)
-                return None
+                raise _Refused("malformed data: URI") from None
+            _refuse_if(image_problem(raw))
         return value
-    path = _inside_path(value, row, access, problem)
-    if path is None:
-        return None
+    path = _inside_path(value, row, access)
     if check:
         if not path.exists():
-            problem(f"image file not found: {path}")
-            return None
+            raise _Refused(f"image file not found: {path}")
         reason = image_problem(path)  # a FIFO or folder there: refused by name, never opened blocking
-        if reason:
-            problem(f"{path}: {reason}")
-            return None
+        _refuse_if(reason and f"{path}: {reason}")
     return str(path)

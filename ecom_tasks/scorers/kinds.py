@@ -107,13 +107,9 @@ class Rankings:
 
 @dataclass(frozen=True)
 class RubricGrades:
-    """Judge grades on the 0..``RUBRIC_MAX`` rubric, one per graded item, with each item's category
-    and task, and whether the item belongs to the benchmark's multimodal part (judge failures are not
-    in here: they are counted apart, never a grade).
-
-    ``multimodal`` splits the headline as EcomEval's paper does: ``score`` averages the categories of
-    the text items (Table 2), ``score_multimodal`` the tasks of the multimodal items (Table 4). Empty:
-    every item is a text item.
+    """Judge grades on the 0..``RUBRIC_MAX`` rubric, one per graded item (judge failures are counted
+    apart), with each item's category, task and whether it is multimodal (empty: all text items):
+    ``score`` averages the text categories (EcomEval Table 2), ``score_multimodal`` the multimodal tasks (Table 4).
     """
 
     grades: Sequence[float]
@@ -141,22 +137,6 @@ def _acc2(data: LabelPairs) -> float:
     return binarized_accuracy(data.gold, data.pred, data.positive, data.negative, sample_weight=data.weights)
 
 
-def _acc4(data: LabelPairs) -> float:
-    return accuracy(data.gold, data.pred, sample_weight=data.weights)
-
-
-def _macro_f1(data: LabelPairs) -> float:
-    return macro_f1(data.gold, data.pred, data.labels, sample_weight=data.weights)
-
-
-def _acc(data: ChoiceRuns) -> float:
-    return data.accuracy_ci[0]
-
-
-def _acc_ci(data: ChoiceRuns) -> float:
-    return data.accuracy_ci[1]
-
-
 def recall_at(k: int) -> MetricSpec:
     """``recall@k`` averaged over queries with a relevant document (plugins may register other k)."""
     return MetricSpec(
@@ -177,14 +157,6 @@ def ndcg_at(k: int) -> MetricSpec:
     )
 
 
-def _mrr(data: Rankings) -> float:
-    return mean_over_queries(reciprocal_rank(data.ranked, data.qrels))
-
-
-def _rubric_items(data: RubricGrades) -> float:
-    return float(np.mean([rubric_to_100(g) for g in data.grades]))
-
-
 def _rubric_category_macro(data: RubricGrades) -> float:
     values, categories, _ = data.part(multimodal=False)
     return float(_group_means(categories, values)[1].mean()) if values.size else NAN
@@ -197,13 +169,23 @@ def _rubric_multimodal_task_macro(data: RubricGrades) -> float:
 
 BUILTIN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("acc2", LABELS, _acc2, description="Acc@2: accuracy on the binary split (positive labels vs the rest)"),
-    MetricSpec("acc4", LABELS, _acc4, description="Acc@K: exact-label accuracy (RAIR: K = 4 levels)"),
-    MetricSpec("macro_f1", LABELS, _macro_f1, description="Macro-F1 over the label set (zero_division=0)"),
-    MetricSpec("acc", CHOICE_RUNS, _acc, description="mean accuracy over runs"),
+    MetricSpec(
+        "acc4",
+        LABELS,
+        lambda data: accuracy(data.gold, data.pred, sample_weight=data.weights),
+        description="Acc@K: exact-label accuracy (RAIR: K = 4 levels)",
+    ),
+    MetricSpec(
+        "macro_f1",
+        LABELS,
+        lambda data: macro_f1(data.gold, data.pred, data.labels, sample_weight=data.weights),
+        description="Macro-F1 over the label set (zero_division=0)",
+    ),
+    MetricSpec("acc", CHOICE_RUNS, lambda data: data.accuracy_ci[0], description="mean accuracy over runs"),
     MetricSpec(
         "acc_ci",
         CHOICE_RUNS,
-        _acc_ci,
+        lambda data: data.accuracy_ci[1],
         higher_is_better=False,
         description="half-width of the Student-t CI of acc over runs",
     ),
@@ -212,7 +194,7 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         "mrr",
         RANKING,
-        _mrr,
+        lambda data: mean_over_queries(reciprocal_rank(data.ranked, data.qrels)),
         description="reciprocal rank of the first relevant item in the ranking, averaged over queries",
     ),
     ndcg_at(10),
@@ -229,7 +211,10 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
         description="mean over the multimodal tasks present of each task's mean grade, 0-100 (EcomEval Table 4's Average)",
     ),
     MetricSpec(
-        "score_items", RUBRIC, _rubric_items, description="mean grade over all graded items, 0-3 mapped onto 0-100"
+        "score_items",
+        RUBRIC,
+        lambda data: float(np.mean([rubric_to_100(g) for g in data.grades])),
+        description="mean grade over all graded items, 0-3 mapped onto 0-100",
     ),
 )
 
