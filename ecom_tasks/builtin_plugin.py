@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from ecom_tasks.data import fixtures_dir
@@ -42,17 +43,13 @@ def ecom_tasks_datasets():
         DatasetSpec(
             name="rair",
             description="RAIR query-item records (subset, query, item text, image, industry, intent, L1-L4 label, rule_ids, language)",
-            load=lambda data, image_access=DEFAULT_ACCESS: load_rair(
-                data, check_images=True, image_access=image_access
-            ),
+            load=partial(load_rair, check_images=True),
             default_data=lambda: fixtures_dir("rair"),
         ),
         DatasetSpec(
             name="ecomeval",
             description="EcomEval (Shopee) records (category, task, language, question, reference, images, difficulty)",
-            load=lambda data, image_access=DEFAULT_ACCESS: load_ecomeval(
-                data, check_images=True, image_access=image_access
-            ),
+            load=partial(load_ecomeval, check_images=True),
             default_data=ecomeval_fixture_file,
         ),
         DatasetSpec(

@@ -130,16 +130,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             records = (
                 spec.load(data, image_access=access) if access != DEFAULT_ACCESS and takes_access else spec.load(data)
             )
-        except DataValidationError as exc:
+        except EcomTasksError as exc:  # not a DataValidationError: a file refused outside the row reader
             _print_data_warnings(caught)
-            for problem in exc.problems:
-                print(problem, file=sys.stderr)
-            print(f"INVALID: {len(exc.problems)} problem(s) in {data}", file=sys.stderr)
-            return 1
-        except EcomTasksError as exc:  # a file refused outside the row reader (e.g. a loader's own file)
-            _print_data_warnings(caught)
-            print(exc, file=sys.stderr)
-            print(f"INVALID: {data}", file=sys.stderr)
+            problems = exc.problems if isinstance(exc, DataValidationError) else None
+            for line in [str(exc)] if problems is None else problems:
+                print(line, file=sys.stderr)
+            how_many = "" if problems is None else f"{len(problems)} problem(s) in "
+            print(f"INVALID: {how_many}{data}", file=sys.stderr)
             return 1
     _print_data_warnings(caught)
     counts = collections.Counter(

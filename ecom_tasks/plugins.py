@@ -1,10 +1,7 @@
 """The plugin manager: every plugin under the ``ecom_tasks`` entry points, our built-ins included.
 
-ecom-tasks is its own first plugin (entry point ``builtin`` ->
-``ecom_tasks.builtin_plugin``), so its metrics, datasets, lm-eval folders and
-baseline responders arrive through the same hooks as a third party's. This
-module only knows the hook specifications; what a plugin contributes is found
-at run time.
+ecom-tasks is its own first plugin (entry point ``builtin`` -> ``ecom_tasks.builtin_plugin``), so its
+metrics, datasets, lm-eval folders and baseline responders arrive through the same hooks as a third party's.
 """
 
 from __future__ import annotations
@@ -65,19 +62,20 @@ def _unique_by_name(hook: str, named: Iterable[tuple[str, str, Any]]) -> dict[st
     return merged
 
 
-def _specs(
-    hook: str, spec_type: type[hookspecs.MetricSpec] | type[hookspecs.DatasetSpec]
-) -> Iterator[tuple[str, str, Any]]:
-    for plugin, specs in contributions(hook):
-        for spec in specs:
-            if not isinstance(spec, spec_type):
-                raise TypeError(f"{hook}: plugin {plugin!r} returned {spec!r}, not a {spec_type.__name__}")
-            yield plugin, spec.name, spec
+def _specs(hook: str, spec_type: type[hookspecs.MetricSpec] | type[hookspecs.DatasetSpec]) -> dict[str, Any]:
+    def named() -> Iterator[tuple[str, str, Any]]:
+        for plugin, specs in contributions(hook):
+            for spec in specs:
+                if not isinstance(spec, spec_type):
+                    raise TypeError(f"{hook}: plugin {plugin!r} returned {spec!r}, not a {spec_type.__name__}")
+                yield plugin, spec.name, spec
+
+    return _unique_by_name(hook, named())
 
 
 def metric_specs() -> dict[str, hookspecs.MetricSpec]:
     """Every registered metric by name; a name registered twice is an error naming both plugins."""
-    return _unique_by_name("ecom_tasks_metrics", _specs("ecom_tasks_metrics", hookspecs.MetricSpec))
+    return _specs("ecom_tasks_metrics", hookspecs.MetricSpec)
 
 
 def parse_metric_names(names: str | Sequence[str] | None) -> list[str] | None:
@@ -125,7 +123,7 @@ def retrievers() -> dict[str, Callable[..., Any]]:
 def datasets() -> dict[str, hookspecs.DatasetSpec]:
     """Every registered dataset by name; a name registered twice (a plugin's ``rair`` over ours too) is an
     error naming both plugins, never a silent replacement of a validator."""
-    return _unique_by_name("ecom_tasks_datasets", _specs("ecom_tasks_datasets", hookspecs.DatasetSpec))
+    return _specs("ecom_tasks_datasets", hookspecs.DatasetSpec)
 
 
 def lm_eval_task_dirs() -> list[str]:
@@ -144,8 +142,5 @@ def baseline_responders() -> list[Callable[[Messages], str | None]]:
 
 def baseline_reply(messages: Messages) -> str:
     """The offline baseline's reply: the first responder that recognises the prompt answers it."""
-    for responder in baseline_responders():
-        reply = responder(messages)
-        if reply is not None:
-            return reply
-    return FALLBACK_REPLY
+    replies = (responder(messages) for responder in baseline_responders())
+    return next((reply for reply in replies if reply is not None), FALLBACK_REPLY)

@@ -1,16 +1,9 @@
 """How an ``EcomTasksError`` (bad data, a missing setting) reaches the user: a short message, not a traceback.
 
-Our own commands (``ecom-tasks``, ``ecom-lm-eval``) catch it with
-:func:`short_errors`. For commands we do not own (``inspect eval``, plain
-``lm_eval``) the exception leaves the framework uncaught, so
-:func:`install_excepthook` (run when Inspect imports our entry point and when
-lm-eval imports our task folder) puts a ``sys.excepthook`` in front of the
-current one: an ``EcomTasksError`` (also inside an exception group or as the
-explicit cause of another exception) is printed as its message and the
-process exits 1, as for any uncaught exception; anything else goes to the
-previous hook unchanged (Inspect's own prints its ``PrerequisiteError`` and
-tracebacks as before). This is plain Python, so no private class of Inspect
-(``inspect_ai._util.error.PrerequisiteError``) is needed.
+Our own commands catch it with :func:`short_errors`. For ``inspect eval`` and plain ``lm_eval`` it leaves
+the framework uncaught, so :func:`install_excepthook` (run when either imports our entry point) puts a
+``sys.excepthook`` in front of the current one: an ``EcomTasksError`` (also inside an exception group or
+as the explicit cause of another) prints its message and exits 1; anything else goes to the previous hook.
 """
 
 from __future__ import annotations
@@ -63,7 +56,12 @@ def short_errors() -> Iterator[None]:
         sys.exit(1)
 
 
-def _hook(previous):
+def install_excepthook() -> None:
+    """Print an uncaught ``EcomTasksError`` as its message (idempotent; other exceptions unchanged)."""
+    previous = sys.excepthook
+    if getattr(previous, "ecom_tasks_short_errors", False):
+        return
+
     def excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         error = find_user_error(exc)
         if error is None:
@@ -72,10 +70,4 @@ def _hook(previous):
             print(user_message(error), file=sys.stderr)
 
     excepthook.ecom_tasks_short_errors = True  # type: ignore[attr-defined]
-    return excepthook
-
-
-def install_excepthook() -> None:
-    """Print an uncaught ``EcomTasksError`` as its message (idempotent; other exceptions unchanged)."""
-    if not getattr(sys.excepthook, "ecom_tasks_short_errors", False):
-        sys.excepthook = _hook(sys.excepthook)
+    sys.excepthook = excepthook

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    GenerateConfig,
-    ModelAPI,
-    ModelOutput,
-    ModelUsage,
-    modelapi,
-)
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ecom_tasks.plugins import baseline_reply
@@ -44,12 +37,9 @@ class EcomBaselineAPI(ModelAPI):
         messages = [(message.role, message.text) for message in input]
         reply = baseline_reply(messages)
         output = ModelOutput.from_content(model=f"ecom/{self.model_name}", content=reply)
-        prompt_tokens = sum(len(text.split()) for _, text in messages)
-        completion_tokens = len(reply.split())
+        prompt, completion = sum(len(text.split()) for _, text in messages), len(reply.split())
         # Usage is given so Inspect needs no tokenizer (and no download) to count.
-        output.usage = ModelUsage(
-            input_tokens=prompt_tokens, output_tokens=completion_tokens, total_tokens=prompt_tokens + completion_tokens
-        )
+        output.usage = ModelUsage(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion)
         return output
 
 

@@ -1,14 +1,9 @@
 """``ecom-lm-eval``: the ``lm_eval`` command with ecom-tasks' task folders and models added.
 
-Accepts every ``lm_eval`` argument. Our task folder and every plugin's
-folder are added to ``--include_path`` (lm-eval takes one path there and
-does not split it), and ``ecom-baseline`` is registered as a model.
-``--model local-chat-completions`` runs ``ecom-chat-completions``, the same
-model with the same arguments, except that a prompt longer than the server's
-context is a counted failure rather than the end of the run, and the output
-limit is the server's unless ``max_gen_toks`` is set (``chat_completions.py``). A task
-name lm-eval does not know is one line naming the task meant
-(``--tasks rair_hrd``: did you mean rair_hard?), not lm-eval's traceback.
+Accepts every ``lm_eval`` argument; adds our and plugins' folders to ``--include_path`` and registers
+``ecom-baseline``. ``--model local-chat-completions`` runs ``ecom-chat-completions`` (``chat_completions.py``:
+a prompt over the context is a counted failure, the output limit is the server's). An unknown task name
+is one line naming the task meant (``--tasks rair_hrd``: did you mean rair_hard?), not a traceback.
 """
 
 from __future__ import annotations

@@ -41,14 +41,11 @@ class EcomBaselineLM(LM):
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         replies = []
         for request in requests:
-            context = request.args[0]
-            reply = baseline_reply(self._messages(context))
-            replies.append(reply)
-            self.cache_hook.add_partial("generate_until", request.args, reply)
+            replies.append(baseline_reply(self._messages(request.args[0])))
+            self.cache_hook.add_partial("generate_until", request.args, replies[-1])
         return replies
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError("ecom-baseline only answers generate_until tasks (all ecom-tasks tasks are)")
 
-    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError("ecom-baseline only answers generate_until tasks (all ecom-tasks tasks are)")
+    loglikelihood_rolling = loglikelihood

@@ -1,26 +1,14 @@
 """A panel of judges, each a model role, answering a Sample's own (multimodal) input: the votes of
 a dataset-construction stage.
 
-``panel_generate(judges=5, role_prefix="judge", temperature=0.85)`` asks the
-roles ``judge_1`` .. ``judge_5`` (each falls back to the evaluated model when
-the run does not bind it, so one ``--model`` is a panel of one model's
-samples and ``--model-role judge_2=...`` mixes providers). Every judge gets
-the Sample's input messages (images included) at the given temperature and
-its own output limit. A reply the task's ``parse`` cannot read, or one cut
-off by a limit, is asked once more with the rules of
-:func:`ecom_tasks.scorers.judge.run_judge` (the reminder is the task's own).
+``panel_generate(judges=5)`` asks the roles ``judge_1`` .. ``judge_5`` (each falls back to the evaluated
+model, so one ``--model`` is a panel of one model's samples; ``--model-role judge_2=...`` mixes
+providers). An unreadable or cut-off reply is asked again as :func:`ecom_tasks.scorers.judge.run_judge`
+does. Replies go to the sample store under :data:`PANEL_KEY`, where the scorer parses them again (so
+``inspect score`` re-derives the votes with no model call); the sample's output is the first judge's.
 
-The replies go to the sample store under :data:`PANEL_KEY` (judge role ->
-``{"model", "reply", "replies", "stop_reasons", "failed"}``), where the task's
-scorer reads and parses them again, so ``inspect score`` re-derives the votes
-from a log with no model call. The sample's own output is the first judge's
-last reply.
-
-Judges of one model at a temperature above 0 sample independently, which is
-the point of self-consistency. So the panel asks without Inspect's cache by
-default (a cached reply would make five judges of one model one judge), and
-with a ``seed`` each judge gets ``seed + its number`` (one seed for all would
-make their samples identical).
+Judges of one model sample independently (self-consistency), so the panel asks without Inspect's cache
+by default and, with a ``seed``, each judge gets ``seed + its number``.
 """
 
 from __future__ import annotations
@@ -102,9 +90,7 @@ def panel_generate(
     Without ``parse`` every reply is taken as it is.
     """
     roles = judge_roles(judges, role_prefix)
-
-    def accept(reply: str) -> Any:
-        return parse(reply) if parse is not None else reply
+    accept: Callable[[str], Any] = parse or (lambda reply: reply)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         asks: dict[str, Ask] = {}
