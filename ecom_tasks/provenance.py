@@ -1,22 +1,11 @@
 """What a run ran on and under which protocol: the facts every task records with its results.
 
-:func:`task_metadata` is the one place these facts are assembled (the Inspect
-adapters put it in ``Task.metadata``, which the log keeps as ``eval.metadata``):
-
-- ``benchmark``, ``task_version`` (bumped when scores stop being comparable),
-  ``prompt_version`` (the wording the model saw);
-- ``data_location``: the ``data`` argument as given, or ``ecom_tasks/fixtures/<benchmark>``
-  for the bundled fixtures;
-- ``data_sha256`` for local data: the SHA-256 of the data file (what ``sha256sum FILE``
-  prints), or for a folder the SHA-256 of ``sha256sum``'s listing of its data files
-  (``<hex>  <name>`` lines sorted by name; the files :func:`ecom_tasks.data.data_files`
-  reads, so images and sub-folders are not hashed);
-- ``data_revision`` for a Hugging Face id: the commit the ``datasets`` library resolves
-  (absent when it cannot tell);
-- the settings that define the protocol, as each adapter names them.
-
-``ecom-tasks report`` reads ``data_location`` and ``data_sha256`` / ``data_revision``
-(``ecom_tasks/report/runs.py``) to say what each row was run on.
+:func:`task_metadata` assembles them (the Inspect adapters put it in ``Task.metadata``, the log's
+``eval.metadata``; docs/reports.md describes them): benchmark, task and prompt versions,
+``data_location`` (as given, or ``ecom_tasks/fixtures/<benchmark>``), ``data_sha256`` (what
+``sha256sum FILE`` prints; for a folder, the SHA-256 of the ``<hex>  <name>`` listing of the data
+files :func:`ecom_tasks.data.data_files` reads, sorted by name), or a hub id's ``data_revision``, and
+the protocol settings. ``ecom-tasks report`` reads them (``ecom_tasks/report/runs.py``).
 """
 
 from __future__ import annotations

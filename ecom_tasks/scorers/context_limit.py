@@ -99,10 +99,6 @@ def _text(error: str | Mapping[str, Any]) -> str:
     return str(error)
 
 
-def _known(found: ContextExceeded) -> int:
-    return sum(value is not None for value in (found.prompt_tokens, found.context_tokens, found.completion_tokens))
-
-
 def context_exceeded(error: str | Mapping[str, Any] | None) -> ContextExceeded | None:
     """The refusal described by a server's error text or JSON body, or None when it is another error."""
     if not error:
@@ -125,16 +121,17 @@ def from_exception(exc: BaseException) -> ContextExceeded | None:
         status = getattr(current, "status_code", None) or getattr(current, "status", None)
         body = getattr(current, "body", None)
         if status in (400, 413) or (status is None and isinstance(body, Mapping)):
-            for error in (body if isinstance(body, Mapping) else None, getattr(current, "provider_message", None)):
-                found = context_exceeded(error)
-                if found is not None:
-                    candidates.append(found)
-            found = context_exceeded(str(current))
-            if found is not None:
-                candidates.append(found)
+            errors = (body if isinstance(body, Mapping) else None, getattr(current, "provider_message", None))
+            candidates += filter(None, (context_exceeded(error) for error in (*errors, str(current))))
         current = current.__cause__ or current.__context__
     # The SDK's error keeps the JSON body (llama.cpp's token counts); wrappers keep only its message.
-    return max(candidates, key=_known, default=None)
+    return max(
+        candidates,
+        key=lambda found: sum(
+            n is not None for n in (found.prompt_tokens, found.context_tokens, found.completion_tokens)
+        ),
+        default=None,
+    )
 
 
 def as_reply(exceeded: ContextExceeded) -> str:
@@ -144,16 +141,12 @@ def as_reply(exceeded: ContextExceeded) -> str:
 
 def from_reply(reply: str | None) -> str | None:
     """The description a reply made by :func:`as_reply` carries, else None."""
-    if reply and reply.startswith(REPLY_MARKER):
-        return reply[len(REPLY_MARKER) :]
-    return None
+    return reply.removeprefix(REPLY_MARKER) if reply and reply.startswith(REPLY_MARKER) else None
 
 
 def rate(outcomes: Sequence[Mapping[str, float]]) -> float:
     """The share of outcomes whose prompt did not fit (nan for none)."""
-    if not outcomes:
-        return float("nan")
-    return sum(float(o.get(CONTEXT_EXCEEDED, 0.0)) for o in outcomes) / len(outcomes)
+    return sum(float(o.get(CONTEXT_EXCEEDED, 0.0)) for o in outcomes) / len(outcomes) if outcomes else float("nan")
 
 
 def with_rate(

@@ -98,13 +98,9 @@ def within_context(inner: Solver) -> Solver:
 
 @score_reducer  # no explicit name: Inspect namespaces it (ecom_tasks/outcome_mean) like our other objects
 def outcome_mean() -> ScoreReducer:
-    """Inspect's ``mean`` reducer, minus the work when there is nothing to reduce.
-
-    Inspect reduces every score across epochs, also with one epoch and also for
-    each live metric update; for our dict-valued outcomes its key-by-key
-    ``statistics.mean`` was most of our per-sample overhead. One score is
-    returned as it is; several are reduced by Inspect's own ``mean``.
-    """
+    """Inspect's ``mean`` reducer, minus the work when there is nothing to reduce: Inspect reduces every
+    score, also with one epoch and for each live metric update, and its key-by-key ``statistics.mean``
+    was most of our per-sample overhead. One score is returned as it is."""
     mean = mean_score()
 
     def reduce(scores: list[Score]) -> Score:
