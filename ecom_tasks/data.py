@@ -142,12 +142,9 @@ def _folder_files(folder: Path) -> tuple[list[Path], list[Problem], list[Problem
 def _local_files(path: Path) -> tuple[list[Path], list[Problem]]:
     """The files :func:`load_rows` reads from the local ``path`` (a refused or missing one, or a folder
     without data files, is a problem naming it), and the skipped data files of a folder's sub-folders."""
-    if not path.is_dir():
-        try:
-            return [files.regular_file(path)], []
-        except files.FileRefused as error:
-            raise DataValidationError([refusal(path, error)]) from None
     try:
+        if not path.is_dir():
+            return [files.regular_file(path)], []
         found, refused, skipped = _folder_files(path)
     except files.FileRefused as error:
         raise DataValidationError([refusal(path, error)]) from None
@@ -231,28 +228,24 @@ def _load_file(path: Path, inside: Path | None = None) -> list[Row]:
         files.regular_file(path, inside=inside)
         if not path.stat().st_size:
             raise DataValidationError([Problem(str(path), 0, "-", "no records: the file is empty")])
-        rows = _read_rows(path, fmt, inside)
+        if fmt == "json":
+            values: Iterable[Any] = _json_lines(path, inside)
+        else:
+            import datasets
+
+            try:
+                values = datasets.load_dataset(fmt, data_files=str(path), split="train")
+            except Exception as exc:  # datasets raises many types for unreadable input
+                found = _csv_problem(path, inside) if fmt == "csv" else None
+                cause = exc.__cause__ or exc
+                why = f"could not be read as {fmt}: {type(cause).__name__}: {cause}"
+                raise DataValidationError([found or Problem(str(path), 0, "-", why)]) from exc
     except files.FileRefused as error:
         raise DataValidationError([refusal(path, error)]) from None
+    rows = [Row(str(path), index, dict(row)) for index, row in enumerate(values, start=1)]
     if not rows:
         raise DataValidationError([_no_rows(path)])
     return rows
-
-
-def _read_rows(path: Path, fmt: str, inside: Path | None) -> list[Row]:
-    if fmt == "json":
-        return [Row(str(path), index, values) for index, values in enumerate(_json_lines(path, inside), start=1)]
-    import datasets
-
-    try:
-        dataset = datasets.load_dataset(fmt, data_files=str(path), split="train")
-    except Exception as exc:  # datasets raises many types for unreadable input
-        found = _csv_problem(path, inside) if fmt == "csv" else None
-        cause = exc.__cause__ or exc
-        raise DataValidationError(
-            [found or Problem(str(path), 0, "-", f"could not be read as {fmt}: {type(cause).__name__}: {cause}")]
-        ) from exc
-    return [Row(str(path), index, dict(values)) for index, values in enumerate(dataset, start=1)]
 
 
 #: A Hugging Face dataset id: ``name`` or ``owner/name``.

@@ -1,14 +1,10 @@
 # Hook specifications are signatures only (pluggy never runs their bodies), so their bodies are empty.
 # mypy: disable-error-code="empty-body"
-"""pluggy hook specifications: what third-party plugins can add to ecom-tasks.
+"""pluggy hook specifications: what third-party plugins (entry-point group ``ecom_tasks``) can add.
 
-Plugins are modules or objects exposed under the ``ecom_tasks`` entry-point
-group. Inspect already discovers third-party ``@task``/``@scorer``s through
-its own ``inspect_ai`` entry points, so these hooks only cover what the
-frameworks lack: metrics that every benchmark of a kind computes, RMIR
-retrievers, lm-eval task folders (lm-eval 0.4 has no task plugin discovery),
-datasets with schemas, and baseline responders. ecom-tasks registers its own
-built-ins through the same hooks.
+Inspect finds third-party ``@task``/``@scorer``s itself, so these hooks cover only what the frameworks
+lack: metrics of a kind, RMIR retrievers, lm-eval task folders (lm-eval 0.4 has no task plugin
+discovery), datasets with schemas and baseline responders. Our built-ins use the same hooks.
 """
 
 from __future__ import annotations
@@ -26,11 +22,9 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """A dataset a plugin contributes: ``load(data)`` returns validated records
-    (raising ``ecom_tasks.data.DataValidationError`` with file:row:field problems).
-    A dataset with images may also take ``image_access`` (an ``ecom_tasks.images.ImageAccess``):
-    ``ecom-tasks validate --allow-outside-images / --allow-url-images`` passes it, and only then.
-    A name already registered (ours included) is an error naming both plugins."""
+    """A dataset a plugin contributes: ``load(data)`` returns validated records (or raises
+    ``DataValidationError``); one with images may take ``image_access`` (an ``ImageAccess``), which
+    ``ecom-tasks validate --allow-outside-images / --allow-url-images`` passes, and only then."""
 
     name: str
     description: str

@@ -69,23 +69,16 @@ def _written(folder: Path) -> list[Path]:
     return files.folder_files(folder, match=lambda p: p.name.endswith((".yaml", TEMPLATE)))
 
 
-def _text(path: Path) -> str | None:
-    try:
-        return files.read_text(path, inside=path.parent)
-    except FileRefused:
-        return None
-
-
-def stale_files(folder: Path, files: Mapping[str, str]) -> list[str]:
-    """Differences between ``folder``'s generated files and ``files`` (name -> text), as readable lines."""
+def stale_files(folder: Path, rendered: Mapping[str, str]) -> list[str]:
+    """Differences between ``folder``'s generated files and ``rendered`` (name -> text), as readable lines."""
     problems = []
-    for name, text in files.items():
-        current = _text(folder / name)
-        if current is None:
+    for name, text in rendered.items():
+        try:
+            if files.read_text(folder / name, inside=folder) != text:
+                problems.append(f"differs: {name}")
+        except FileRefused:
             problems.append(f"missing: {name}")
-        elif current != text:
-            problems.append(f"differs: {name}")
-    problems += [f"not generated: {p.name}" for p in _written(folder) if p.name not in files]
+    problems += [f"not generated: {p.name}" for p in _written(folder) if p.name not in rendered]
     return problems
 
 

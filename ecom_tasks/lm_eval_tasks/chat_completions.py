@@ -1,15 +1,8 @@
-"""lm-eval model ``ecom-chat-completions``: lm-eval's ``local-chat-completions`` with two fixes for real servers.
-
-- A prompt longer than the server's context (HTTP 400/413 that :mod:`ecom_tasks.scorers.context_limit`
-  recognises) is answered with a marked reply the task counts as ``context_exceeded``, naming the
-  prompt length and the context where the server says them. ``local-chat-completions`` retries every
-  400 and then aborts the whole run without a results file.
-- The output limit is the server's unless the user sets one (``--gen_kwargs max_gen_toks=N`` or
-  ``--model_args max_gen_toks=N``): ``local-chat-completions`` always sends ``max_tokens``, and a
-  limit above what is left of a model's context makes vLLM refuse every request.
-
-``ecom-lm-eval --model local-chat-completions`` runs this class (it takes the same arguments); with
-plain ``lm_eval`` name it after importing ``ecom_tasks.lm_eval_tasks`` (``task_manager()`` does).
+"""lm-eval model ``ecom-chat-completions``: lm-eval's ``local-chat-completions`` with two fixes for real
+servers (docs/running.md): a prompt longer than the server's context (a 400/413 that
+:mod:`ecom_tasks.scorers.context_limit` recognises) is a marked reply counted as ``context_exceeded``, where
+``local-chat-completions`` retries and then aborts the run; and no ``max_tokens`` is sent unless the user sets
+``max_gen_toks`` (a limit above what is left of the context makes vLLM refuse every request).
 """
 
 from __future__ import annotations
