@@ -42,21 +42,10 @@ INTENTS = ("DJ", "ER", "SS", "QA", "NC", "MA")
 #: copy, so the last five are our reconstruction (see README "Deviations").
 #: These are the rows of per-industry reports; a record's ``industry`` may be
 #: any other text too (see :func:`canonical_industry`).
-INDUSTRIES = (
-    "Fashion & Apparel",
-    "Home Furnishing",
-    "Daily Consumer Goods",
-    "Toys & Trendy Items",
-    "Food & Fresh Products",
-    "Automotive",
-    "Healthcare",
-    "Industrial & Agricultural",
-    "Customized Services",
-    "Beauty & Cosmetics",
-    "Consumer Electronics",
-    "Home Appliances",
-    "Sports & Outdoors",
-    "Mother & Baby",
+INDUSTRIES = tuple(
+    "Fashion & Apparel|Home Furnishing|Daily Consumer Goods|Toys & Trendy Items|Food & Fresh Products|Automotive|"
+    "Healthcare|Industrial & Agricultural|Customized Services|Beauty & Cosmetics|Consumer Electronics|"
+    "Home Appliances|Sports & Outdoors|Mother & Baby".split("|")
 )
 
 #: Chinese industry names (as the released data may write them) -> the English name in
@@ -84,157 +73,39 @@ _INDUSTRY_LOOKUP.update({alias.casefold(): name for alias, name in INDUSTRY_ALIA
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 #: The 16 intent dimensions of the rule system (Table 8), in the table's order.
-DIMENSIONS = (
-    "Category",
-    "Style",
-    "Special",
-    "Audience",
-    "Bundle",
-    "Season",
-    "Color",
-    "Brand",
-    "Material",
-    "Component",
-    "Specification",
-    "IP",
-    "Function",
-    "Attributes",
-    "Year",
-    "Store",
+DIMENSIONS = tuple(
+    "Category Style Special Audience Bundle Season Color Brand Material Component Specification IP Function "
+    "Attributes Year Store".split()
 )
-DIMENSION_NAMES_ZH = {
-    "Category": "类目",
-    "Style": "风格",
-    "Special": "特殊需求",
-    "Audience": "人群",
-    "Bundle": "套装",
-    "Season": "季节",
-    "Color": "颜色",
-    "Brand": "品牌",
-    "Material": "材质",
-    "Component": "配件",
-    "Specification": "规格",
-    "IP": "IP",
-    "Function": "功能",
-    "Attributes": "属性",
-    "Year": "年份",
-    "Store": "店铺",
-}
+DIMENSION_NAMES_ZH = dict(
+    zip(DIMENSIONS, "类目 风格 特殊需求 人群 套装 季节 颜色 品牌 材质 配件 规格 IP 功能 属性 年份 店铺".split())
+)
 
 #: A dimension named with a trailing "mismatch" word ("Brand mismatch", "颜色不符").
 _MISMATCH_SUFFIX = re.compile(r"\s*(mismatch(?:ed)?|conflict|不匹配|不符合?|不一致|冲突)\s*$", re.IGNORECASE)
 
 #: Names a model may use for a dimension: Table 8 names, the key attributes of
 #: the Fig. 9 prompt (which name some dimensions differently) and Chinese names.
-_ALIASES: dict[str, tuple[str, ...]] = {
-    "Category": ("category", "categories", "product type", "类目", "品类", "类别", "商品类型", "产品类型"),
-    "Style": (
-        "style",
-        "style details",
-        "style detail",
-        "design",
-        "pattern",
-        "fashion style",
-        "风格",
-        "款式",
-        "款式细节",
-        "设计",
-        "图案",
-        "版型",
-    ),
-    "Special": (
-        "special",
-        "special needs",
-        "special need",
-        "price",
-        "promotion",
-        "特殊",
-        "特殊需求",
-        "价格",
-        "促销",
-        "新品",
-    ),
-    "Audience": (
-        "audience",
-        "target audience",
-        "gender",
-        "age",
-        "age group",
-        "人群",
-        "适用人群",
-        "目标人群",
-        "性别",
-        "年龄",
-        "年龄段",
-    ),
-    "Bundle": (
-        "bundle",
-        "set",
-        "set/single",
-        "set single",
-        "single",
-        "quantity",
-        "套装",
-        "套装/单品",
-        "单品",
-        "数量",
-        "件数",
-    ),
-    "Season": ("season", "seasonal", "季节", "季节性"),
-    "Color": ("color", "colour", "颜色", "色彩", "颜色款式"),
-    "Brand": ("brand", "品牌"),
-    "Material": ("material", "materials", "fabric", "材质", "材料", "面料"),
-    "Component": (
-        "component",
-        "components",
-        "accessory",
-        "accessories",
-        "part",
-        "parts",
-        "compatibility",
-        "配件",
-        "零件",
-        "部件",
-        "适配",
-        "兼容",
-    ),
-    "Specification": (
-        "specification",
-        "specifications",
-        "spec",
-        "specs",
-        "model",
-        "model id",
-        "model number",
-        "size",
-        "capacity",
-        "weight",
-        "规格",
-        "型号",
-        "尺寸",
-        "尺码",
-        "码数",
-        "容量",
-        "重量",
-        "参数",
-    ),
-    "IP": ("ip", "ip image", "character", "license", "ip形象", "形象", "联名"),
-    "Function": ("function", "functions", "functional", "efficacy", "usage", "功能", "功效", "用途", "使用场景"),
-    "Attributes": (
-        "attributes",
-        "attribute",
-        "special attributes",
-        "special attribute",
-        "other attributes",
-        "property",
-        "属性",
-        "特殊属性",
-        "其他属性",
-    ),
-    "Year": ("year", "model year", "年份", "年款"),
-    "Store": ("store", "shop", "seller", "channel", "店铺", "商家", "渠道", "旗舰店"),
+_ALIASES = {
+    "Category": "category|categories|product type|类目|品类|类别|商品类型|产品类型",
+    "Style": "style|style details|style detail|design|pattern|fashion style|风格|款式|款式细节|设计|图案|版型",
+    "Special": "special|special needs|special need|price|promotion|特殊|特殊需求|价格|促销|新品",
+    "Audience": "audience|target audience|gender|age|age group|人群|适用人群|目标人群|性别|年龄|年龄段",
+    "Bundle": "bundle|set|set/single|set single|single|quantity|套装|套装/单品|单品|数量|件数",
+    "Season": "season|seasonal|季节|季节性",
+    "Color": "color|colour|颜色|色彩|颜色款式",
+    "Brand": "brand|品牌",
+    "Material": "material|materials|fabric|材质|材料|面料",
+    "Component": "component|components|accessory|accessories|part|parts|compatibility|配件|零件|部件|适配|兼容",
+    "Specification": "specification|specifications|spec|specs|model|model id|model number|size|capacity|weight|"
+    "规格|型号|尺寸|尺码|码数|容量|重量|参数",
+    "IP": "ip|ip image|character|license|ip形象|形象|联名",
+    "Function": "function|functions|functional|efficacy|usage|功能|功效|用途|使用场景",
+    "Attributes": "attributes|attribute|special attributes|special attribute|other attributes|property|属性|特殊属性|其他属性",
+    "Year": "year|model year|年份|年款",
+    "Store": "store|shop|seller|channel|店铺|商家|渠道|旗舰店",
 }
-_ALIAS_TO_DIMENSION = {alias.casefold(): dim for dim, aliases in _ALIASES.items() for alias in aliases}
+_ALIAS_TO_DIMENSION = {alias.casefold(): dim for dim, aliases in _ALIASES.items() for alias in aliases.split("|")}
 _ALIAS_TO_DIMENSION.update({name.casefold(): dim for dim, name in DIMENSION_NAMES_ZH.items()})
 _ALIAS_TO_DIMENSION.update({dim.casefold(): dim for dim in DIMENSIONS})
 
@@ -323,26 +194,20 @@ def _choice(row: Row, field: str, allowed: tuple[str, ...], problems: list[Probl
 
 def _intent(row: Row, subset: str, problems: list[Problem]) -> str | None:
     value = require_text(row, "intent", problems, optional=True)
-    if subset == "hard":
-        if not value:
-            problems.append(
-                Problem(
-                    row.source, row.index, "intent", f"the hard subset needs an intent, one of {', '.join(INTENTS)}"
-                )
-            )
-            return None
-        if value.upper() not in INTENTS:
-            problems.append(
-                Problem(
-                    row.source, row.index, "intent", f"unknown intent {value!r}; expected one of {', '.join(INTENTS)}"
-                )
-            )
-            return None
+    if subset == "hard" and value and value.upper() in INTENTS:
         return value.upper()
-    if value and subset:
-        problems.append(
-            Problem(row.source, row.index, "intent", f"intents belong to the hard subset only (this row is {subset!r})")
+    if subset == "hard":
+        expected = f"one of {', '.join(INTENTS)}"
+        message = (
+            f"unknown intent {value!r}; expected {expected}"
+            if value
+            else f"the hard subset needs an intent, {expected}"
         )
+    elif value and subset:
+        message = f"intents belong to the hard subset only (this row is {subset!r})"
+    else:
+        return None
+    problems.append(Problem(row.source, row.index, "intent", message))
     return None
 
 
