@@ -7,6 +7,7 @@ paper's rows in ``reference_results.csv``; ``ecom_tasks/report/`` renders them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ecom_tasks.rair.metrics import key_name
 from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS
@@ -43,7 +44,12 @@ def _dims(run: MergedRun) -> tuple[str, bool, str] | None:
 
 def tables(runs: Sequence[MergedRun]) -> list[Table]:
     dims = {id(run): _dims(run) for run in runs}
-    tables: list[Table | None] = []
+    tables: list[Table] = []
+
+    def add(*fields: Any, **options: Any) -> None:
+        table = finish(Table("rair", *fields, **options))
+        if table is not None:
+            tables.append(table)
 
     def text_subsets(run: MergedRun) -> tuple[str, str] | None:
         d = dims[id(run)]
@@ -58,18 +64,13 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         run_row(slots, {c.key: slots.metric(*c.key.split("/", 1)) for c in columns})
         for slots in assemble(runs, text_subsets, EXCLUDED)
     ]
-    tables.append(
-        finish(
-            Table(
-                "rair",
-                "table5",
-                "RAIR Table 5: General and Hard subsets, Base vs w/ rule",
-                columns,
-                rows + paper_rows("rair", "table5", "fraction"),
-                display="fraction",
-                note="The paper's closed-source rows are on a random 1,000-item sample; its rule file is not our built-in one.",
-            )
-        )
+    add(
+        "table5",
+        "RAIR Table 5: General and Hard subsets, Base vs w/ rule",
+        columns,
+        rows + paper_rows("rair", "table5", "fraction"),
+        display="fraction",
+        note="The paper's closed-source rows are on a random 1,000-item sample; its rule file is not our built-in one.",
     )
 
     def visual(run: MergedRun) -> tuple[str, str] | None:
@@ -84,17 +85,12 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         run_row(slots, {c.key: slots.metric("visual", c.key.split("/", 1)[1]) for c in columns})
         for slots in assemble(runs, visual, EXCLUDED)
     ]
-    tables.append(
-        finish(
-            Table(
-                "rair",
-                "table4",
-                "RAIR Table 4: Visually Salient subset, w/o vs w/ image",
-                columns,
-                rows + paper_rows("rair", "table4", "fraction"),
-                display="fraction",
-            )
-        )
+    add(
+        "table4",
+        "RAIR Table 4: Visually Salient subset, w/o vs w/ image",
+        columns,
+        rows + paper_rows("rair", "table4", "fraction"),
+        display="fraction",
     )
 
     def any_subset(run: MergedRun) -> tuple[str, str] | None:
@@ -113,18 +109,13 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
     columns = [Column("acc2", "All"), *(Column(f"acc2/industry/{slug}", name) for slug, name in industries)]
     rows = [run_row(slots, {c.key: only(slots).metrics.get(c.key) for c in columns}) for slots in subset_rows]
     refs = paper_rows("rair", "table7_industry", "fraction")
-    tables.append(
-        finish(
-            Table(
-                "rair",
-                "industry",
-                "RAIR Acc@2 by industry (App. A, Table 7)",
-                columns,
-                rows + refs,
-                display="fraction",
-                note="Columns: the industries present in the runs. Acc@4 and Macro-F1 by industry are in the logs too.",
-            )
-        )
+    add(
+        "industry",
+        "RAIR Acc@2 by industry (App. A, Table 7)",
+        columns,
+        rows + refs,
+        display="fraction",
+        note="Columns: the industries present in the runs. Acc@4 and Macro-F1 by industry are in the logs too.",
     )
 
     columns = [
@@ -136,18 +127,13 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         for slots in subset_rows
         if "acc2/intent/" in " ".join(only(slots).metrics)
     ]
-    tables.append(
-        finish(
-            Table(
-                "rair",
-                "intent",
-                "RAIR Acc@2 by hard intent (DJ ER SS QA NC MA)",
-                columns,
-                rows,
-                display="fraction",
-                note="The paper prints no per-intent results; Acc@4 and Macro-F1 by intent are in the logs too.",
-            )
-        )
+    add(
+        "intent",
+        "RAIR Acc@2 by hard intent (DJ ER SS QA NC MA)",
+        columns,
+        rows,
+        display="fraction",
+        note="The paper prints no per-intent results; Acc@4 and Macro-F1 by intent are in the logs too.",
     )
 
     columns = [Column(p, f"pred {p}") for p in PREDICTED]
@@ -157,18 +143,13 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         for g in LEVELS
         if f"confusion/{g}/L1" in only(slots).metrics
     ]
-    tables.append(
-        finish(
-            Table(
-                "rair",
-                "confusion",
-                "RAIR confusion matrices (items; gold rows, predicted columns)",
-                columns,
-                rows,
-                display="count",
-                plot="confusion",
-            )
-        )
+    add(
+        "confusion",
+        "RAIR confusion matrices (items; gold rows, predicted columns)",
+        columns,
+        rows,
+        display="count",
+        plot="confusion",
     )
 
     palette = (*(f"error_share/{key_name(d)}" for d in DIMENSIONS), "error_share/none")
@@ -179,20 +160,15 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
     dimensions = [name for name in palette if name in found] + sorted(found - set(palette))
     columns = [Column(name, name.split("/", 1)[1]) for name in dimensions]
     rows = [run_row(slots, {c.key: only(slots).metrics.get(c.key) for c in columns}) for slots in subset_rows]
-    tables.append(
-        finish(
-            Table(
-                "rair",
-                "errors",
-                "RAIR errors by the gold rule's mismatch dimension (Fig. 5)",
-                columns,
-                rows + paper_rows("rair", "fig5_errors", "fraction"),
-                display="percent",
-                plot="bars",
-                palette=palette,
-                note="Share of all Acc@4 errors by the dimension of the item's gold rules; 'none': no dimension. "
-                "The paper's values are the ones its text states (the figure itself is an image).",
-            )
-        )
+    add(
+        "errors",
+        "RAIR errors by the gold rule's mismatch dimension (Fig. 5)",
+        columns,
+        rows + paper_rows("rair", "fig5_errors", "fraction"),
+        display="percent",
+        plot="bars",
+        palette=palette,
+        note="Share of all Acc@4 errors by the dimension of the item's gold rules; 'none': no dimension. "
+        "The paper's values are the ones its text states (the figure itself is an image).",
     )
-    return [t for t in tables if t is not None]
+    return tables
