@@ -16,7 +16,7 @@ from ecom_tasks.rair.prompts import (
     build_system_prompt,
     build_user_prompt,
 )
-from ecom_tasks.rair.rules import RuleSet, gold_dimension, load_rules, rules_version
+from ecom_tasks.rair.rules import RuleSet, gold_dimension, load_rules, provenance
 from ecom_tasks.rair.schema import SUBSETS, RairRecord, load_records
 
 
@@ -51,7 +51,7 @@ def item_fields(record: RairRecord, *, ruleset: RuleSet | None, image: bool) -> 
         "gold_dimension": gold_dimension(record.rule_ids, ruleset) or "",
         "language": record.language,
         "image_shown": bool(image and record.image),
-        "rules_version": rules_version(ruleset),
+        "rules_version": provenance(ruleset)["rules_version"],
         "prompt_version": PROMPT_VERSION,
         "source": record.source,
     }

@@ -31,21 +31,10 @@ NONE = "none"
 BUILTIN = "builtin"
 BUILTIN_FILE = "rules_v1.json"
 
+#: The headings of a rendered rule set: title, levels, severity, dimensions, rules.
 _HEADINGS = {
-    "en": {
-        "title": "Relevance rules",
-        "levels": "Levels",
-        "severity": "Severity priority",
-        "dimensions": "Intent dimensions",
-        "rules": "Rules (id [level, dimension]: condition)",
-    },
-    "zh": {
-        "title": "相关性规则",
-        "levels": "相关性等级",
-        "severity": "严重程度优先级",
-        "dimensions": "意图维度",
-        "rules": "规则（编号 [等级, 维度]：条件）",
-    },
+    "en": "Relevance rules|Levels|Severity priority|Intent dimensions|Rules (id [level, dimension]: condition)",
+    "zh": "相关性规则|相关性等级|严重程度优先级|意图维度|规则（编号 [等级, 维度]：条件）",
 }
 
 
@@ -63,9 +52,8 @@ class RuleSet:
 
     version: str
     source: str  # "builtin" or the file path
-    levels: dict[str, dict[str, dict[str, str]]] = field(
-        default_factory=dict
-    )  # level -> name/definition -> lang -> text
+    # level -> name/definition -> lang -> text
+    levels: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     severity: dict[str, str] = field(default_factory=dict)
     dimensions: dict[str, dict[str, str]] = field(default_factory=dict)  # dimension -> lang -> definition
     rules: tuple[Rule, ...] = ()
@@ -83,17 +71,17 @@ class RuleSet:
         """The rules as prompt text (deterministic: same rule set and language, same bytes)."""
         if self.verbatim is not None:
             return self.verbatim
-        h = _HEADINGS[language]
-        lines = [f"{h['title']} ({self.version})", "", f"{h['levels']}:"]
+        title, levels, severity, dimensions, rules = _HEADINGS[language].split("|")
+        lines = [f"{title} ({self.version})", "", f"{levels}:"]
         for level in reversed(LEVELS):  # L4 first, as the prompt's level list reads
             entry = self.levels[level]
             lines.append(f"- {level} ({entry['name'][language]}): {entry['definition'][language]}")
-        lines += ["", f"{h['severity']}: {self.severity[language]}", "", f"{h['dimensions']}:"]
+        lines += ["", f"{severity}: {self.severity[language]}", "", f"{dimensions}:"]
         for dimension in DIMENSIONS:
             if dimension in self.dimensions:
                 name = dimension if language == "en" else f"{DIMENSION_NAMES_ZH[dimension]} ({dimension})"
                 lines.append(f"- {name}: {self.dimensions[dimension][language]}")
-        lines += ["", f"{h['rules']}:"]
+        lines += ["", f"{rules}:"]
         for rule in self.rules:
             lines.append(f"- {rule.id} [{rule.level}, {rule.dimension}]: {rule.text[language]}")
         return "\n".join(lines)
@@ -166,10 +154,9 @@ def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> Rul
     for i, entry in enumerate(raw_dims, start=1):
         name = entry.get("name") if isinstance(entry, dict) else None
         if name not in DIMENSIONS:
+            known = ", ".join(DIMENSIONS)
             problems.append(
-                Problem(
-                    source, i, "dimensions.name", f"{name!r} is not one of the 16 dimensions ({', '.join(DIMENSIONS)})"
-                )
+                Problem(source, i, "dimensions.name", f"{name!r} is not one of the 16 dimensions ({known})")
             )
             continue
         dimensions[name] = _text(entry.get("definition"), "dimensions.definition", source, problems, i)
@@ -215,17 +202,6 @@ def builtin_rules() -> RuleSet:
     return dataclasses.replace(ruleset, sha256=hashlib.sha256(raw).hexdigest())
 
 
-def _load_file(path: Path) -> RuleSet:
-    if not path.exists():
-        raise DataValidationError([Problem(str(path), 0, "rules", "rules file not found")])
-    try:
-        files.regular_file(path)  # a FIFO or device is refused by name, never read
-    except files.FileRefused as exc:
-        raise DataValidationError([refusal(path, exc)]) from None
-    stat = path.stat()
-    return _parse_file(path, stat.st_mtime_ns, stat.st_size)
-
-
 # lm-eval builds a RAIR task (which records the rules' provenance) and its documents (which show
 # them) apart: one read per file version serves both. An edited file has a new mtime/size key.
 @functools.lru_cache(maxsize=8)
@@ -255,11 +231,15 @@ def load_rules(spec: str | None) -> RuleSet | None:
         return None
     if str(spec).strip().lower() in (BUILTIN, "true"):
         return builtin_rules()
-    return _load_file(Path(str(spec)).expanduser())
-
-
-def rules_version(ruleset: RuleSet | None) -> str:
-    return ruleset.version if ruleset is not None else NONE
+    path = Path(str(spec)).expanduser()
+    if not path.exists():
+        raise DataValidationError([Problem(str(path), 0, "rules", "rules file not found")])
+    try:
+        files.regular_file(path)  # a FIFO or device is refused by name, never read
+    except files.FileRefused as exc:
+        raise DataValidationError([refusal(path, exc)]) from None
+    stat = path.stat()
+    return _parse_file(path, stat.st_mtime_ns, stat.st_size)
 
 
 def provenance(ruleset: RuleSet | None) -> dict[str, str]:
