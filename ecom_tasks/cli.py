@@ -54,9 +54,8 @@ def _lm_eval_entries() -> list[tuple[str, str, str]]:
         for folder in dirs:
             manager = TaskManager(include_path=[str(folder)], include_defaults=False)
             groups = set(manager.all_groups)
-            for name in manager.all_groups + manager.all_subtasks:
-                kind = "group" if name in groups else "task"
-                rows.append((kind, name, f"{plugin}: {folder}"))
+            names = manager.all_groups + manager.all_subtasks
+            rows += [("group" if name in groups else "task", name, f"{plugin}: {folder}") for name in names]
     return rows
 
 
@@ -174,7 +173,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         display="none",
         log_level="warning",
     )
-    from ecom_tasks.report import by_benchmark, format_table, inspect_rows, lm_eval_rows
+    from ecom_tasks.report import by_benchmark, format_table, inspect_rows, lm_eval_rows, write_report
 
     failed = False
     rows: dict[str, dict[str, float]] = {}
@@ -206,8 +205,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print("\nlm-eval: model ecom-baseline on the bundled fixtures (same scoring code, same numbers)")
     for table in by_benchmark(lm_eval_rows(results)).values():
         print(format_table(table), end="\n\n")
-    from ecom_tasks.report import write_report
-
     # The report folder lies beside the logs it reads, never inside an input: name the logs themselves.
     report = write_report([*(log.location for log in logs), Path(log_dir) / "lm-eval"], Path(log_dir) / "report")
     print(f"Report (the papers' tables with their published rows beside ours): {report.html}")

@@ -195,9 +195,8 @@ def _csv_problem(path: Path, inside: Path | None) -> Problem | None:
         # Records before the bad byte, plus the one it is in ("x" stands for it); the header is row 0.
         before = raw[: exc.start].decode("utf-8-sig", "replace") + "x"
         row = sum(1 for _ in csv.reader(io.StringIO(before))) - 1
-        return Problem(
-            str(path), row, "-", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} (line {line})"
-        )
+        why = f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} (line {line})"
+        return Problem(str(path), row, "-", why)
     reader = csv.reader(io.StringIO(text))
     records = 0
     try:
@@ -207,12 +206,8 @@ def _csv_problem(path: Path, inside: Path | None) -> Problem | None:
         for number, record in enumerate(reader, start=1):
             records += bool(record)  # blank lines are no records
             if len(record) > len(header):
-                return Problem(
-                    str(path),
-                    number,
-                    "-",
-                    f"{len(record)} fields but the header has {len(header)} (line {reader.line_num})",
-                )
+                why = f"{len(record)} fields but the header has {len(header)} (line {reader.line_num})"
+                return Problem(str(path), number, "-", why)
     except csv.Error as exc:
         return Problem(str(path), max(1, reader.line_num - 1), "-", f"not valid CSV: {exc} (line {reader.line_num})")
     return None if records else _no_rows(path)

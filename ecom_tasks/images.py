@@ -42,10 +42,8 @@ class ImageAccess:
         cls, allow_outside_images: bool | str | None = False, allow_url_images: bool | str | None = False
     ) -> ImageAccess:
         """From the user's settings (``-T allow_outside_images=true``, lm-eval metadata, CLI flags)."""
-        return cls(
-            outside=parse_flag(allow_outside_images, "allow_outside_images"),
-            urls=parse_flag(allow_url_images, "allow_url_images"),
-        )
+        outside = parse_flag(allow_outside_images, "allow_outside_images")
+        return cls(outside=outside, urls=parse_flag(allow_url_images, "allow_url_images"))
 
 
 #: Only files inside the dataset's folder, no URLs.

@@ -79,11 +79,8 @@ class ContextExceeded:
         """One line naming the prompt length and the context, as far as the server said them."""
         prompt = f"a prompt of {self.prompt_tokens} tokens" if self.prompt_tokens is not None else "the prompt"
         room = f" with {self.completion_tokens} reserved for the reply" if self.completion_tokens else ""
-        context = (
-            f"the server's context of {self.context_tokens} tokens"
-            if self.context_tokens is not None
-            else "the server's context (size not stated)"
-        )
+        size = f"of {self.context_tokens} tokens" if self.context_tokens is not None else "(size not stated)"
+        context = f"the server's context {size}"
         fix = " (lower the output limit, shorten the items or use a longer context)" if room else ""
         return f"{prompt}{room} does not fit {context}{fix}; the server said: {self.server_message}"
 

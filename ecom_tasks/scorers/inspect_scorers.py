@@ -43,12 +43,10 @@ TRUNCATED_STOP_REASONS = ("max_tokens", "model_length")
 
 def context_exceeded_of(output: ModelOutput | None) -> str | None:
     """What the server said when it refused the request because the prompt does not fit its context
-    (:mod:`ecom_tasks.scorers.context_limit`), or None for a reply of the model. Inspect hands such a
-    refusal on as a reply with stop reason ``model_length``, no usage and the error as its text."""
-    if output is None:
+    (Inspect hands that on as a reply with stop reason ``model_length``, no usage, the error as text),
+    or None for a reply of the model (with output tokens: the context filled up while it generated)."""
+    if output is None or (output.usage is not None and output.usage.output_tokens):
         return None
-    if output.usage is not None and output.usage.output_tokens:
-        return None  # the model wrote this reply: the context filled up while it generated
     return context_exceeded_reply(output.completion, output.stop_reason)
 
 

@@ -76,8 +76,7 @@ class ChoiceRuns:
 
     @functools.cached_property
     def accuracy_ci(self) -> tuple[float, float]:
-        """Mean run accuracy and the half-width of its Student-t interval over runs (``acc``,
-        ``acc_ci``: computed once for both)."""
+        """Mean run accuracy and the half-width of its Student-t interval over runs (``acc``, ``acc_ci``)."""
         return mean_ci(self.run_accuracies(), self.confidence)
 
     def run_accuracies(self) -> np.ndarray:
@@ -132,7 +131,7 @@ class RubricGrades:
 
 
 def _acc2(data: LabelPairs) -> float:
-    if not data.positive:
+    if not data.positive:  # no binary split defined
         return NAN
     return binarized_accuracy(data.gold, data.pred, data.positive, data.negative, sample_weight=data.weights)
 

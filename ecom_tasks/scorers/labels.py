@@ -37,9 +37,7 @@ def label_outcome(labels: Sequence[str], gold: int, pred: int) -> dict[str, int]
         raise ValueError(f"gold label index must be 0..{len(labels) - 1}, got {gold}")
     if not 0 <= pred <= len(labels):
         raise ValueError(f"prediction index must be 0..{len(labels)}, got {pred}")
-    outcome = {"gold": gold}
-    outcome.update({name: int(i == pred) for i, name in enumerate(pred_fields(labels))})
-    return outcome
+    return {"gold": gold, **{name: int(i == pred) for i, name in enumerate(pred_fields(labels))}}
 
 
 def labels_of(outcome: Outcome) -> tuple[str, ...]:
