@@ -13,11 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecom_tasks.data import ConfigurationError
-from ecom_tasks.monbench.prompts import (
-    build_system_prompt,
-    build_user_prompt,
-    render_answer,
-)
+from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt, render_answer
 from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord, load_records
 
 ORDERINGS: tuple[tuple[int, int, int, int], ...] = tuple(
@@ -26,11 +22,7 @@ ORDERINGS: tuple[tuple[int, int, int, int], ...] = tuple(
 FORMATS = ("label", "content", "label_content")
 #: The four cyclic rotations: each original option visits each position exactly once.
 CYCLIC_ORDERINGS = tuple(ORDERINGS.index(tuple((i + s) % 4 for i in range(4))) for s in range(4))
-DESIGNS = {
-    "full": tuple(range(len(ORDERINGS))),
-    "cyclic": CYCLIC_ORDERINGS,
-    "canonical": (0,),
-}
+DESIGNS = {"full": tuple(range(len(ORDERINGS))), "cyclic": CYCLIC_ORDERINGS, "canonical": (0,)}
 SHOTS = (0, 1, 5)
 
 
@@ -111,12 +103,6 @@ class MonBenchItem:
         }
 
 
-def displayed_choices(record: MonBenchRecord, ordering: int) -> tuple[tuple[str, str, str, str], int]:
-    order = ORDERINGS[ordering]
-    first, second, third, fourth = (record.choices[i] for i in order)
-    return (first, second, third, fourth), order.index(record.answer)
-
-
 def parse_shots(value: int | str | None) -> int:
     """The few-shot count from a task setting (``-T shots=5``, JSON metadata): 0, 1 or 5 (Sec. 3.4, App. C)."""
     try:
@@ -128,15 +114,6 @@ def parse_shots(value: int | str | None) -> int:
     return shots
 
 
-def few_shot_examples(fewshot: list[MonBenchRecord], task: str, shots: int) -> list[MonBenchRecord]:
-    """The first ``shots`` few-shot records of ``task`` in file order (same for every model)."""
-    shots = parse_shots(shots)
-    pool = [r for r in fewshot if r.task == task]
-    if len(pool) < shots:
-        raise ValueError(f"{shots}-shot needs {shots} few-shot records of {task}, the data has {len(pool)}")
-    return pool[:shots]
-
-
 def expand(
     records: list[MonBenchRecord],
     runs: list[Run],
@@ -144,16 +121,26 @@ def expand(
     fewshot: list[MonBenchRecord] | None = None,
     shots: int = 0,
 ) -> list[MonBenchItem]:
-    """Every record under every run, question-major so a question's runs sit together."""
+    """Every record under every run, question-major so a question's runs sit together.
+
+    A task's few-shot examples are its first ``shots`` records of ``fewshot`` (file order: the same for every model).
+    """
+    count = parse_shots(shots)
     system_cache: dict[tuple[str, str], str] = {}
     items = []
     for question_index, record in enumerate(records):
         for run in runs:
             key = (record.task, run.format)
             if key not in system_cache:
-                examples = few_shot_examples(fewshot or [], record.task, shots)
-                system_cache[key] = build_system_prompt(record.task, run.format, examples)
-            shown, target = displayed_choices(record, run.ordering)
+                pool = [r for r in fewshot or [] if r.task == record.task]
+                if len(pool) < count:
+                    raise ValueError(
+                        f"{count}-shot needs {count} few-shot records of {record.task}, the data has {len(pool)}"
+                    )
+                system_cache[key] = build_system_prompt(record.task, run.format, pool[:count])
+            order = ORDERINGS[run.ordering]
+            first, second, third, fourth = (record.choices[i] for i in order)
+            shown = (first, second, third, fourth)
             items.append(
                 MonBenchItem(
                     record=record,
@@ -162,7 +149,7 @@ def expand(
                     system_prompt=system_cache[key],
                     user_prompt=build_user_prompt(record.question, shown),
                     displayed=shown,
-                    target_position=target,
+                    target_position=order.index(record.answer),
                 )
             )
     return items
