@@ -70,8 +70,6 @@ def doc_images(doc: dict) -> list[Any]:
     return [_image(reference) for reference in doc.get("images") or []]
 
 
-
-
 class EcomEvalResponseTask(OutcomeTask):
     """The judge-graded items' responses, for ``ecom-tasks judge`` (``n`` is the only metric here).
 
