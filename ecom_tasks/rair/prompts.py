@@ -64,42 +64,24 @@ _SYSTEM = {
     ),
 }
 _IMAGE_SOURCE = {"en": ", together with the item Image", "zh": "以及商品图片"}
-_RULES_HEADER = {
-    "en": "Judge strictly by the following rules.\n",
-    "zh": "请严格依据以下规则进行判断。\n",
-}
+_RULES_HEADER = {"en": "Judge strictly by the following rules.\n", "zh": "请严格依据以下规则进行判断。\n"}
 #: The input heading and the label of each item field in the user message (the
 #: offline baseline reads prompts back through these).
 INPUT_HEADING = {"en": "Input:", "zh": "输入："}
+_FIELDS = ("query", "title", "shop_name", "cpv", "sku")
 FIELD_LABELS = {
-    "en": {
-        "query": "User Query:",
-        "title": "Item Title:",
-        "shop_name": "Item Shop:",
-        "cpv": "Item CPV:",
-        "sku": "Item SKU:",
-    },
-    "zh": {
-        "query": "用户查询：",
-        "title": "商品标题：",
-        "shop_name": "商品店铺：",
-        "cpv": "商品CPV：",
-        "sku": "商品SKU：",
-    },
+    "en": dict(zip(_FIELDS, ("User Query:", "Item Title:", "Item Shop:", "Item CPV:", "Item SKU:"))),
+    "zh": dict(zip(_FIELDS, ("用户查询：", "商品标题：", "商品店铺：", "商品CPV：", "商品SKU："))),
 }
 #: Closes the user text when an image part follows it.
 _IMAGE_LINE = {"en": "Item Image:", "zh": "商品图片："}
 _NO_IMAGE_LINE = {"en": "Item Image: (none)", "zh": "商品图片：（无）"}
 
 
-def _check_language(language: str) -> None:
-    if language not in LANGUAGES:
-        raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
-
-
 def build_system_prompt(language: str = "en", rules: RuleSet | None = None, image: bool = False) -> str:
     """The static prefix: Fig. 9 instructions, then (rule-guided) the rules document."""
-    _check_language(language)
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
     text = _SYSTEM[language].format(image=_IMAGE_SOURCE[language] if image else "")
     if rules is not None:
         text += "\n" + _RULES_HEADER[language] + "\n" + rules.render(language) + "\n"
