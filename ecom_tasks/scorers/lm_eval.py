@@ -11,9 +11,10 @@ same outcomes through one ``summarize``, computed once per task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
+import datasets
 from lm_eval.api.task import ConfigurableTask
 from lm_eval.api.utils import maybe_delimit
 
@@ -46,6 +47,16 @@ def summary_aggregations(
         return aggregate
 
     return {key: aggregation(key) for key in keys}
+
+
+def documents(items: Iterable[Any], target: Callable[[Any], str]) -> datasets.DatasetDict:
+    """A ``custom_dataset``'s ``test`` split: one document per item (id, both prompts, target, its fields)."""
+    docs = [
+        {"id": item.id, "system_prompt": item.system_prompt, "user_prompt": item.user_prompt, "target": target(item)}
+        | item.fields
+        for item in items
+    ]
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
 class OutcomeTask(ConfigurableTask):

@@ -19,18 +19,9 @@ VERSION = float(TASK_VERSION)
 TEMPLATE_CONFIG = task_template("MonBenchTask", "system_prompt", MAX_TOKENS, VERSION, fewshot_delimiter="\n\n")
 #: Group rows: unweighted means over the four tasks, as Table 2's "Avg." (its CI is in the Inspect task).
 #: No truncated_rate: lm-eval passes no stop reason, so that share is unknown (the report says so).
-GROUP_METRICS = (
-    "acc",
-    "acc_strict",
-    "acc_pos_A",
-    "acc_pos_B",
-    "acc_pos_C",
-    "acc_pos_D",
-    "consistency",
-    "invalid_rate",
-    "invalid_rate_strict",
-    "mismatch_rate",
-    "context_exceeded_rate",
+GROUP_METRICS = tuple(
+    "acc acc_strict acc_pos_A acc_pos_B acc_pos_C acc_pos_D consistency invalid_rate invalid_rate_strict mismatch_rate "
+    "context_exceeded_rate".split()
 )
 
 

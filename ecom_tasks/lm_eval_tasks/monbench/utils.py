@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import datasets
-
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.monbench.metrics import POSITION_NAMES, RunOutcome, strict_keys
@@ -27,7 +25,7 @@ from ecom_tasks.monbench.protocol import load_items, parse_shots, runs_for
 from ecom_tasks.monbench.scoring import refused_outcome, score_reply, summarize
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
-from ecom_tasks.scorers.lm_eval import OutcomeTask
+from ecom_tasks.scorers.lm_eval import OutcomeTask, documents
 
 
 def parse_questions(value: Any) -> int | None:
@@ -62,17 +60,7 @@ def load_docs(
     if limit is not None:
         # Items are question-major and question_index counts the evaluated questions from 0.
         items = [item for item in items if item.question_index < limit]
-    docs = [
-        {
-            "id": item.id,
-            "system_prompt": item.system_prompt,
-            "user_prompt": item.user_prompt,
-            "target": item.target_answer,
-            **item.fields,
-        }
-        for item in items
-    ]
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    return documents(items, lambda item: item.target_answer)
 
 
 class MonBenchTask(OutcomeTask):

@@ -17,16 +17,8 @@ VERSION = float(TASK_VERSION)
 TEMPLATE_CONFIG = task_template("RairTask", "system_prompt", MAX_TOKENS, VERSION)
 #: No truncated_rate: lm-eval passes no stop reason, so that share is unknown (the report says so).
 #: The strict reading's figures (``*_strict``) stand beside the careful ones.
-GROUP_METRICS = (
-    "acc2",
-    "acc4",
-    "macro_f1",
-    "acc2_strict",
-    "acc4_strict",
-    "macro_f1_strict",
-    "invalid_rate",
-    "invalid_rate_strict",
-    "context_exceeded_rate",
+GROUP_METRICS = tuple(
+    "acc2 acc4 macro_f1 acc2_strict acc4_strict macro_f1_strict invalid_rate invalid_rate_strict context_exceeded_rate".split()
 )
 
 

@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-import datasets
-
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.rair.metrics import Outcome
@@ -24,7 +22,7 @@ from ecom_tasks.rair.rules import load_rules, provenance
 from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import LABELS
-from ecom_tasks.scorers.lm_eval import OutcomeTask
+from ecom_tasks.scorers.lm_eval import OutcomeTask, documents
 
 
 def load_docs(
@@ -47,17 +45,7 @@ def load_docs(
         language=language,
         image_access=access,
     )
-    docs = [
-        {
-            "id": item.id,
-            "system_prompt": item.system_prompt,
-            "user_prompt": item.user_prompt,
-            "target": item.target,
-            **item.fields,
-        }
-        for item in items
-    ]
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    return documents(items, lambda item: item.target)
 
 
 class RairTask(OutcomeTask):
