@@ -1,12 +1,8 @@
 """The one place ecom-tasks reaches into lm-eval's private modules (``lm_eval._...``).
 
-Everything else uses lm-eval's public API (``lm_eval.simple_evaluate``,
-``lm_eval.tasks.TaskManager``, ``lm_eval.api``, ``lm_eval.__main__``). Each
-symbol here has no public equivalent in the supported range (lm-eval 0.4.12 to
-0.4.13, checked in both); the comment says why we need it. When lm-eval offers
-one, use it and delete the symbol here. ``tests/test_lm_eval_task_checks.py``
-checks that no other module imports a private lm-eval module, and that the
-public entry point still takes the steps :func:`parsed_command_line` splits.
+Each symbol here has no public equivalent in lm-eval 0.4.12 to 0.4.13; when lm-eval offers one, use it
+and delete the symbol. ``tests/test_lm_eval_task_checks.py`` checks that no other module imports a
+private lm-eval module, and that the public entry point still takes the steps split here.
 """
 
 from __future__ import annotations

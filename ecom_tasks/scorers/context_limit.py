@@ -10,13 +10,10 @@ A server refuses such a request with HTTP 400 (or 413), each in its own words:
   size, try increasing it", with ``n_prompt_tokens`` and ``n_ctx`` beside it;
 - SGLang: "The input (9000 tokens) is longer than the model's context length (8192 tokens)".
 
-Inspect turns OpenAI's code into a reply whose text is the error and whose stop reason is
-``model_length``, and raises on the others; lm-eval's API models retry any 400 and then abort the
-whole run. Neither reply is the model's answer: the adapters give it the status
-:data:`CONTEXT_EXCEEDED` (wrong, never the model's invalid answer) and count it in
-:data:`RATE` with a message naming the prompt length and the context where the server says them.
-lm-eval hands a task only the reply's text, so our lm-eval model answers such a request with a reply
-that starts with :data:`REPLY_MARKER` (:func:`as_reply`), which a task reads back (:func:`from_reply`).
+Inspect turns OpenAI's code into a reply (stop reason ``model_length``) and raises on the others;
+lm-eval's API models retry any 400 and then abort the run. The adapters give such an item the status
+:data:`CONTEXT_EXCEEDED` (wrong, never the model's invalid answer), counted in :data:`RATE`. lm-eval
+hands a task only the reply's text, so our lm-eval model's reply starts with :data:`REPLY_MARKER`.
 """
 
 from __future__ import annotations

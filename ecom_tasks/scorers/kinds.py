@@ -1,12 +1,8 @@
 """What each kind of metric consumes, the built-in metrics of every kind, and running them.
 
-A benchmark turns its outcomes into the input of its kind (``LabelPairs`` for
-RAIR, ``ChoiceRuns`` for MonBench, ``Rankings`` for retrieval, ``RubricGrades``
-for judge-graded answers) and calls :func:`compute_metrics` with the metric
-specs selected for the run. The specs come from the ``ecom_tasks_metrics``
-hook, where the built-ins below are registered exactly like a plugin's, so a
-third-party metric of a kind appears in every benchmark of that kind, in
-Inspect and lm-eval alike.
+A benchmark turns its outcomes into its kind's input (``LabelPairs``: RAIR, ``ChoiceRuns``: MonBench,
+``Rankings``: RMIR, ``RubricGrades``: EcomEval) and calls :func:`compute_metrics` with the run's specs
+from the ``ecom_tasks_metrics`` hook, where the built-ins below are registered like a plugin's.
 """
 
 from __future__ import annotations
