@@ -11,11 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.rair.prompts import (
-    PROMPT_VERSION,
-    build_system_prompt,
-    build_user_prompt,
-)
+from ecom_tasks.rair.prompts import PROMPT_VERSION, build_system_prompt, build_user_prompt
 from ecom_tasks.rair.rules import RuleSet, gold_dimension, load_rules, provenance
 from ecom_tasks.rair.schema import SUBSETS, RairRecord, load_records
 
