@@ -127,10 +127,7 @@ def datasets() -> dict[str, hookspecs.DatasetSpec]:
 
 
 def lm_eval_task_dirs() -> list[str]:
-    dirs: list[str] = []
-    for _, found in contributions("ecom_tasks_lm_eval_task_dirs"):
-        dirs.extend(str(d) for d in found if str(d) not in dirs)
-    return dirs
+    return list(dict.fromkeys(str(d) for _, found in contributions("ecom_tasks_lm_eval_task_dirs") for d in found))
 
 
 def baseline_responders() -> list[Callable[[Messages], str | None]]:

@@ -1,8 +1,7 @@
 """lm-evaluation-harness integration: YAML task families, the baseline model, and helpers.
 
-lm-eval 0.4 has no plugin discovery for task folders, so callers add
-``task_dirs()`` via ``--include_path`` / ``TaskManager(include_path=...)``,
-or use ``ecom-lm-eval`` which does both.
+lm-eval 0.4 has no plugin discovery for task folders: add ``task_dirs()`` via ``--include_path`` /
+``TaskManager(include_path=...)``, or use ``ecom-lm-eval``, which does both.
 """
 
 from __future__ import annotations

@@ -114,11 +114,8 @@ def outcome_values(scores: list[SampleScore]) -> list[dict[str, float]]:
 
 @metric
 def label_metrics(positive: list[str] | None = None, metrics: list[str] | None = None) -> Metric:
-    """The registered ``labels`` metrics (or the ``metrics`` named) plus ``invalid_rate`` and ``n``.
-
-    The label set is read from the outcomes; ``positive`` names the relevant
-    side of Acc@2 (without it ``acc2`` is nan).
-    """
+    """The registered ``labels`` metrics (or the ``metrics`` named) plus ``invalid_rate`` and ``n``, over the
+    label set read from the outcomes; ``positive`` names the relevant side of Acc@2 (without it: nan)."""
     specs = select_metrics(LABELS, metrics)
 
     def compute(scores: list[SampleScore]) -> Value:
