@@ -248,7 +248,8 @@ def test_plugin_metric_appears_in_rair_results_in_both_frameworks(tmp_path: Path
     assert results["cohen_kappa,none"] == pytest.approx(expected, abs=1e-12)
     (samples_file,) = out.rglob("samples_rair_general_*.jsonl")
     lm_samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
-    lm_by_id = {sample["doc"]["id"]: sample["acc2"] for sample in lm_samples}  # every key holds the whole outcome
+    # Every key holds the whole outcome record: the answer's numbers beside the item's groups.
+    lm_by_id = {sample["doc"]["id"]: sample["acc2"]["numbers"] for sample in lm_samples}
     assert _pairs_from_outcomes([lm_by_id[i] for i in by_id]) == (gold, pred)
 
 
