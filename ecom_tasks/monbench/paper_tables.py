@@ -96,16 +96,10 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         # The strict reading (exactly the requested tags) beside the headline; the paper has no such column.
         Column("acc_strict", "Avg. (strict)", headline=True),
     ]
+    # A key ``<task>/<metric>`` is the task's, a bare metric the all-task figure.
+    parts = {c.key: c.key.rpartition("/") for c in columns}
     rows = [
-        run_row(
-            slots,
-            {
-                **{f"{t}/acc": value(slots, t, "acc") for t in TASKS},
-                "acc": value(slots, None, "acc"),
-                "acc_ci": value(slots, None, "acc_ci"),
-                "acc_strict": value(slots, None, "acc_strict"),
-            },
-        )
+        run_row(slots, {key: value(slots, task or None, metric) for key, (task, _, metric) in parts.items()})
         for slots in rows_slots
     ]
     tables: list[Table | None] = [
