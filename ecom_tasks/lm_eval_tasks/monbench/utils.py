@@ -1,16 +1,9 @@
-"""lm-eval glue for MonBench: documents, the reply filter and the task class (thin; the benchmark is
-in ``ecom_tasks.monbench``).
+"""lm-eval glue for MonBench: documents and the task class (thin; the benchmark is in ``ecom_tasks.monbench``).
 
-The variant (tasks, design, formats) is fixed by the task's YAML; user options
-arrive through ``--metadata``: ``data`` (file, folder or hub id), ``split``
-(test | validation), ``shots`` (0, 1, 5), ``strict`` (Label+Content right only
-when both tags agree; default false), ``metrics`` (the ``choice_runs``
-metrics to compute; default all) and ``questions`` (the first N questions of
-each task with all their runs: lm-eval's ``--limit`` counts documents, and a
-document is one run). ``shots`` and ``questions`` (when given) are written into
-the task config's ``metadata``, so the results file records them. Every run
-reports both readings of each reply: the careful one (``acc``, the headline)
-and the strict one (``acc_strict``: exactly the requested tags).
+The variant (tasks, design, formats) is fixed by the task's YAML; the ``--metadata`` keys are in the
+README's settings table (``questions``: lm-eval's ``--limit`` counts documents, and a document is one
+run). ``shots`` and ``questions`` are written into the task config's ``metadata``, so the results
+file records them. Every run reports both readings of each reply: ``acc`` and ``acc_strict``.
 """
 
 from __future__ import annotations

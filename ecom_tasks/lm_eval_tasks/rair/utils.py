@@ -1,11 +1,7 @@
 """lm-eval glue for RAIR: documents and the task class (thin; the benchmark is in ``ecom_tasks.rair``).
 
-These are the text versions (no image is sent). User options arrive through
-``--metadata``: ``data`` (file, folder or hub id), ``language`` (``en`` |
-``zh``; default all), ``rules`` (``none`` | ``builtin`` | a path; default:
-the variant's), ``metrics`` (the ``labels`` metrics to compute; default all) and
-``allow_outside_images`` / ``allow_url_images`` (image cells the data may name;
-refused by default, see ``ecom_tasks.images``).
+The text versions (no image is sent). ``--metadata`` keys: the README's settings table, plus
+``allow_outside_images`` / ``allow_url_images`` (docs/security.md).
 """
 
 from __future__ import annotations
