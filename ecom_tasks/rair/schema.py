@@ -165,11 +165,6 @@ def infer_language(*texts: str) -> str:
     return "zh" if any(_CJK.search(text) for text in texts) else "en"
 
 
-def _industry(row: Row, problems: list[Problem]) -> str:
-    value = require_text(row, "industry", problems)
-    return canonical_industry(value) if value else ""
-
-
 def _language(row: Row, query: str, title: str, problems: list[Problem]) -> str:
     """The given language (zh | en, any case), or the one the query and title are written in."""
     value = row.values.get("language")
@@ -243,7 +238,7 @@ def validate_rows(
             shop_name=require_text(row, "shop_name", problems, optional=True),
             cpv=require_text(row, "cpv", problems, optional=True),
             sku=require_text(row, "sku", problems, optional=True),
-            industry=_industry(row, problems),
+            industry=canonical_industry(require_text(row, "industry", problems)),
             intent=_intent(row, subset, problems),
             label=_label(row, problems),
             rule_ids=id_list(row, "rule_ids", problems, "rule ids") or (),
