@@ -37,7 +37,6 @@ from ecom_tasks.scorers.inspect_scorers import (
     TRUNCATED_STOP_REASONS,
     context_exceeded_of,
     outcome_mean,
-    outcome_values,
     within_context,
 )
 from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, IMAGES_DROPPED_KEY, STATUS_KEY, reason_then_embed
@@ -61,9 +60,12 @@ def rmir_summary(k: Any = None, metrics: Any = None) -> Metric:
     names = tuple(spec.name for spec in ranking_specs(k, metrics))
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = outcome_values(scores)
-        categories = [(s.sample_metadata or {}).get("category", "") for s in scores if isinstance(s.score.value, dict)]
-        outcomes = [QueryOutcome(v, c) for v, c in zip(values, categories)]
+        outcomes = [
+            QueryOutcome(value, (s.sample_metadata or {}).get("category", ""))
+            for s in scores
+            if isinstance(value := s.score.value, dict)
+        ]
+        values = [o.values for o in outcomes]
         summary = context_limit.with_rate(summarize(outcomes, names), values, failure_key="failure_rate")
         # The pool searched (from the scores' metadata): recall@K with K at or above it says nothing.
         pools = [pool for s in scores if isinstance(pool := (s.score.metadata or {}).get("pool"), int)]

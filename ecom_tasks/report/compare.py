@@ -37,7 +37,6 @@ class Design:
     unit: str  # what a unit is, for the tables
     stratum_field: str | None = None  # resampled within (EcomEval: category)
     binary: Mapping[str, str] = field(default_factory=dict)  # metric -> per-unit right/wrong key (McNemar)
-    unpack: Callable[[Mapping[str, Any]], list[Mapping[str, Any]]] | None = None  # a logged outcome -> outcomes
     # (logged outcome, the item's fields: Inspect's sample metadata, lm-eval's doc) -> the benchmark's outcome
     # record, for metrics that read the item's groups (category, ...) from its fields, not from Score.value.
     record: Callable[[Mapping[str, Any], Mapping[str, Any]], Any] | None = None
@@ -208,7 +207,7 @@ def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], Mapping[
     strata: dict[str, str | None] = {}
     for unit_id, logged, fields in rows:
         outcome = design.record(logged, fields) if design.record else logged
-        grouped[unit_id].extend(design.unpack(outcome) if design.unpack else [outcome])
+        grouped[unit_id].append(outcome)
         strata.setdefault(unit_id, fields.get(design.stratum_field) if design.stratum_field else None)
     ids = tuple(sorted(grouped))
     with_strata = design.stratum_field is not None
