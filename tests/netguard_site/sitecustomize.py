@@ -2,7 +2,7 @@
 
 Python imports ``sitecustomize`` at start-up, after ``site`` has processed the
 ``.pth`` files (so the editable ``ecom_tasks`` install is importable). This one
-installs :class:`ecom_tasks.testing.netguard.NetworkGuard` for the whole life of
+installs :class:`netguard.NetworkGuard` (next to this file) for the whole life of
 the interpreter and, at exit, adds what it saw to the JSON report named by
 ``ECOM_NETGUARD_REPORT`` (if set)::
 
@@ -62,7 +62,7 @@ def _write_report(guard, is_loopback_host, path: str) -> None:
 
 
 def _install() -> None:
-    from ecom_tasks.testing.netguard import NetworkGuard, is_loopback_host
+    from netguard import NetworkGuard, is_loopback_host
 
     guard = NetworkGuard().install()
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ecom_tasks.testing.loopback import JsonHandler, LoopbackServer
+from loopback.server import JsonHandler, LoopbackServer
 
 
 @dataclass(frozen=True)
