@@ -67,8 +67,10 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
 
 def serve() -> None:
     """``--serve``: the instant server, in this process, until killed."""
-    from ecom_tasks.testing.loopback import QuietServer
-    from ecom_tasks.testing.openai_server import serve_openai_compatible
+    # The loopback servers are the test suite's own (tests/loopback), not part of the package.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from loopback.openai_server import serve_openai_compatible
+    from loopback.server import QuietServer
 
     # socketserver listens with a backlog of 5: 32 clients connecting at once overflow it, and the
     # kernel drops SYNs that are retried a second later, which would time the server, not the clients.

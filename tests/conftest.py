@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +17,9 @@ os.environ.setdefault("INSPECT_LOG_DIR", os.path.join(os.environ.get("TMPDIR", "
 # RMIR pool embeddings: never into the user's ~/.cache from a test run.
 os.environ.setdefault("ECOM_TASKS_CACHE", os.path.join(os.environ.get("TMPDIR", "/tmp"), "ecom-tasks-test-cache"))
 
-from ecom_tasks.testing.netguard import NetworkGuard, is_loopback_host  # noqa: E402
+# The guard lives beside the sitecustomize that installs it in test subprocesses.
+sys.path.insert(0, str(Path(__file__).parent / "netguard_site"))
+from netguard import NetworkGuard, is_loopback_host  # noqa: E402
 
 _GUARD = NetworkGuard()
 

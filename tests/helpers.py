@@ -18,13 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ecom_tasks.offline import litellm_tokenizer_dir
-from ecom_tasks.testing.openai_server import (
+from loopback.openai_server import (
     OpenAICompatibleServer,
     last_user_text,
     serve_openai_compatible,
     system_text,
 )
+
+from ecom_tasks.offline import litellm_tokenizer_dir
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_DIR = TESTS_DIR.parent

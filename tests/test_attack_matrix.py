@@ -53,10 +53,10 @@ from attack_helpers import (
     tree_digest,
 )
 from helpers import TESTS_DIR, run_cli
+from loopback.embeddings_server import serve_embeddings
+from loopback.openai_server import serve_openai_compatible
 
 from ecom_tasks.data import fixtures_dir
-from ecom_tasks.testing.embeddings_server import serve_embeddings
-from ecom_tasks.testing.openai_server import serve_openai_compatible
 
 OK, REFUSED, SAFE = "ok", "refused", "safe"
 #: Seconds a row may take; a FIFO row that hangs costs this much, so it is short for them.

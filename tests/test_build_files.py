@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers import baseline_rule
+from loopback.openai_server import Reply, last_user_text, serve_openai_compatible, system_text
 
 from ecom_tasks.cli import main as ecom_tasks_main
 from ecom_tasks.construction import place_image, read_jsonl, write_jsonl
@@ -25,7 +26,6 @@ from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.monbench.construction.pipeline import default_pairs
 from ecom_tasks.monbench.construction.seeds import load_pairs
 from ecom_tasks.rair.construction.pipeline import default_candidates
-from ecom_tasks.testing.openai_server import Reply, last_user_text, serve_openai_compatible, system_text
 
 PNG = (Path(__file__).resolve().parents[1] / "ecom_tasks" / "fixtures" / "ecomeval" / "images" / "mug.png").read_bytes()
 

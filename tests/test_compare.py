@@ -14,6 +14,7 @@ import pytest
 from helpers import check_ok, lm_eval_logged, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
+from loopback.openai_server import serve_openai_compatible
 from scipy import stats as scipy_stats
 from sklearn.metrics import accuracy_score, f1_score
 
@@ -22,7 +23,6 @@ from ecom_tasks.rair.protocol import build_items
 from ecom_tasks.rair.rules import load_rules
 from ecom_tasks.rair.schema import LEVELS, load_records
 from ecom_tasks.report import stats
-from ecom_tasks.testing.openai_server import serve_openai_compatible
 
 
 def _units(values, strata=None, key="acc"):

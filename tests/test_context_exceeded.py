@@ -2,7 +2,7 @@
 message naming the prompt length and the context, never the model's invalid answer, and never the end of an
 lm-eval run; and output limits that leave the server's context alone.
 
-The loopback server plays a real one (``testing.openai_server.context_window``): one character is one
+The loopback server plays a real one (``loopback.openai_server.context_window``): one character is one
 token, and a prompt over the window is refused with HTTP 400 in OpenAI's, vLLM's or llama.cpp's words.
 The window is set between the fixtures' prompt lengths, so the refused items are known in advance.
 """
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from helpers import check_ok, run_cli
 from inspect_ai import eval as inspect_eval
+from loopback.openai_server import context_window, prompt_chars, serve_openai_compatible
 
 from ecom_tasks.inspect_evals.rair import rair_hard
 from ecom_tasks.rair.protocol import load_items
 from ecom_tasks.scorers import context_limit
-from ecom_tasks.testing.openai_server import context_window, prompt_chars, serve_openai_compatible
 
 OPENAI = (
     "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. "

@@ -27,6 +27,7 @@ import pytest
 from helpers import lm_eval_logged
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
+from loopback.openai_server import Reply, last_user_text, serve_openai_compatible, system_text
 
 from ecom_tasks import cli
 from ecom_tasks.ecomeval.protocol import select
@@ -37,7 +38,6 @@ from ecom_tasks.inspect_evals.rair import rair_general, rair_hard
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.monbench.schema import TASKS
 from ecom_tasks.monbench.scoring import unpack_question
-from ecom_tasks.testing.openai_server import Reply, last_user_text, serve_openai_compatible, system_text
 
 #: The shortest copy served (characters of the garbled text).
 MIN_COPY = 60

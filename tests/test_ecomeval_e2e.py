@@ -23,6 +23,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai import score as inspect_score
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ContentImage, ModelOutput, get_model
+from loopback.openai_server import image_parts, last_user_text, serve_openai_compatible
 
 from ecom_tasks import cli
 from ecom_tasks.data import fixtures_dir
@@ -38,7 +39,6 @@ from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact, ecomeval
 from ecom_tasks.inspect_evals.ecomeval_judge_meta import ecomeval_judge_meta
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.plugins import baseline_reply, select_metrics
-from ecom_tasks.testing.openai_server import image_parts, last_user_text, serve_openai_compatible
 
 
 @pytest.fixture(autouse=True)
@@ -628,7 +628,7 @@ def test_headlines_and_a_rambling_grader_through_the_loopback_judge(tmp_path, mo
     """score = mean of the five text categories, score_multimodal = mean of the multimodal tasks (by
     hand); a grader that rambles to its limit is sent the grader limit, retried in a fresh
     conversation that fits its context, and the item's status names the limit."""
-    from ecom_tasks.testing.openai_server import Reply, RequestRejected
+    from loopback.openai_server import Reply, RequestRejected
 
     records = load_records()
     grade_of = {r.id: len(r.question) % 4 for r in records}  # a deterministic, varied grade per item

@@ -17,6 +17,13 @@ import lm_eval.models  # noqa: F401  (lm-eval's own models first, as ecom-lm-eva
 import pytest
 from helpers import check_ok, lm_eval_logged, run_cli
 from inspect_ai import eval as inspect_eval
+from loopback.openai_server import (
+    Reply,
+    RequestRejected,
+    image_parts,
+    last_user_text,
+    serve_openai_compatible,
+)
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
@@ -26,13 +33,6 @@ from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.inspect_evals.ecomeval import ecomeval
 from ecom_tasks.inspect_evals.ecomeval_judge_meta import ecomeval_judge_meta
 from ecom_tasks.scorers.panel import agreement, combine
-from ecom_tasks.testing.openai_server import (
-    Reply,
-    RequestRejected,
-    image_parts,
-    last_user_text,
-    serve_openai_compatible,
-)
 
 RECORDS = {r.id: r for r in load_records()}
 N = len(RECORDS)  # 70 bundled items (tests/test_ecomeval_schema.py counts them)

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
+from loopback.embeddings_server import EmbeddingInput, RejectRequest, serve_embeddings
 
 from ecom_tasks import cli
 from ecom_tasks.inspect_evals.rmir import rmir_task
 from ecom_tasks.rmir.schema import load_data
-from ecom_tasks.testing.embeddings_server import EmbeddingInput, RejectRequest, serve_embeddings
 
 DATA = load_data()
 POOL_IMAGES = {Path(p.image).read_bytes() for p in DATA.pool}

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import baseline_rule, check_ok, run_cli
 from inspect_ai.log import list_eval_logs, read_eval_log
-
-from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible, system_text
+from loopback.openai_server import last_user_text, serve_openai_compatible, system_text
 
 #: One task of each benchmark, and the calls one of its samples makes to the evaluated model.
 TASKS = {

@@ -15,6 +15,8 @@ import datasets
 import pytest
 from helpers import baseline_rule, policy_from_rule
 from inspect_ai import eval as inspect_eval
+from loopback.openai_server import image_parts, serve_openai_compatible
+from loopback.server import JsonHandler, LoopbackServer
 
 from ecom_tasks import images as images_module
 from ecom_tasks.cli import main as ecom_tasks_cli
@@ -31,8 +33,6 @@ from ecom_tasks.images import MAX_IMAGE_PIXELS, ImageAccess
 from ecom_tasks.monbench.schema import load_records as load_monbench
 from ecom_tasks.rair.schema import load_records as load_rair
 from ecom_tasks.rmir.schema import load_data as load_rmir
-from ecom_tasks.testing.loopback import JsonHandler, LoopbackServer
-from ecom_tasks.testing.openai_server import image_parts, serve_openai_compatible
 from ecom_tasks.user_errors import find_user_error, user_message
 
 RED = (fixtures_dir("rair") / "images" / "color_red.png").read_bytes()

@@ -193,10 +193,11 @@ def _reasoning_reply(answer: str, wrong: str) -> str:
 
 
 def test_reasoning_model_is_scored_correctly_in_both_frameworks_with_the_defaults(tmp_path: Path) -> None:
+    from loopback.openai_server import last_user_text, serve_openai_compatible
+
     from ecom_tasks.monbench.protocol import load_items as monbench_items
     from ecom_tasks.rair.prompts import render_answer
     from ecom_tasks.rair.protocol import load_items as rair_items
-    from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible
 
     # The right answer for every prompt either benchmark can send (one run: user texts are unique).
     monbench = {i.user_prompt: i for i in monbench_items(None, design="canonical", formats=["label"])}

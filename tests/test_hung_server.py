@@ -20,10 +20,10 @@ import lm_eval
 import pytest
 from helpers import baseline_rule, policy_from_rule
 from inspect_ai import eval as inspect_eval
+from loopback.openai_server import Hang, hang_first, serve_openai_compatible
 
 from ecom_tasks.inspect_evals.monbench import monbench
 from ecom_tasks.lm_eval_tasks import task_manager
-from ecom_tasks.testing.openai_server import Hang, hang_first, serve_openai_compatible
 
 BASELINE = policy_from_rule(baseline_rule)
 

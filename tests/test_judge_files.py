@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli
+from loopback.openai_server import last_user_text, serve_openai_compatible
+from loopback.server import JsonHandler, LoopbackServer
 
 from ecom_tasks import files
 from ecom_tasks.cli import build_parser
@@ -19,8 +21,6 @@ from ecom_tasks.ecomeval.judge_run import judge_output
 from ecom_tasks.ecomeval.prompts import read_grader_prompt
 from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.errors import ConfigurationError, DataValidationError
-from ecom_tasks.testing.loopback import JsonHandler, LoopbackServer
-from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible
 
 STAMP = "2026-01-01T00-00-00.000001"
 SAMPLES_NAME = f"samples_ecomeval_{STAMP}.jsonl"
@@ -541,8 +541,9 @@ def test_a_question_the_evaluated_models_server_refused_is_not_sent_to_the_grade
 def test_a_grader_error_that_no_retry_fixes_is_named_in_the_servers_words(tmp_path):
     """A 400 that is not about the context (an unknown model): the run stops at once, quoting the server,
     and does not claim that running again will help before the cause is fixed."""
+    from loopback.openai_server import RequestRejected
+
     from ecom_tasks.ecomeval.judge_run import GradingStopped
-    from ecom_tasks.testing.openai_server import RequestRejected
 
     def unknown_model(body):
         raise RequestRejected("The model `judge` does not exist.", code="model_not_found")

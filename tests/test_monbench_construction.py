@@ -16,6 +16,7 @@ import pytest
 from helpers import baseline_rule, offline_env
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
+from loopback.openai_server import last_user_text, serve_openai_compatible, system_text
 
 from ecom_tasks.construction import Stage, finished_items
 from ecom_tasks.monbench.construction.parsing import parse_relevance
@@ -29,7 +30,6 @@ from ecom_tasks.monbench.construction.selection import (
     select_options,
     tally,
 )
-from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible, system_text
 
 PAIRS = default_pairs()
 

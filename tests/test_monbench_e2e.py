@@ -330,8 +330,7 @@ def test_epochs_of_the_same_replies_give_every_number_of_one_epoch(tmp_path):
 
 def test_an_interrupted_run_resumes_without_asking_finished_questions_again(tmp_path, monkeypatch):
     from inspect_ai import eval_retry
-
-    from ecom_tasks.testing.openai_server import RequestRejected, last_user_text, serve_openai_compatible
+    from loopback.openai_server import RequestRejected, last_user_text, serve_openai_compatible
 
     records = load_records(split="test", tasks=["query_query_intent"])
     last = records[-1]

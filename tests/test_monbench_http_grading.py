@@ -25,12 +25,12 @@ from pathlib import Path
 import pytest
 from helpers import check_ok, run_cli
 from inspect_ai.log import list_eval_logs, read_eval_log
+from loopback.openai_server import last_user_text, serve_openai_compatible, system_text
 
 from ecom_tasks.lm_eval_tasks import TASKS_DIR
 from ecom_tasks.monbench.baseline import last_options_block, requested_format
 from ecom_tasks.monbench.protocol import runs_for
 from ecom_tasks.monbench.schema import TASKS
-from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible, system_text
 
 N_RUNS = len(runs_for("full"))
 assert N_RUNS == 72

@@ -4,7 +4,7 @@ never through a symlink), so a new command cannot reopen the holes one by one.
 
 The scan reads the code with Python's ``ast``: a word in a string, a docstring or a comment is no hit,
 and names imported under another name (``from shutil import rmtree as wipe``) are followed. It names
-``file:line`` for every hit. ecom_tasks/testing/ is scanned too: its loopback servers write nothing.
+``file:line`` for every hit.
 """
 
 from __future__ import annotations

@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 from helpers import baseline_rule
 from inspect_ai.log import list_eval_logs, read_eval_log
-
-from ecom_tasks.cli import main as ecom_tasks_main
-from ecom_tasks.construction import read_jsonl
-from ecom_tasks.rair.construction.pipeline import default_candidates
-from ecom_tasks.rair.construction.prompts import INTENT_VERSION, RULES_VERSION, VISUAL_VERSION
-from ecom_tasks.testing.openai_server import (
+from loopback.openai_server import (
     RequestRejected,
     image_parts,
     last_user_text,
     serve_openai_compatible,
     system_text,
 )
+
+from ecom_tasks.cli import main as ecom_tasks_main
+from ecom_tasks.construction import read_jsonl
+from ecom_tasks.rair.construction.pipeline import default_candidates
+from ecom_tasks.rair.construction.prompts import INTENT_VERSION, RULES_VERSION, VISUAL_VERSION
 
 # The bundled candidates (ecom_tasks/fixtures/rair_build/candidates.jsonl), counted by hand: 11 pairs;
 # 9 distinct queries (c01/c02 share "sugar-free oat biscuits", c08/c09 "red hoodie"); 4 pairs with an

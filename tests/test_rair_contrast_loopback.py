@@ -27,6 +27,7 @@ import pytest
 from helpers import policy_from_rule
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
+from loopback.openai_server import serve_openai_compatible
 from sklearn.metrics import accuracy_score, f1_score
 
 from ecom_tasks.inspect_evals.rair import rair_general, rair_hard
@@ -35,7 +36,6 @@ from ecom_tasks.rair.protocol import build_items
 from ecom_tasks.rair.rules import load_rules
 from ecom_tasks.rair.schema import LEVELS, load_records
 from ecom_tasks.rair.variants import TASK_VERSION
-from ecom_tasks.testing.openai_server import serve_openai_compatible
 
 SUBSETS = ("general", "hard")
 HEDGE = "invalid"

@@ -15,6 +15,7 @@ from helpers import baseline_rule, check_ok, policy_from_rule, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ContentImage, ModelOutput, get_model
+from loopback.openai_server import image_parts, serve_openai_compatible
 
 from ecom_tasks.inspect_evals.rair import rair_general, rair_hard, rair_visual
 from ecom_tasks.lm_eval_tasks import task_manager
@@ -25,7 +26,6 @@ from ecom_tasks.rair.protocol import build_items
 from ecom_tasks.rair.rules import load_rules
 from ecom_tasks.rair.schema import SUBSETS, load_records
 from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
-from ecom_tasks.testing.openai_server import image_parts, serve_openai_compatible
 
 TASKS = {"general": rair_general, "hard": rair_hard, "visual": rair_visual}
 LM_EVAL_TASK = {"general": "rair_general", "hard": "rair_hard", "visual": "rair_visual_text"}

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from helpers import check_ok, run_cli
+from loopback.openai_server import serve_openai_compatible
 
 from ecom_tasks.ecomeval.judge_run import judge_output
 from ecom_tasks.ecomeval.paper_tables import AWAITING_FLAG, JUDGED_FLAG
 from ecom_tasks.report.runs import merge_runs, read_runs
 from ecom_tasks.report.tables import build_tables
-from ecom_tasks.testing.openai_server import serve_openai_compatible
 
 
 @pytest.mark.slow  # two ecom-lm-eval runs and a report on the command line

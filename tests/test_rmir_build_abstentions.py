@@ -5,10 +5,10 @@ stage prints its votes' outcomes. The loopback panel of ``test_rmir_construction
 from __future__ import annotations
 
 import pytest
+from loopback.openai_server import Reply, last_user_text, serve_openai_compatible
 from test_rmir_construction_pipeline import _stage, build_command, scenario_seeds, scripted_policy
 
 from ecom_tasks.cli import main as ecom_tasks_main
-from ecom_tasks.testing.openai_server import Reply, last_user_text, serve_openai_compatible
 
 #: The scenario's stages: 1 input image, 2 generated queries, 7 triplets x 5 judges.
 JUDGE_VOTES = 35

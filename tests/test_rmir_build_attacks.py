@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from attack_helpers import digest_changes, plant_symlink, tree_digest
 from helpers import run_cli
+from loopback.openai_server import serve_openai_compatible
 from test_rmir_construction_pipeline import build_command, loop_env, scenario_seeds, scripted_policy
 
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.files import FileRefused
 from ecom_tasks.rmir.construction.pipeline import BuildOptions, build
-from ecom_tasks.testing.openai_server import serve_openai_compatible
 
 
 @pytest.fixture

@@ -366,12 +366,12 @@ def test_readers_racing_a_writer_see_only_whole_files(tmp_path):
 
 @pytest.mark.slow
 def test_two_concurrent_rmir_runs_over_a_cache_with_a_truncated_leftover(tmp_path):
+    from loopback.embeddings_server import serve_embeddings
     from test_rmir_http import hand_computed, policy, run_task
 
     from ecom_tasks.rmir.embedders import OpenAIEmbeddings
     from ecom_tasks.rmir.schema import load_data
     from ecom_tasks.rmir.scoring import pool_inputs
-    from ecom_tasks.testing.embeddings_server import serve_embeddings
 
     data = load_data()
     # The cache folder both runs use: the served model's pool-side id; a truncated leftover in a pool shard.

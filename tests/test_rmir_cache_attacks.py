@@ -255,9 +255,8 @@ def test_a_shard_of_the_wrong_width_without_embedder_json_is_an_error_naming_it(
 
 
 def test_embed_pool_into_an_unwritable_cache_fails_before_any_embedding_call(tmp_path, monkeypatch, capsys):
+    from loopback.embeddings_server import serve_embeddings
     from test_embed_pool import embed_pool_cli, policy, retriever_args
-
-    from ecom_tasks.testing.embeddings_server import serve_embeddings
 
     root = tmp_path / "cache"
     root.write_text("a file where the cache folder should be\n", encoding="utf-8")

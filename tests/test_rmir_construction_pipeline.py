@@ -19,13 +19,13 @@ import pytest
 from helpers import check_ok, offline_env, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
+from loopback.openai_server import last_user_text, serve_openai_compatible
 
 from ecom_tasks.construction import file_sha256, read_jsonl
 from ecom_tasks.data import ConfigurationError, fixtures_dir
 from ecom_tasks.rmir.construction import prompts
 from ecom_tasks.rmir.construction.pipeline import BuildOptions, build
 from ecom_tasks.rmir.schema import load_data, load_every_split
-from ecom_tasks.testing.openai_server import last_user_text, serve_openai_compatible
 
 FIXTURE_IMAGES = fixtures_dir("rmir") / "images"
 

@@ -14,6 +14,7 @@ from helpers import check_ok, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import ModelOutput, get_model
+from loopback.openai_server import image_parts, last_user_text, serve_openai_compatible
 
 from ecom_tasks import builtin_plugin, hookspecs, plugins
 from ecom_tasks.inspect_evals.rmir import VERSION, rmir, rmir_reason
@@ -22,7 +23,6 @@ from ecom_tasks.rmir.parsing import parse_reply
 from ecom_tasks.rmir.prompts import build_reason_prompt
 from ecom_tasks.rmir.schema import CATEGORIES, load_data
 from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY
-from ecom_tasks.testing.openai_server import image_parts, last_user_text, serve_openai_compatible
 
 DATA = load_data()
 POOL_IDS = [p.id for p in DATA.pool]
@@ -333,7 +333,7 @@ def test_reason_then_embed_through_a_loopback_server_receives_the_query_images(t
 
 
 def test_eval_retry_finishes_a_failed_reason_then_embed_run(tmp_path):
-    from ecom_tasks.testing.openai_server import RequestRejected
+    from loopback.openai_server import RequestRejected
 
     state = {"fail": True}
 

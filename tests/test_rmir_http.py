@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from helpers import check_ok, run_cli
 from inspect_ai.log import list_eval_logs, read_eval_log
+from loopback.embeddings_server import EmbeddingInput, RejectRequest, parse_inputs, serve_embeddings
 
 from ecom_tasks.rmir.embedders import EmbeddingRequestError, EmbedInput, OpenAIEmbeddings
 from ecom_tasks.rmir.schema import CATEGORIES, load_data
-from ecom_tasks.testing.embeddings_server import EmbeddingInput, RejectRequest, parse_inputs, serve_embeddings
 
 DIM = 16
 DATA = load_data()

@@ -16,14 +16,14 @@ import re
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
+from loopback import openai_server
+from loopback.openai_server import Reply, image_parts, last_user_text, serve_openai_compatible
 
 from ecom_tasks.inspect_evals.rmir import rmir, rmir_reason
 from ecom_tasks.rmir.parsing import FAILED_STATUSES, parse_reply
 from ecom_tasks.rmir.prompts import build_reason_prompt
 from ecom_tasks.rmir.schema import load_data
 from ecom_tasks.solvers.reason_then_embed import IMAGES_DROPPED_KEY, STATUS_KEY
-from ecom_tasks.testing import openai_server
-from ecom_tasks.testing.openai_server import Reply, image_parts, last_user_text, serve_openai_compatible
 
 DATA = load_data()
 QUERY = "What would this cat look like after knocking the glass off the table?"

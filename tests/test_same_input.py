@@ -11,13 +11,13 @@ from pathlib import Path
 import lm_eval
 import pytest
 from inspect_ai import eval as inspect_eval
+from loopback.openai_server import serve_openai_compatible
 
 from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact
 from ecom_tasks.inspect_evals.monbench import monbench_perm
 from ecom_tasks.inspect_evals.rair import rair_hard
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.monbench.protocol import runs_for
-from ecom_tasks.testing.openai_server import serve_openai_compatible
 
 Messages = tuple[tuple[str, str], ...]
 

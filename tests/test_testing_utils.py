@@ -1,4 +1,4 @@
-"""Tests for ecom_tasks.testing: the local OpenAI-compatible server and the network guard.
+"""Tests for the test-suite's own tools (tests/loopback, tests/netguard_site): the local OpenAI-compatible server and the network guard.
 
 Nothing here sends traffic off the machine: non-loopback targets are literal
 TEST-NET / private IPs, and only ever contacted with the guard installed.
@@ -15,18 +15,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from ecom_tasks.testing.netguard import (
-    BlockedConnectionError,
-    NetworkGuard,
-    is_loopback_host,
-)
-from ecom_tasks.testing.openai_server import (
+from loopback.openai_server import (
     OpenAICompatibleServer,
     image_parts,
     last_user_text,
     serve_openai_compatible,
     system_text,
+)
+from netguard import (
+    BlockedConnectionError,
+    NetworkGuard,
+    is_loopback_host,
 )
 
 # An opener without proxy handling: a user's http_proxy must not reroute loopback calls.
