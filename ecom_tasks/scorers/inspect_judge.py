@@ -1,16 +1,6 @@
 """The rubric judge's Inspect binding: the run's graders (roles or model names) resolved and checked, an
-Inspect ``Model`` as a :data:`~ecom_tasks.scorers.judge.Ask` with Inspect's own cache, and the
-meta-eval's solver that hands the grader a fixed response.
-
-``await run_judge(inspect_ask(get_model(role="grader")), prompt, parse)``
-grades one prompt with the retry rules of
-:func:`ecom_tasks.scorers.judge.run_judge`. Each retry is a new input, so a
-separate cache entry. A prompt the grader's server
-refuses as longer than its context window (Inspect turns OpenAI's
-``context_length_exceeded`` into a reply holding the error text with stop
-reason ``model_length``; other servers' refusals it raises) raises
-:class:`~ecom_tasks.scorers.judge.PromptTooLong`, so it is counted as that
-failure instead of being read as the grader's reply.
+Inspect ``Model`` as a :data:`~ecom_tasks.scorers.judge.Ask` with Inspect's own cache (each retry is a new
+input, so a separate cache entry), and the meta-eval's solver that hands the grader a fixed response.
 """
 
 from __future__ import annotations
@@ -115,37 +105,37 @@ def inspect_panel(members: Sequence[tuple[str, Model]], cache: bool | str) -> tu
     return asks, {label: str(model) for label, model in members}
 
 
+#: How a ``cache`` option spelled as a string says yes or no (any other string is an expiry).
+_TRUE_WORDS = ("true", "1", "yes", "on")
+_FALSE_WORDS = ("false", "0", "no", "off", "")
+
+
 def judge_cache(cache: bool | str) -> CachePolicy | bool:
     """``True``: cache grader replies without expiry, shared across epochs (a temperature-0 grade of
     the same text is the same grade); a string: that expiry (``"1W"``); ``False``: no cache."""
-    if isinstance(cache, str) and cache.strip().lower() not in (
-        "true",
-        "false",
-        "1",
-        "0",
-        "yes",
-        "no",
-        "on",
-        "off",
-        "",
-    ):
-        return CachePolicy(expiry=cache.strip(), per_epoch=False)
     if isinstance(cache, str):
-        cache = cache.strip().lower() in ("true", "1", "yes", "on")
+        word = cache.strip().lower()
+        if word not in (*_TRUE_WORDS, *_FALSE_WORDS):
+            return CachePolicy(expiry=cache.strip(), per_epoch=False)
+        cache = word in _TRUE_WORDS
     return CachePolicy(expiry=None, per_epoch=False) if cache else False
 
 
+def chat_message(message: Message) -> ChatMessageAssistant | ChatMessageUser:
+    """A judge conversation's message (``assistant`` or ``user``) as Inspect's."""
+    if message["role"] == "assistant":
+        return ChatMessageAssistant(content=message["content"])
+    return ChatMessageUser(content=message["content"])
+
+
 def inspect_ask(grader: Model, *, cache: CachePolicy | bool = False, config: GenerateConfig | None = None) -> Ask:
-    """``grader`` as an :data:`Ask`: temperature 0, the given output limit, Inspect's cache."""
+    """``grader`` as an :data:`Ask`: temperature 0, the given output limit, Inspect's cache. A prompt refused
+    as longer than the grader's context raises :class:`PromptTooLong` (a counted failure, never read as a
+    reply), whether Inspect raised the refusal or made it a ``model_length`` reply (OpenAI's)."""
     base = config or GenerateConfig()
 
     async def ask(messages: list[Message], max_tokens: int) -> tuple[str, str]:
-        chat: list[Any] = [
-            ChatMessageAssistant(content=m["content"])
-            if m["role"] == "assistant"
-            else ChatMessageUser(content=m["content"])
-            for m in messages
-        ]
+        chat: list[Any] = [chat_message(m) for m in messages]
         settings = base.merge(GenerateConfig(temperature=GRADER_TEMPERATURE, max_tokens=max_tokens))
         try:
             output = await grader.generate(chat, config=settings, cache=cache)

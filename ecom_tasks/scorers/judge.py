@@ -1,15 +1,7 @@
 """The rubric judge any task reuses, framework-neutral: one grader call with its own output limit, a
-strict parse, one retry.
-
-A benchmark supplies its grader prompt and parser (``parse(reply)`` with a ``failed`` attribute); a
-framework supplies the grader as an :data:`Ask` (bindings: ``scorers.inspect_judge``, Inspect's models and
-cache; ``scorers.litellm_judge``, any provider litellm reaches; either wrapped in ``scorers.judge_cache``).
-:func:`run_judge` retries an unreadable reply once: a reply cut off by a limit in a fresh conversation
-(the prompt and a request to be brief, so it fits the context the first attempt had), any other in the
-same conversation with a reminder of the final line; a prompt the server refuses as longer than the
-grader's context (:class:`PromptTooLong`) is never retried. :meth:`JudgeResult.limit_failure` says why a
-grader failed, naming the output-limit option as the command spells it (``limit_option``). The caller
-decides what a failure means (EcomEval: excluded from every mean and counted). Panels: ``scorers.panel``.
+strict parse, one retry (:func:`run_judge`). A benchmark supplies the grader prompt and parser; a framework
+supplies the grader as an :data:`Ask` (``scorers.inspect_judge``, ``scorers.litellm_judge``, either wrapped
+in ``scorers.judge_cache``); the caller decides what a failure means. Panels: ``scorers.panel``.
 """
 
 from __future__ import annotations
@@ -212,8 +204,10 @@ async def run_judge(
     limit_option: str = INSPECT_LIMIT_OPTION,
 ) -> JudgeResult[ParsedT]:
     """Ask ``ask`` to grade ``prompt`` (at most ``max_tokens`` output tokens); retry up to ``retries``
-    times while the reply fails to parse or was cut off by a limit, never when the prompt does not fit.
-    ``grader`` names it in the result; ``limit_option`` is how the command spells the output limit."""
+    times while the reply fails to parse (in the same conversation, with ``reminder``) or was cut off by a
+    limit (the prompt and ``limit_reminder`` in a fresh one), never when the prompt does not fit
+    (:class:`PromptTooLong`). ``grader`` names it in the result; ``limit_option`` is how the command spells
+    the output limit (named in :meth:`JudgeResult.limit_failure`)."""
     messages: list[Message] = [{"role": "user", "content": prompt}]
     result: JudgeResult[ParsedT] | None = None
     for _ in range(1 + max(0, retries)):

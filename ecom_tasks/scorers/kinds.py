@@ -152,14 +152,10 @@ def ndcg_at(k: int) -> MetricSpec:
     )
 
 
-def _rubric_category_macro(data: RubricGrades) -> float:
-    values, categories, _ = data.part(multimodal=False)
-    return float(_group_means(categories, values)[1].mean()) if values.size else NAN
-
-
-def _rubric_multimodal_task_macro(data: RubricGrades) -> float:
-    values, _, tasks = data.part(multimodal=True)
-    return float(_group_means(tasks, values)[1].mean()) if values.size else NAN
+def _rubric_macro(data: RubricGrades, multimodal: bool) -> float:
+    """The mean of the group means: text items grouped by category, multimodal items by task."""
+    values, categories, tasks = data.part(multimodal)
+    return float(_group_means(tasks if multimodal else categories, values)[1].mean()) if values.size else NAN
 
 
 BUILTIN_METRICS: tuple[MetricSpec, ...] = (
@@ -196,13 +192,13 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         "score",
         RUBRIC,
-        _rubric_category_macro,
+        lambda data: _rubric_macro(data, multimodal=False),
         description="mean over the text categories present of each category's mean grade, 0-3 mapped onto 0-100 (EcomEval Table 2's Average)",
     ),
     MetricSpec(
         "score_multimodal",
         RUBRIC,
-        _rubric_multimodal_task_macro,
+        lambda data: _rubric_macro(data, multimodal=True),
         description="mean over the multimodal tasks present of each task's mean grade, 0-100 (EcomEval Table 4's Average)",
     ),
     MetricSpec(

@@ -1,22 +1,13 @@
 """The rubric judge's litellm binding: any model litellm reaches as a :data:`~ecom_tasks.scorers.judge.Ask`.
 
-``litellm_ask("openai/gpt-4.1")``, ``litellm_ask("anthropic/claude-sonnet-4-0")``,
-or a vLLM / other OpenAI-compatible server: ``litellm_ask("openai/<served
-name>", api_base="http://127.0.0.1:8000/v1")`` (keys from the provider's usual
-variable, e.g. ``OPENAI_API_KEY``; a server that needs none gets a dummy one).
-Each call runs at temperature 0 with the given output limit, at most
-``max_concurrency`` at a time per grader; a 429, a 5xx, a timeout or a
-dropped connection is retried with exponential backoff and jitter (tenacity)
-up to ``max_attempts`` times, then raised. A request the server refuses
-because it does not fit the grader's context window (HTTP 400
-``context_length_exceeded`` and its vLLM, llama.cpp and Anthropic wordings)
-is neither retried nor raised as an error: it raises
-:class:`~ecom_tasks.scorers.judge.PromptTooLong` with the server's own
-message and token counts (``scorers.context_limit`` reads them from the
-server's error object behind litellm's exception, so llama.cpp's
-``n_prompt_tokens`` and ``n_ctx`` are kept), which the judge counts as a
-failure of that item. litellm is imported on the first call (set
-``LITELLM_LOCAL_MODEL_COST_MAP=True`` offline; the package's CLIs do).
+``litellm_ask("anthropic/claude-sonnet-4-0")``, or an OpenAI-compatible server (vLLM ...):
+``litellm_ask("openai/<served name>", api_base="http://127.0.0.1:8000/v1")`` (keys from the provider's
+usual variable; a server that needs none gets a dummy one). Calls run at temperature 0, at most
+``max_concurrency`` at a time; a :func:`retryable` error is retried with exponential backoff and jitter
+(tenacity), then raised. A prompt the server refuses as longer than the grader's context (any wording
+``scorers.context_limit`` recognises, token counts kept) is never retried: it raises
+:class:`~ecom_tasks.scorers.judge.PromptTooLong`, a failure of that item. litellm is imported by
+:func:`litellm_ask`, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless set (no download of its price list).
 """
 
 from __future__ import annotations
@@ -79,8 +70,6 @@ def litellm_ask(
         options["api_key"] = api_key
 
     async def ask(messages: list[Message], max_tokens: int) -> tuple[str, str]:
-        import litellm
-
         async with gate:
             async for attempt in AsyncRetrying(
                 retry=retry_if_exception(retryable),

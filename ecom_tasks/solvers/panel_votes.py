@@ -1,14 +1,5 @@
 """A panel of judges, each a model role, answering a Sample's own (multimodal) input: the votes of
-a dataset-construction stage.
-
-``panel_generate(judges=5)`` asks the roles ``judge_1`` .. ``judge_5`` (each falls back to the evaluated
-model, so one ``--model`` is a panel of one model's samples; ``--model-role judge_2=...`` mixes
-providers). An unreadable or cut-off reply is asked again as :func:`ecom_tasks.scorers.judge.run_judge`
-does. Replies go to the sample store under :data:`PANEL_KEY`, where the scorer parses them again (so
-``inspect score`` re-derives the votes with no model call); the sample's output is the first judge's.
-
-Judges of one model sample independently (self-consistency), so the panel asks without Inspect's cache
-by default and, with a ``seed``, each judge gets ``seed + its number``.
+a dataset-construction stage (:func:`panel_generate`).
 """
 
 from __future__ import annotations
@@ -18,7 +9,6 @@ from typing import Any
 
 from inspect_ai.model import (
     CachePolicy,
-    ChatMessageAssistant,
     ChatMessageUser,
     ContentText,
     GenerateConfig,
@@ -28,18 +18,12 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from ecom_tasks.scorers.inspect_judge import chat_message
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, LIMIT_REMINDER, RETRY_REMINDER, Ask, Message
 from ecom_tasks.scorers.panel import run_panel
 
 #: Sample-store key of the panel's replies.
 PANEL_KEY = "panel"
-
-
-def judge_roles(judges: int, role_prefix: str = "judge") -> list[str]:
-    """``["judge_1", ..., "judge_<judges>"]``."""
-    if int(judges) < 1:
-        raise ValueError(f"a panel needs at least one judge, got {judges}")
-    return [f"{role_prefix}_{i}" for i in range(1, int(judges) + 1)]
 
 
 def _ask(
@@ -56,12 +40,7 @@ def _ask(
             last = chat[-1]
             parts = list(last.content) if isinstance(last.content, list) else [ContentText(text=last.content)]
             chat[-1] = ChatMessageUser(content=[*parts, ContentText(text=extra)])
-        for message in messages[1:]:
-            chat.append(
-                ChatMessageAssistant(content=message["content"])
-                if message["role"] == "assistant"
-                else ChatMessageUser(content=message["content"])
-            )
+        chat += [chat_message(message) for message in messages[1:]]
         output = await model.generate(chat, config=config.merge(GenerateConfig(max_tokens=max_tokens)), cache=cache)
         outputs.append(output)
         return output.completion, str(output.stop_reason)
@@ -82,14 +61,19 @@ def panel_generate(
     seed: int | None = None,
     cache: bool | CachePolicy = False,
 ) -> Solver:
-    """Ask every judge role (``<role_prefix>_1`` .. ``<role_prefix>_<judges>``) the Sample's input.
+    """Ask every judge role (``<role_prefix>_1`` .. ``<role_prefix>_<judges>``; an unbound role is the
+    evaluated model, so one ``--model`` is a panel of its samples) the Sample's input.
 
-    ``parse(reply)`` (an object with a ``failed`` attribute) decides whether a
-    reply is readable; an unreadable one is asked again up to ``retries`` times
-    with ``reminder`` (``limit_reminder`` after a reply cut off by a limit).
-    Without ``parse`` every reply is taken as it is.
+    ``parse(reply)`` (an object with a ``failed`` attribute) decides whether a reply is readable; an
+    unreadable one is asked again as :func:`~ecom_tasks.scorers.judge.run_judge` does, up to ``retries``
+    times with ``reminder`` (``limit_reminder`` after a cut-off reply). Without ``parse`` every reply is
+    taken as it is. Judges sample independently (self-consistency): no Inspect cache by default, and with a
+    ``seed`` judge ``i`` gets ``seed + i``. Replies go to the store under :data:`PANEL_KEY`, where the scorer
+    parses them again (``inspect score`` needs no model call); the Sample's output is the first judge's.
     """
-    roles = judge_roles(judges, role_prefix)
+    if int(judges) < 1:
+        raise ValueError(f"a panel needs at least one judge, got {judges}")
+    roles = [f"{role_prefix}_{i}" for i in range(1, int(judges) + 1)]
     accept: Callable[[str], Any] = parse or (lambda reply: reply)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
