@@ -8,7 +8,7 @@ nothing are ``nan`` rather than an exception.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -30,9 +30,7 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> tuple[float, f
     mean = float(data.mean())
     if data.size < 2:
         return mean, NAN
-    from scipy.special import (
-        stdtrit,  # Student-t quantile (what scipy.stats.t.ppf calls), cheap to import
-    )
+    from scipy.special import stdtrit  # Student-t quantile (what scipy.stats.t.ppf calls), cheap to import
 
     sem = float(data.std(ddof=1)) / math.sqrt(data.size)
     t = float(stdtrit(data.size - 1, (1 + confidence) / 2))
@@ -124,20 +122,22 @@ def recall_at_k(
     """
     if k < 1:
         raise ValueError("k must be >= 1")
-    result: dict[str, float] = {}
+    return {
+        qid: len(relevant & set(list(ranked.get(qid, ()))[:k])) / len(relevant) for qid, relevant in _relevant(qrels)
+    }
+
+
+def _relevant(qrels: Mapping[str, Mapping[str, float]]) -> Iterator[tuple[str, set[str]]]:
+    """Each query that has relevant docs (``rel > 0``), and those docs."""
     for qid, judged in qrels.items():
         relevant = {doc for doc, rel in judged.items() if rel > 0}
-        if not relevant:
-            continue
-        top = set(list(ranked.get(qid, ()))[:k])
-        result[qid] = len(relevant & top) / len(relevant)
-    return result
+        if relevant:
+            yield qid, relevant
 
 
 def mean_recall_at_k(ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], k: int) -> float:
     """Recall@k averaged over the queries that have relevant documents."""
-    per_query = recall_at_k(ranked, qrels, k)
-    return float(np.mean(list(per_query.values()))) if per_query else NAN
+    return mean_over_queries(recall_at_k(ranked, qrels, k))
 
 
 def reciprocal_rank(ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
@@ -146,15 +146,10 @@ def reciprocal_rank(ranked: Mapping[str, Sequence[str]], qrels: Mapping[str, Map
     Queries as in :func:`recall_at_k`: a query without relevant docs is left out.
     The ranking is as deep as given: a relevant doc below it counts as not found.
     """
-    result: dict[str, float] = {}
-    for qid, judged in qrels.items():
-        relevant = {doc for doc, rel in judged.items() if rel > 0}
-        if not relevant:
-            continue
-        result[qid] = next(
-            (1.0 / rank for rank, doc in enumerate(ranked.get(qid, ()), start=1) if doc in relevant), 0.0
-        )
-    return result
+    return {
+        qid: next((1.0 / rank for rank, doc in enumerate(ranked.get(qid, ()), start=1) if doc in relevant), 0.0)
+        for qid, relevant in _relevant(qrels)
+    }
 
 
 def ndcg_at_k(

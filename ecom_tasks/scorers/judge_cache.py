@@ -15,7 +15,6 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.scorers.judge import GRADER_TEMPERATURE, Ask, Message
@@ -81,10 +80,9 @@ class ReplyCache:
         if stat.S_ISLNK(mode):
             raise files.FileRefused(f"{self.path}: the judge reply cache is a symbolic link; not read or written")
         values, _unreadable = files.json_lines(self.path)  # a FIFO or device is refused; bad lines are skipped
-        for _line, value in values:
-            entry = _entry(value)
-            if entry is not None:
-                self.entries[entry[0]] = entry[1]
+        for _line, value in values:  # a line that is not a cache entry is skipped
+            if isinstance(value, dict) and isinstance(value.get("key"), str) and isinstance(value.get("reply"), str):
+                self.entries[value["key"]] = (value["reply"], str(value.get("stop_reason") or "stop"))
         with files.open_regular(self.path) as handle:
             size = handle.seek(0, os.SEEK_END)
             if size:
@@ -129,9 +127,3 @@ class ReplyCache:
             return reply, reason
 
         return cached
-
-
-def _entry(value: Any) -> tuple[str, tuple[str, str]] | None:
-    if not isinstance(value, dict) or not isinstance(value.get("key"), str) or not isinstance(value.get("reply"), str):
-        return None
-    return value["key"], (value["reply"], str(value.get("stop_reason") or "stop"))

@@ -100,7 +100,5 @@ def summarize_labels(
 
 def confusion_matrix(outcomes: Sequence[Outcome], labels: Sequence[str]) -> list[list[float]]:
     """Rows gold labels, columns predicted labels then ``invalid`` (weighted by answer shares)."""
-    if not outcomes:
-        return [[0.0] * (len(labels) + 1) for _ in labels]
-    pairs = label_pairs(outcomes, labels)
+    pairs = label_pairs(outcomes, labels)  # none: core.confusion's matrix of zeros
     return confusion(pairs.gold, pairs.pred, labels, sample_weight=pairs.weights)

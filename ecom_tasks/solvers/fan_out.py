@@ -1,21 +1,10 @@
-"""One Sample, many conversations: generate every run of a Sample concurrently.
+"""One Sample, many conversations: every run of a Sample generated concurrently inside it.
 
-Inspect spends tens of milliseconds of its own on every Sample, whatever the
-model. A protocol that asks the same question many times (MonBench: 24
-orderings x 3 formats) is far cheaper as one Sample whose runs are generated
-inside it, concurrently, under Inspect's own connection limit, retries and
-cache, each call still a model event in the log.
-
-The runs come from the Sample's metadata, so the solver needs no state of its
-own and ``inspect eval-retry`` rebuilds them from the log's task arguments::
-
-    metadata["fan_out"] = {
-        "systems": {"label": "...system prompt..."},            # shared prompts, stored once
-        "runs": [{"key": "p0_label", "system": "label", "user": "...question..."}, ...],
-    }
-
-The replies go to the sample store under ``fan_out`` (run key -> ``{"completion",
-"stop_reason"}``), where scorers read them and ``inspect view`` shows them.
+Inspect spends tens of milliseconds of its own on every Sample; a protocol asking one question many times
+(MonBench: 24 orderings x 3 formats) is far cheaper as one Sample whose runs share Inspect's connection
+limit, retries and cache, each call still a model event in the log. The runs live in the Sample's metadata
+(:func:`fan_out_spec`), so ``inspect eval-retry`` rebuilds them; the replies go to the sample store under
+``fan_out`` (run key -> ``{"completion", "stop_reason"}``), where scorers and ``inspect view`` read them.
 """
 
 from __future__ import annotations
@@ -39,7 +28,8 @@ FAN_OUT = "fan_out"
 
 
 def fan_out_spec(systems: dict[str, str], runs: list[tuple[str, str, str]]) -> dict[str, Any]:
-    """The metadata entry for ``runs`` given as ``(key, system name, user text)``."""
+    """The metadata entry for ``runs`` given as ``(key, system name, user text)``: ``{"systems": {name:
+    system prompt} (each stored once), "runs": [{"key", "system", "user"}, ...]}``."""
     keys = [key for key, _, _ in runs]
     if len(set(keys)) != len(keys):
         raise ValueError("run keys must be unique within a sample")
