@@ -1,19 +1,5 @@
-"""EcomEval's offline baseline (``ecom/baseline``, ``ecom-baseline``): an answerer and a baseline judge.
-
-Answerer: a conversation of one user message (EcomEval asks the question as
-it is, with no system prompt). A question with lettered options is answered
-with its first option (``A. <text>``); any other with its most relevant
-sentence: the one sharing the most terms with the rest of the question.
-Prompts asking for MonBench's ``<Label>``/``<Answer>`` tags are left to
-MonBench's responder.
-
-Judge: a grader prompt (``prompts.GRADER_TEMPLATE``) is graded by token
-overlap (F1 of terms) between response and reference: >= 0.8 -> 3,
->= 0.5 -> 2, > 0 -> 1, none (or an empty response) -> 0; an option-letter
-reference by the option the response picks (same -> 3, other -> 1). This is a baseline
-judge for offline runs and tests, not a real one: it cannot tell a right
-answer in other words from a wrong one.
-"""
+"""EcomEval's offline baseline (``ecom/baseline``, ``ecom-baseline``): an answerer (first option, else the most
+relevant sentence) and a term-overlap baseline judge, not a real one; the rules: EcomEval's README, "Baseline" paragraph."""
 
 from __future__ import annotations
 
@@ -30,7 +16,7 @@ _TERM = re.compile(
 )
 _OPTION = re.compile(r"^\s*([A-J])[.)]\s+(.+)$")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_TAG_FORMATS = ("<Label>", "<Answer>")
+_TAG_FORMATS = ("<Label>", "<Answer>")  # MonBench's prompts: left to its responder
 
 
 def terms(text: str) -> list[str]:

@@ -1,12 +1,5 @@
-"""Grading one EcomEval response with a grader or a panel of graders: the one implementation Inspect's
-``ecomeval_judge`` and ``ecom-tasks judge`` (lm-eval's samples) both call.
-
-The graders are :data:`~ecom_tasks.scorers.judge.Ask` callables by label (``{"grader": ask}``, or
-``{"grader_1": a, "grader_2": b, ...}`` for a panel). :func:`judge_response` asks them with the grader
-prompt, the strict parser and ``scorers.judge``'s retry, and combines a panel's grades
-(``scorers.panel``); :func:`judgement_values` are the item's numbers (Inspect's ``Score.value``, a grades
-file's ``outcome``), :func:`judgement_metadata` what is kept of the graders' work.
-"""
+"""Grading one EcomEval response with a grader or a panel of graders (``Ask`` callables by label): the one
+implementation Inspect's ``ecomeval_judge`` and ``ecom-tasks judge`` (lm-eval's samples) both call."""
 
 from __future__ import annotations
 

@@ -1,38 +1,8 @@
-"""EcomEval's metric maths: rubric grades on 0-3, reported on 0-100, overall and by group.
+"""EcomEval's metric maths: rubric grades on 0-3, reported on 0-100, overall and by group; the keys and
+their meaning (headlines, groups, judge failures, panels): EcomEval's README ("Metrics", "Judge panels").
 
-An item's :class:`Outcome` joins its numbers, what a scorer writes and Inspect's mean reduces across
-epochs (``Score.value``; in lm-eval the per-document object), and its groups, the item's own fields
-(Inspect's sample metadata; lm-eval's document):
-
-``grade``    the grade 0..3 when graded, 0 when the judge failed (masked by ``graded``)
-``graded``   1 when the judge gave a grade, 0 for a judge failure; after epoch
-             reduction the share of epochs graded
-``panel/<label>/grade``, ``panel/<label>/graded``  the same for each grader of a panel, whose labels
-             the judgement's metadata names (``grade`` and ``graded`` are then the panel's)
-
-An item's grade is ``grade / graded`` (the mean over its graded epochs); an item never graded is in
-no mean and counts in ``judge_failure_rate``.
-
-The overall metrics are the registered ``rubric`` metric specs. Built-ins, as
-the paper reports them: ``score`` is Table 2's Average, the mean over the
-**text** categories present of each category's mean (the multimodal category
-is not in it); ``score_multimodal`` is Table 4's Average, the mean over the
-**multimodal tasks** present of each task's mean; ``score_items`` is the mean
-over all graded items. Per group, ``<group>/<name>`` is ``score_items`` over
-the group's graded items; any other (plugin) spec ``m`` adds
-``m/<group>/<name>``.
-
-Judge failures: ``judge_failure_rate`` is the share of items the judge failed
-on; above the run's threshold (default :data:`FAILURE_THRESHOLD`)
-``score_unreliable`` is 1.0, flagging every headline computed from the few
-items that were graded (the report flags the row, ``calibrate`` leaves such
-grades out).
-
-Panels: the summary adds, per grader, the headlines and its failure rate as if it had graded alone
-(``<label>/score``, ``<label>/score_multimodal``, ``<label>/score_items``,
-``<label>/judge_failure_rate``), and the inter-judge agreement over the items every grader graded
-(``panel/exact_agreement``, ``panel/fleiss_kappa``, ``panel/cohen_kappa``, ``panel/items_compared``;
-``scorers.panel.agreement``).
+An item's :class:`Outcome` joins its numbers (``Score.value``, which Inspect's mean reduces across epochs;
+in lm-eval the per-document object) and its groups (Inspect's sample metadata; lm-eval's document).
 """
 
 from __future__ import annotations
@@ -84,8 +54,8 @@ def item_groups(fields: Mapping[str, Any]) -> dict[str, str]:
 class Outcome:
     """One item as the metrics read it: its numbers (reduced across epochs) and its groups (key names)."""
 
-    grade: float
-    graded: float
+    grade: float  # 0..3 when graded, 0 for a judge failure (masked by ``graded``)
+    graded: float  # 1 graded, 0 a judge failure; after epoch reduction the share of epochs graded
     category: str = ""
     language: str = ""
     task: str = ""
@@ -177,9 +147,7 @@ def summarize(
                 by_name.setdefault(getattr(o, group), []).append(o)
         for name in sorted(by_name):
             values = compute_metrics(group_specs, _grades(by_name[name]))
-            for spec in group_specs:
-                key = f"{group}/{name}" if spec.name == ITEM_MEAN else f"{spec.name}/{group}/{name}"
-                result[key] = values[spec.name]
+            result.update({group_key(spec, group, name): values[spec.name] for spec in group_specs})
     headline_keys = [*(spec.name for spec in specs), "judge_failure_rate"]
     result.update(panel_summary(outcomes, lambda own: _headlines(own, specs), headline_keys))
     return result
@@ -191,15 +159,22 @@ def _headlines(outcomes: Sequence[Outcome], specs: Sequence[MetricSpec]) -> dict
 
 def metric_keys(specs: Sequence[MetricSpec], groups: Mapping[str, Sequence[str]]) -> list[str]:
     """The keys ``summarize`` gives for items of the ``groups`` named (for lm-eval's fixed list)."""
-    keys = [*(spec.name for spec in specs), *COUNTS]
-    for group, names in groups.items():
-        for name in names:
-            for spec in specs:
-                if spec.name == ITEM_MEAN:
-                    keys.append(f"{group}/{key_name(name)}")
-                elif spec.name not in HEADLINES:
-                    keys.append(f"{spec.name}/{group}/{key_name(name)}")
-    return keys
+    group_specs = [spec for spec in specs if spec.name not in HEADLINES]
+    return [
+        *(spec.name for spec in specs),
+        *COUNTS,
+        *(
+            group_key(spec, group, key_name(name))
+            for group, names in groups.items()
+            for name in names
+            for spec in group_specs
+        ),
+    ]
+
+
+def group_key(spec: MetricSpec, group: str, name: str) -> str:
+    """``<group>/<name>`` for ``score_items``, ``<metric>/<group>/<name>`` for any other group metric."""
+    return f"{group}/{name}" if spec.name == ITEM_MEAN else f"{spec.name}/{group}/{name}"
 
 
 def judge_agreement(

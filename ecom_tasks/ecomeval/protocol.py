@@ -131,19 +131,12 @@ def load_items(
             + unlisted_hint(_names(filters.get("task")) or [])
         )
     items = [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]  # in data order
-    missing = empty_categories(items, filters.get("category")) if filters.get("exact") else []
-    if missing:  # a category without exact-answer items leaves ecomeval_exact's score: said, not silent
-        logging.getLogger(__name__).warning(skipped_categories_message("ecomeval_exact", data, missing))
-    return items
-
-
-def empty_categories(items: Sequence[EcomEvalItem], category: str | Sequence[str] | None) -> list[str]:
-    """The categories ``category`` names (slugs or the paper's names) that no item belongs to."""
-    named = _names(category) or []
     present = {item.record.category for item in items}
-    return [slug for slug in (canonical_category(c) or c for c in named) if slug not in present]
-
-
-def skipped_categories_message(task: str, data: str | None, categories: Sequence[str]) -> str:
-    """What a task says when categories it covers have no item in the data (left out of ``score``)."""
-    return f"{task}: no item of category {', '.join(categories)} in {data or 'the bundled fixtures'} is selected; skipped: score averages the categories present"
+    named = [canonical_category(c) or c for c in _names(filters.get("category")) or []]
+    missing = [slug for slug in named if slug not in present] if filters.get("exact") else []
+    if missing:  # a category without exact-answer items leaves ecomeval_exact's score: said, not silent
+        logging.getLogger(__name__).warning(
+            f"ecomeval_exact: no item of category {', '.join(missing)} in {data or 'the bundled fixtures'} is "
+            "selected; skipped: score averages the categories present"
+        )
+    return items

@@ -21,6 +21,7 @@ from ecom_tasks.data import (
     DataValidationError,
     Problem,
     Row,
+    collect_records,
     fixtures_dir,
     is_blank,
     load_validated,
@@ -289,16 +290,12 @@ def validate_rows(
             source=f"{row.source}:{row.index}",
         )
 
-    twice: list[Problem] = []  # a field given by two columns
-    renamed = [canonical_row(row, twice) for row in rows]
-    try:
-        records = validate_records(renamed, record)
-    except DataValidationError as exc:
-        warn_unknown_tasks(unknown)
-        raise DataValidationError(twice + exc.problems) from None
+    problems: list[Problem] = []  # first every field given by two columns, then the rows' own problems
+    renamed = [canonical_row(row, problems) for row in rows]
+    records = collect_records(renamed, record, problems)
     warn_unknown_tasks(unknown)
-    if twice:
-        raise DataValidationError(twice)
+    if problems:
+        raise DataValidationError(problems)
     return records
 
 

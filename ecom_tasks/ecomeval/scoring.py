@@ -1,14 +1,6 @@
-"""Scoring one EcomEval response: the single place both adapters call.
-
-Two ways to grade a response, both ending in the same numbers (``metrics.grade_values``):
-
-- the judge (``judging.py``, both frameworks): :func:`grader_prompt` is sent to
-  the grader and the grade read from its reply is the item's (a judge failure
-  is an ungraded item);
-- exact answers (``ecomeval_exact``, both frameworks): :func:`score_exact`
-  gives grade 3 to an exact match after normalisation and 0 otherwise, so the
-  same metrics read as exact-match accuracy x 100.
-"""
+"""Scoring one EcomEval response, the single place both adapters call: the judge's prompt
+(:func:`grader_prompt`; grading is ``judging.py``) or exact answers (:func:`score_exact`, grade 3 or 0,
+so the rubric metrics read as exact-match accuracy x 100)."""
 
 from __future__ import annotations
 

@@ -127,18 +127,8 @@ def task_key(name: str) -> str:
     return key_name(str(name).replace("&", " and ")).strip("_")
 
 
-def _lookup() -> dict[str, EcomEvalTask]:
-    found: dict[str, EcomEvalTask] = {}
-    for task in TASKS:
-        for spelling in task.spellings:
-            key = task_key(spelling)
-            if found.setdefault(key, task) is not task:
-                raise RuntimeError(f"task spelling {spelling!r} names both {found[key].id} and {task.id}")
-    return found
-
-
-#: Normalised spelling (:func:`task_key`) -> task.
-SPELLINGS: dict[str, EcomEvalTask] = _lookup()
+#: Normalised spelling (:func:`task_key`) -> task. No spelling names two tasks: the tests load every spelling.
+SPELLINGS: dict[str, EcomEvalTask] = {task_key(spelling): task for task in TASKS for spelling in task.spellings}
 
 
 def find_task(name: str) -> EcomEvalTask | None:

@@ -1,22 +1,5 @@
-"""EcomEval's named variants, declared once: the lm-eval YAML is generated from here.
-
-In Inspect a variant is ``ecomeval`` or ``ecomeval_exact`` with ``-T category=<category>``
-for a per-category name (``Variant.inspect_task``).
-
-``ecomeval`` and ``ecomeval_<category>`` are judge-graded. In Inspect the
-``grader`` role (or a panel) grades inside the run; lm-eval runs no judge
-inside a task, so there the same names ask the same questions and log the
-responses (``--log_samples`` / ``--predict_only``), and ``ecom-tasks judge``
-grades them afterwards with the same grading code. They are tasks, not
-groups, in lm-eval, for the reason below. ``ecomeval_exact`` and
-``ecomeval_exact_<category>`` take the text items whose reference is an option
-letter or a short exact answer and score them by exact match after
-normalisation, deterministically, in both frameworks, as tasks of the same
-names. ``ecomeval_exact`` is one task over the five text categories in both
-(not an lm-eval group of the category tasks): a category with no exact-answer
-item in the data is left out of its ``score`` with a message, where a group
-would have a member with no documents, which lm-eval cannot run.
-"""
+"""EcomEval's named variants, declared once: the lm-eval YAML is generated from here. What each name runs
+in each framework, and why ``ecomeval_exact`` is one task rather than an lm-eval group: EcomEval's README."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """EcomEval in Inspect: the tasks, the judge and exact scorers (thin: the benchmark is ``ecom_tasks.ecomeval``,
-the judge ``ecomeval.judging`` and ``scorers``; the judge meta-eval is ``ecomeval_judge_meta``).
-
-``--model-role grader=J`` grades each response on the 0-3 rubric (default ``openai/gpt-4.1`` when
-``OPENAI_API_KEY`` is set; without either the run stops before any model call, naming ``--model-role
-grader=``); ``--model-role grader_1=A --model-role grader_2=B ...`` or ``-T graders=...`` is a panel
-(median, or ``-T panel=majority``). ``inspect score LOG --model-role grader=J2`` re-grades a log; with
-``cache`` on a re-score with the same judge makes no judge call. Details: ``ecom_tasks/ecomeval/README.md``.
-"""
+the judge ``ecomeval.judging``; the judge meta-eval is ``ecomeval_judge_meta``). Model roles, panels, settings and
+re-scoring: ``ecom_tasks/ecomeval/README.md``."""
 
 from __future__ import annotations
 
@@ -77,10 +71,7 @@ def outcomes_of(scores: list[SampleScore]) -> list[Outcome]:
 
 @metric
 def ecomeval_metrics(metrics: list[str] | None = None, failure_threshold: float = FAILURE_THRESHOLD) -> Metric:
-    """``score`` (Table 2's Average: mean of the text categories, 0-100), ``score_multimodal``
-    (Table 4's Average: mean of the multimodal tasks), ``score_items``, the ``category/ language/
-    task/ difficulty/`` means, ``judge_failure_rate``, ``score_unreliable`` (1.0 when the failure
-    rate is above ``failure_threshold``), ``n`` and any plugin ``rubric`` metric. Reads the numbers of
+    """EcomEval's metrics (``metrics.summarize``; keys: the README's "Metrics"). Reads the numbers of
     ``Score.value`` and the groups of the sample metadata, so epoch reduction and re-scoring work."""
     specs = select_metrics(RUBRIC, metrics)
     threshold = float(failure_threshold)
@@ -114,12 +105,8 @@ def ecomeval_judge(
     graders: str | list[str] | None = None,
     panel: str = MEDIAN,
 ) -> Scorer:
-    """Grade a response against the reference with the ``grader`` role (0-3 rubric, temperature 0,
-    at most ``grader_max_tokens`` output tokens; one retry when the grade cannot be read or the reply
-    was cut off by a limit; then a judge failure, never a 0). ``cache``: keep grader replies
-    (``true``: no expiry; an expiry such as ``1W``; ``false``: off). A panel (roles ``grader_1``,
-    ``grader_2``, ... or ``graders``: roles or model names) grades with every member; the item's grade
-    is the panel's ``median`` or ``majority`` (``panel``), every member's grade is kept."""
+    """Grade a response against the reference with the ``grader`` role or a panel (``judging.judge_response``;
+    the settings as the task's, README "Settings")."""
     # Checked here too, not only in the task: `inspect score` builds this scorer from its logged options.
     settings = JudgeSettings.from_options(grader_max_tokens, panel)
 
@@ -204,15 +191,9 @@ def ecomeval_task(
     panel: str = MEDIAN,
     exact: bool = False,
 ) -> Task:
-    """EcomEval's one task builder; every parameter is a ``-T`` setting of the tasks below. Filters (comma
-    lists; default all): ``category`` (slugs or the paper's names), ``task``, ``language``, ``difficulty``;
-    ``multimodal`` true = only items with images, false = only text items. ``max_tokens``: the evaluated
-    model's output limit (default: the server's); ``allow_outside_images`` / ``allow_url_images``: image
-    paths outside the data's folder, http(s) URLs (refused by default). The judge's (``JUDGE_SETTINGS``):
-    ``cache`` (judge replies), ``grader_max_tokens``, ``judge_failure_threshold`` (share of judge failures
-    above which ``score_unreliable`` is 1), ``graders`` (a panel: roles or model names; default the
-    ``grader_<n>`` roles, else ``grader``) and ``panel`` (median or majority). Details:
-    ``ecom_tasks/ecomeval/README.md``."""
+    """EcomEval's one task builder; every parameter is a ``-T`` setting of the tasks below (EcomEval's
+    README, "Settings"; ``allow_outside_images`` / ``allow_url_images``: image paths outside the data's
+    folder, http(s) URLs, refused by default). ``JUDGE_SETTINGS`` are the judge's."""
     names = parse_metric_names(metrics)
     settings = JudgeSettings.from_options(grader_max_tokens, panel, judge_failure_threshold)
     filters = {

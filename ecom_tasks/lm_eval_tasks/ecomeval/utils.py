@@ -44,11 +44,9 @@ def load_docs(
     task the exact-answer text items of its categories (a comma list), a category without any skipped with
     a message."""
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
+    selection = {"multimodal": multimodal} if judged else {"exact": True}
     filters: dict[str, Any] = dict(category=category or None, language=language, task=task, difficulty=difficulty)
-    if judged:
-        items = load_items(data, image_access=access, **filters, multimodal=multimodal)
-    else:
-        items = load_items(data, image_access=access, **filters, exact=True)
+    items = load_items(data, image_access=access, **filters, **selection)
     docs = [
         {"id": item.id, "question": item.prompt, "target": item.target, **item.fields}
         | ({"images": list(item.images)} if judged else {})
