@@ -136,10 +136,8 @@ def quorum(grades: Sequence[_Grade | None], min_votes: int) -> tuple[_Grade | No
     """(the grade at least ``min_votes`` graders gave, status) from one item's grades (None: that
     grader failed or abstained). Unlike ``majority``, the count is absolute: a failed grader is a
     vote for nothing, so with 3 graders and ``min_votes=2`` one grade from the single grader that
-    answered is not enough (the construction pipelines' "at least 2 of 3" rule).
-
-    Statuses: ``ok``; :data:`PANEL_NO_GRADE` (every grader failed); :data:`NO_QUORUM`;
-    :data:`SPLIT_QUORUM` (two grades reached the quorum: no grade is chosen).
+    answered is not enough (the construction pipelines' "at least 2 of 3" rule). Status ``ok``,
+    :data:`PANEL_NO_GRADE`, :data:`NO_QUORUM` or :data:`SPLIT_QUORUM` (then no grade is chosen).
     """
     if min_votes < 1:
         raise ValueError(f"min_votes must be at least 1, got {min_votes}")

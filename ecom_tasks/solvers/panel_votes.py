@@ -100,7 +100,7 @@ def panel_generate(
         panel = {
             role: {
                 "model": names[role],
-                "reply": judged.replies[-1] if judged.replies else "",
+                "reply": judged.replies[-1],  # run_judge asks every judge at least once
                 "replies": list(judged.replies),
                 "stop_reasons": list(judged.stop_reasons),
                 "failed": bool(judged.failed),
@@ -108,9 +108,7 @@ def panel_generate(
             for role, judged in result.results.items()
         }
         state.store.set(PANEL_KEY, panel)
-        first = outputs[roles[0]]
-        if first:
-            state.output = first[-1]
+        state.output = outputs[roles[0]][-1]
         return state
 
     return solve
