@@ -97,14 +97,12 @@ class _Automaton:
         self.next: list[dict[str, int]] = [{}]
         self.link = [-1]
         self.length = [0]
-        self.end = [-1]  # where the state's first occurrence ends in the key
         last = 0
-        for position, char in enumerate(self.key):
+        for char in self.key:
             current = len(self.length)
             self.next.append({})
             self.link.append(0)
             self.length.append(self.length[last] + 1)
-            self.end.append(position)
             state = last
             while state != -1 and char not in self.next[state]:
                 self.next[state][char] = current
@@ -118,7 +116,6 @@ class _Automaton:
                     self.next.append(dict(self.next[target]))
                     self.link.append(self.link[target])
                     self.length.append(self.length[state] + 1)
-                    self.end.append(self.end[target])
                     while state != -1 and self.next[state].get(char) == target:
                         self.next[state][char] = clone
                         state = self.link[state]
@@ -141,25 +138,16 @@ class _Automaton:
             lengths.append(length)
         return lengths
 
-    def _state(self, key: str) -> int | None:
-        """The state ``key`` leads to, None when it does not occur here (or is empty)."""
-        state = 0
-        for char in key:
-            state = self.next[state].get(char, -1)
-            if state < 0:
-                return None
-        return state or None
-
     def occurs(self, key: str) -> bool:
-        return self._state(key) is not None
+        """Whether ``key`` is a non-empty stretch of this part's key."""
+        return bool(key) and key in self.key
 
     def breaks_off(self, key: str) -> bool:
         """Whether ``key`` occurs here and its first occurrence stops inside a word of the prompt (a letter
         or digit follows it without a space: ``Perfect|ly``, ``对于L2，|请``)."""
-        state = self._state(key)
-        if state is None:
+        if not self.occurs(key):
             return False
-        at = self.origin[self.end[state]] + 1
+        at = self.origin[self.key.find(key) + len(key) - 1] + 1
         return at < len(self.text) and self.text[at].isalnum()
 
 
