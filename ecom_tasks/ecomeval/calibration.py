@@ -127,14 +127,13 @@ def calibrate(
     return items, task_rows
 
 
-def placed_image(image: str, base: Path | None, out_dir: Path, *, output: OutputFolder | None = None) -> str:
-    """How the calibrated copy at ``out_dir`` names ``image``: a data URI or URL as it is, a file of the
+def placed_image(image: str, base: Path | None, output: OutputFolder) -> str:
+    """How the calibrated copy in ``output`` names ``image``: a data URI or URL as it is, a file of the
     dataset's folder ``base`` copied (through ``output``) to the same relative place, any other file by a
     relative path. An existing different file is an error; a symlink there is replaced, never followed."""
     if not os.path.isabs(image):
         return image
-    output = output if output is not None else OutputFolder(out_dir)
-    source, out_real = Path(image), out_dir.resolve()
+    source, out_real = Path(image), output.root.resolve()
     if source.is_relative_to(out_real):  # a resolved path: no symlinked folder on its way
         return source.relative_to(out_real).as_posix()
     if base is None or not source.is_relative_to(base.resolve()):
@@ -187,7 +186,7 @@ def write_calibrated(
             del values[column]
         values["difficulty"] = found.difficulty if found else None
         values["difficulty_score"] = round(found.score, 4) if found and found.score is not None else None
-        values["images"] = [placed_image(image, row.base_dir, output.root, output=output) for image in record.images]
+        values["images"] = [placed_image(image, row.base_dir, output) for image in record.images]
         lines.append(files.dumps_strict(values, ensure_ascii=False, default=str) + "\n")
     output.write_lines(out.name, lines)
     return len(lines), sum(1 for r in records if r not in items)

@@ -126,16 +126,22 @@ class SamplesFile:
     root: Path | None = None
 
     @property
-    def folder(self) -> Path:
-        return self.path.parent
-
-    @property
     def lm_eval_results(self) -> Path:
-        return self.folder / f"results_{self.stamp}.json"
+        return self.path.parent / f"results_{self.stamp}.json"
 
     def output_names(self, slug: str) -> tuple[str, str]:
         stem = f"{self.task}_{self.stamp}.{slug}"
         return f"{GRADES_PREFIX}{stem}.jsonl", f"{RESULTS_PREFIX}{stem}.json"
+
+
+def _samples_file(path: Path, wanted: set[str], root: Path, inside: Path | None) -> list[SamplesFile]:
+    """``path`` as a samples file of a ``wanted`` task (none: another file); a samples file's name on
+    anything but a regular file (inside ``inside``) is refused by name."""
+    match = SAMPLES_FILE.match(path.name)
+    if not match or match.group("task") not in wanted:
+        return []
+    files.regular_file(path, inside=inside)  # a FIFO, socket, device or outside link: refused by name
+    return [SamplesFile(path, match.group("task"), match.group("stamp"), root)]
 
 
 def _samples_in(root: Path, folder: Path, wanted: set[str]) -> list[SamplesFile]:
@@ -148,13 +154,11 @@ def _samples_in(root: Path, folder: Path, wanted: set[str]) -> list[SamplesFile]
     found = []
     for entry in entries:
         path = Path(entry.path)
-        if entry.is_dir(follow_symlinks=False):
-            found += _samples_in(root, path, wanted)
-            continue
-        match = SAMPLES_FILE.match(entry.name)
-        if match and match.group("task") in wanted:
-            files.regular_file(path, inside=root)  # a FIFO, socket, device or outside link: refused by name
-            found.append(SamplesFile(path, match.group("task"), match.group("stamp"), root))
+        found += (
+            _samples_in(root, path, wanted)
+            if entry.is_dir(follow_symlinks=False)
+            else _samples_file(path, wanted, root, root)
+        )
     return found
 
 
@@ -173,11 +177,7 @@ def find_samples(output_dir: str | os.PathLike[str], tasks: Sequence[str] | None
         raise ConfigurationError(f"no such folder: {root}") from None
     if stat.S_ISDIR(mode):
         return _samples_in(root, root, wanted)
-    match = SAMPLES_FILE.match(root.name)
-    if not match or match.group("task") not in wanted:
-        return []
-    files.regular_file(root)
-    return [SamplesFile(root, match.group("task"), match.group("stamp"), root.parent)]
+    return _samples_file(root, wanted, root.parent, None)
 
 
 @dataclass(frozen=True)
@@ -327,7 +327,7 @@ def prepare(samples: SamplesFile, slug: str, warn: Warn = warn_stderr) -> Prepar
     items = read_samples(samples)
     run = lm_eval_run(samples, warn)
     inputs = [samples.path] + ([samples.lm_eval_results] if run else [])
-    output = files.OutputFolder(samples.folder, inputs=inputs, what="lm-eval output folder")
+    output = files.OutputFolder(samples.path.parent, inputs=inputs, what="lm-eval output folder")
     output.check_writable()
     grades_name, results_name = samples.output_names(slug)
     for name in (grades_name, results_name):

@@ -180,15 +180,8 @@ def group_key(spec: MetricSpec, group: str, name: str) -> str:
 def judge_agreement(
     outcomes: Sequence[Outcome], expected: Sequence[int], adversarial: Sequence[bool]
 ) -> dict[str, float]:
-    """The judge meta-eval: how a grader's grades compare with the gold set's ``expected`` grades (one
-    per outcome; ``adversarial`` marks the adversarial cases).
-
-    Judge failures are in no mean and counted in ``judge_failure_rate``.
-    ``adversarial_high_grade_rate``: share of graded adversarial cases graded 2 or 3 (should be 0).
-    A panel's outcomes add each grader's own ``<label>/agreement``, ``<label>/mae``,
-    ``<label>/adversarial_high_grade_rate``, ``<label>/judge_failure_rate`` and the inter-judge
-    ``panel/...`` agreement.
-    """
+    """The judge meta-eval: how a grader's grades compare with the gold set's ``expected`` grades (one per
+    outcome; ``adversarial`` marks the adversarial cases). The keys: EcomEval's README ("Metrics")."""
     from sklearn.metrics import mean_absolute_error
 
     # Not rounded: an even panel's median (1 and 0 -> 0.5) or an epoch mean is no integer grade, and

@@ -1,12 +1,6 @@
-"""Reading the grader's grade (strict, from its own final line), and exact-answer matching for the
-``ecomeval_exact`` tasks.
-
-The grade is read only from the grader's final line (the last line with a letter or digit, after any
-reasoning closed by ``</think>`` and without what the grader copies from its prompt,
-``scorers.replies``), or from a JSON object (also in a code fence) by its ``final_score`` / ``score`` /
-``grade`` key; anything else is a judge failure (``no_grade``, ``out_of_range``, ``conflicting``), never a
-grade. The accepted forms and statuses: EcomEval's README ("Prompts and the judge").
-"""
+"""Reading the grader's grade, strictly and only from its own final line (or a JSON reply), and exact-answer
+matching for the ``ecomeval_exact`` tasks. Accepted forms and failure statuses: EcomEval's README ("Prompts
+and the judge")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""EcomEval prompts: the question as it is, and the grader's prompt (our wording of the Table B1 rubric).
-
-The rubric's static part comes first so that provider prompt caching applies across items. The
-three inserted texts are HTML-escaped (the prompt says so), so none of them can write a marker; the
-escaping is deterministic and :func:`read_grader_prompt` undoes it exactly. What the grader is told and
-why: EcomEval's README ("Prompts and the judge").
-"""
+"""EcomEval prompts: the question as it is, and the grader's prompt (our wording of the Table B1 rubric; its
+static part first, so that provider prompt caching applies across items). The inserted texts are HTML-escaped,
+so none can write a marker; :func:`read_grader_prompt` undoes it exactly. README: "Prompts and the judge"."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""EcomEval (Shopee's: 6 categories, 37 tasks, 7 languages) canonical record, its validation and loading,
-and the judge meta-eval's gold cases.
-
-Fields, accepted spellings of values and columns (:data:`COLUMN_ALIASES`; :data:`KEPT_COLUMNS` pass
-silently, other columns are named in an :class:`IgnoredColumnsWarning`), and the checks: EcomEval's README
-("Data"). Tasks are stored under their ids (``tasks.py``); a name outside the list is kept as given and
-named in an :class:`UnknownTasksWarning`.
-"""
+"""EcomEval's canonical record, its validation and loading, and the judge meta-eval's gold cases. Fields,
+accepted spellings of values and columns, and the checks: EcomEval's README ("Data", "The 37 tasks")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""EcomEval's 37 tasks: canonical ids, display names, categories, and the spellings a release may use.
-
-The list is the task figure of the official repository (``ecomeval_tasks.png`` in ShopeeLLM/EcomEval,
-the paper's footnote), in the figure's order; the paper's own spellings (Table 4's abbreviations, App.
-A.5's "Product Title Translation", Table C1's "search relevance assessment") and our earlier fixtures'
-names are aliases. Names are compared by :func:`task_key`; a name that spells no listed task is a task
-outside the list (kept as given, ``schema.UnknownTasksWarning``). Which ids were kept and why
-"prohibited product image detection" stays outside the list: EcomEval's README ("The 37 tasks").
-"""
+"""EcomEval's 37 tasks (the official repository's task figure, in its order): ids, names, categories and the
+other spellings that load as them. Where the list and the aliases come from: EcomEval's README ("The 37 tasks")."""
 
 from __future__ import annotations
 

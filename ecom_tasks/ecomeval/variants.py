@@ -41,29 +41,21 @@ class Variant:
         return task, ({} if self.name == task else {"category": str(self.category)})
 
 
-def _variants() -> dict[str, Variant]:
-    table = {
-        "ecomeval": Variant("ecomeval", (), False, "EcomEval, every category, graded by the LLM judge (0-3 rubric)")
-    }
-    for c in CATEGORIES:
-        table[f"ecomeval_{c}"] = Variant(
-            f"ecomeval_{c}", (c,), False, f"EcomEval {CATEGORY_NAMES[c]}, graded by the LLM judge"
-        )
-    table["ecomeval_exact"] = Variant(
-        "ecomeval_exact",
-        TEXT_CATEGORIES,
-        True,
-        "EcomEval text items with an exact-answer reference, exact match (no judge)",
+_JUDGE, _EXACT = "graded by the LLM judge", "exact match (no judge)"
+VARIANTS = {
+    variant.name: variant
+    for variant in (
+        Variant("ecomeval", (), False, f"EcomEval, every category, {_JUDGE} (0-3 rubric)"),
+        *(Variant(f"ecomeval_{c}", (c,), False, f"EcomEval {CATEGORY_NAMES[c]}, {_JUDGE}") for c in CATEGORIES),
+        Variant(
+            "ecomeval_exact", TEXT_CATEGORIES, True, f"EcomEval text items with an exact-answer reference, {_EXACT}"
+        ),
+        *(
+            Variant(f"ecomeval_exact_{c}", (c,), True, f"EcomEval {CATEGORY_NAMES[c]} exact-answer items, {_EXACT}")
+            for c in TEXT_CATEGORIES
+        ),
     )
-    for c in TEXT_CATEGORIES:
-        name = f"ecomeval_exact_{c}"
-        table[name] = Variant(
-            name, (c,), True, f"EcomEval {CATEGORY_NAMES[c]} exact-answer items, exact match (no judge)"
-        )
-    return table
+}
 
-
-VARIANTS = _variants()
-
-#: lm-eval groups: none (``ecomeval_exact`` is a task; see the module docstring).
+#: lm-eval groups: none (``ecomeval_exact`` is a task; see the README).
 LM_EVAL_GROUPS: dict[str, list[str]] = {}

@@ -19,8 +19,6 @@ TEMPLATE_CONFIG["doc_to_text"] = "question"
 def render() -> dict[str, str]:
     files = {TEMPLATE: dump(TEMPLATE_CONFIG, "ecomeval")}
     for variant in VARIANTS.values():
-        if not variant.in_lm_eval:
-            continue
         # Tasks, not groups (see variants.py): ecomeval_exact over the text categories, ecomeval over all.
         config: dict = {"include": TEMPLATE, "task": variant.name, "dataset_kwargs": {"category": variant.category}}
         if variant.judged:

@@ -1,11 +1,6 @@
-"""lm-eval glue for EcomEval (thin; the benchmark is in ``ecom_tasks.ecomeval``).
-
-``ecomeval`` and ``ecomeval_<category>`` (:class:`EcomEvalResponseTask`) log every selected item's
-response (images as PIL images, ``doc_to_image``) for ``ecom-tasks judge``; their metrics are ``n`` and
-``context_exceeded_rate``. The ``ecomeval_exact`` tasks (:class:`EcomEvalExactTask`) score the text items
-with an exact-answer reference by exact match. Tasks, ``--metadata`` settings and metrics: EcomEval's
-README and ``lm_eval_tasks/ecomeval/README.md``.
-"""
+"""lm-eval glue for EcomEval (thin; the benchmark is in ``ecom_tasks.ecomeval``): the judged tasks log
+responses for ``ecom-tasks judge`` (:class:`EcomEvalResponseTask`), the ``ecomeval_exact`` tasks score by exact
+match (:class:`EcomEvalExactTask`). Tasks, settings and metrics: EcomEval's README."""
 
 from __future__ import annotations
 
