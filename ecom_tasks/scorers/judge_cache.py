@@ -1,11 +1,7 @@
-"""A persistent cache of grader replies, so that grading the same outputs again makes no grader call and
-an interrupted grading run resumes where it stopped.
-
-Each reply is one JSON line appended (and fsynced) to ``replies.jsonl`` in the cache folder as soon as
-it arrives, keyed by the sha256 of everything that can change it (:func:`cache_key`: grader, server,
-prompt version, output limit, temperature, the conversation sent). A line cut short by a killed process,
-or any line that is not a cache entry, is skipped when read; errors are never cached. The file is read
-and appended only through ``ecom_tasks.files`` (a symlink, FIFO or folder there is refused by name).
+"""A persistent cache of grader replies: one JSON line per reply appended (and fsynced) to
+``replies.jsonl`` as it arrives, keyed by :func:`cache_key` (why and what goes into the key: EcomEval's
+README, "Caching"). A line cut short by a killed process, or any line that is not a cache entry, is skipped
+when read; errors are never cached; the file is read and appended only through ``ecom_tasks.files``.
 """
 
 from __future__ import annotations
@@ -39,7 +35,7 @@ def cache_key(
     api_base: str | None = None,
     temperature: float = GRADER_TEMPERATURE,
 ) -> str:
-    """The sha256 of everything that can change a grader's reply (see the module docstring)."""
+    """The sha256 of everything that can change a grader's reply."""
     payload = json.dumps(
         {
             "key_version": KEY_VERSION,
