@@ -130,6 +130,13 @@ def test_grade_is_read_from_the_graders_final_line(reply, grade, status):
     assert parsed.failed == (grade is None)
 
 
+def test_a_json_reply_nested_too_deep_is_a_judge_failure_not_a_crash():
+    # json.loads alone raises RecursionError here; parse_grade never raises.
+    parsed = parse_grade('{"score": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert (parsed.grade, parsed.status) == (None, NO_GRADE)
+    assert parse_grade('{"note": [[[[1]]]], "score": 2}').grade == 2
+
+
 def test_grader_reply_table_is_large_and_covers_every_status():
     assert len(GRADER_REPLIES) >= 30
     assert {status for _, _, status in GRADER_REPLIES} == {OK, NO_GRADE, OUT_OF_RANGE, CONFLICTING}

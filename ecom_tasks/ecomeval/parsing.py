@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import html
-import json
 import re
 import string
 import unicodedata
@@ -14,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.ecomeval.prompts import GRADER_TEMPLATE
 from ecom_tasks.scorers.core import RUBRIC_MAX
 from ecom_tasks.scorers.replies import answer_region, strip_echoes
@@ -65,10 +65,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
         text = fenced.group(1).strip()
     if not (text.startswith("{") and text.endswith("}")):
         return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return None
+    value, _ = files.json_problem(text, allow_nan=True)  # nested too deep or a huge number: no object, no crash
     return value if isinstance(value, dict) else None
 
 

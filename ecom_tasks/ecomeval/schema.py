@@ -25,24 +25,7 @@ from ecom_tasks.data import (
 from ecom_tasks.ecomeval.tasks import find_task
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, resolve_image
 
-#: The six categories (Sec. 3.1), as slugs, in the paper's order.
-CATEGORIES = (
-    "ecom_qa",
-    "shopping_concepts",
-    "user_understanding",
-    "shopping_reasoning",
-    "ecom_generation",
-    "ecom_multimodal",
-)
-#: Display names the paper uses (text, Table 2, App. D) -> slug; matched case-insensitively.
-CATEGORY_ALIASES: dict[str, str] = {
-    **dict.fromkeys(("Ecom Question Answering", "Ecom QA", "E-commerce QA"), "ecom_qa"),
-    **dict.fromkeys(("Shopping Concepts", "Shopping Concept"), "shopping_concepts"),
-    **dict.fromkeys(("User Understanding",), "user_understanding"),
-    **dict.fromkeys(("Shopping Reasoning",), "shopping_reasoning"),
-    **dict.fromkeys(("Ecom Generation", "Ecom Generative Ability", "Generation Ability"), "ecom_generation"),
-    **dict.fromkeys(("Ecom Multimodal",), "ecom_multimodal"),
-}
+#: The six categories (Sec. 3.1), slug -> the name the paper's tables use, in the paper's order.
 CATEGORY_NAMES = {
     "ecom_qa": "Ecom QA",
     "shopping_concepts": "Shopping Concept",
@@ -51,7 +34,14 @@ CATEGORY_NAMES = {
     "ecom_generation": "Ecom Generative Ability",
     "ecom_multimodal": "Ecom Multimodal",
 }
-LANGUAGES = ("en", "zh", "id", "vi", "th", "ms", "pt")
+CATEGORIES = tuple(CATEGORY_NAMES)
+#: Display names the paper uses (text, Table 2, App. D) -> slug; matched case-insensitively.
+CATEGORY_ALIASES: dict[str, str] = {
+    **{name: slug for slug, name in CATEGORY_NAMES.items()},
+    **dict.fromkeys(("Ecom Question Answering", "E-commerce QA"), "ecom_qa"),
+    "Shopping Concepts": "shopping_concepts",
+    **dict.fromkeys(("Ecom Generation", "Generation Ability"), "ecom_generation"),
+}
 LANGUAGE_NAMES = {
     "en": "English",
     "zh": "Chinese",
@@ -61,6 +51,7 @@ LANGUAGE_NAMES = {
     "ms": "Malay",
     "pt": "Portuguese",
 }
+LANGUAGES = tuple(LANGUAGE_NAMES)
 DIFFICULTIES = ("easy", "medium", "hard")
 #: The category whose items are image questions (Table 4's eight tasks); every item of it has an image.
 MULTIMODAL_CATEGORY = "ecom_multimodal"

@@ -50,17 +50,15 @@ def load_docs(
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
-def _image(reference: str) -> Any:
+def doc_images(doc: dict) -> list[Any]:
+    """``doc_to_image``: the item's images (file paths or ``data:`` URIs) as PIL images (checked with pillow
+    when the data loaded)."""
     from PIL import Image
 
-    if reference.startswith("data:"):
-        return Image.open(io.BytesIO(base64.b64decode(reference.split(",", 1)[1])))
-    return Image.open(reference)
-
-
-def doc_images(doc: dict) -> list[Any]:
-    """``doc_to_image``: the item's images as PIL images (checked with pillow when the data loaded)."""
-    return [_image(reference) for reference in doc.get("images") or []]
+    return [
+        Image.open(io.BytesIO(base64.b64decode(ref.split(",", 1)[1])) if ref.startswith("data:") else ref)
+        for ref in doc.get("images") or []
+    ]
 
 
 class EcomEvalResponseTask(OutcomeTask):
