@@ -209,7 +209,8 @@ async def run_judge(
     (:class:`PromptTooLong`). ``grader`` names it in the result; ``limit_option`` is how the command spells
     the output limit (named in :meth:`JudgeResult.limit_failure`)."""
     messages: list[Message] = [{"role": "user", "content": prompt}]
-    result: JudgeResult[ParsedT] | None = None
+    replies: list[str] = []
+    stop_reasons: list[str] = []
     for _ in range(1 + max(0, retries)):
         refusal = None
         try:
@@ -217,13 +218,9 @@ async def run_judge(
         except PromptTooLong as exc:
             reply, reason, refusal = "", PROMPT_TOO_LONG, exc
         reply = reply or ""
-        parsed = parse(reply)
-        if result is None:
-            result = JudgeResult(parsed=parsed, grader=grader, max_tokens=max_tokens, limit_option=limit_option)
-        result.parsed = parsed
-        result.replies.append(reply)
-        result.stop_reasons.append(str(reason))
-        result.refusal = refusal
+        replies.append(reply)
+        stop_reasons.append(str(reason))
+        result = JudgeResult(parse(reply), replies, stop_reasons, grader, max_tokens, limit_option, refusal)
         if not result.failed or refusal is not None:
             break  # graded, or a prompt that does not fit: any retry is at least as long
         if result.limited:
@@ -235,5 +232,4 @@ async def run_judge(
                 {"role": "assistant", "content": reply or "(empty)"},
                 {"role": "user", "content": reminder},
             ]
-    assert result is not None
     return result
