@@ -71,13 +71,12 @@ def most_relevant_sentence(question: str) -> str:
     sentences = [s.strip() for s in _SENTENCE.split(question) if s and s.strip()]
     if not sentences:
         return question.strip()
-    best, best_score = sentences[0], -1
-    for i, sentence in enumerate(sentences):
+
+    def shared(i: int) -> int:
         rest = set(terms(" ".join(sentences[:i] + sentences[i + 1 :])))
-        score = len(set(terms(sentence)) & rest)
-        if score > best_score:
-            best, best_score = sentence, score
-    return best
+        return len(set(terms(sentences[i])) & rest)
+
+    return sentences[max(range(len(sentences)), key=shared)]  # max keeps the earliest of a tie
 
 
 def respond_ecomeval(messages: Sequence[tuple[str, str]]) -> str | None:

@@ -29,11 +29,7 @@ def label(score: Fraction | float | None) -> str | None:
     """``hard`` < 70 <= ``medium`` <= 80 < ``easy``; None for no score."""
     if score is None:
         return None
-    if score < HARD_BELOW:
-        return "hard"
-    if score > EASY_ABOVE:
-        return "easy"
-    return "medium"
+    return "hard" if score < HARD_BELOW else "easy" if score > EASY_ABOVE else "medium"
 
 
 def _to_100(grade: float) -> Fraction:

@@ -122,7 +122,6 @@ async def judge_response(
     names: Mapping[str, str] | None = None,
     method: str = MEDIAN,
     max_tokens: int = GRADER_MAX_TOKENS,
-    retries: int = JUDGE_RETRIES,
     limit_option: str = INSPECT_LIMIT_OPTION,
 ) -> Judgement:
     """Grade ``response`` to the item of ``fields`` (question, reference) with every grader of ``asks``."""
@@ -134,7 +133,7 @@ async def judge_response(
         method=method,
         names=names,
         grade_of=lambda result: judge_status(result)[0],
-        retries=retries,
+        retries=JUDGE_RETRIES,
         max_tokens=max_tokens,
         limit_option=limit_option,
     )

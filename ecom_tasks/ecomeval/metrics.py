@@ -30,7 +30,7 @@ HEADLINES = (CATEGORY_MACRO, MULTIMODAL_MACRO)
 FAILURE_THRESHOLD = 0.10
 #: Keys about the judge (absent where no judge grades: the exact-match tasks).
 JUDGE_KEYS = ("judge_failure_rate", "score_unreliable")
-COUNTS = ("judge_failure_rate", "score_unreliable", "n")
+COUNTS = (*JUDGE_KEYS, "n")
 #: Prefix of a panel member's numbers (``panel/<label>/grade``) and of the inter-judge agreement's metrics.
 PANEL_PREFIX = "panel/"
 
