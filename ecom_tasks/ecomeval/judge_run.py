@@ -1,10 +1,6 @@
-"""``ecom-tasks judge``: EcomEval's second stage in lm-eval, grading the responses of lm-eval's samples
-files (``samples_<task>_<stamp>.jsonl``) with the judge code of Inspect's ``ecomeval_judge``
-(``ecomeval.judging``) through litellm, one grader or a panel, every call through the persistent reply cache
-(``scorers.judge_cache``). Beside each samples file it writes ``judge_grades_<task>_<stamp>.<slug>.jsonl``
-and ``judge_results_<task>_<stamp>.<slug>.json`` (``<slug>`` names the grader or panel). Every samples file,
-lm-eval results file, output folder and the cache is checked before the first grader call is paid for.
-The files' fields and every check: EcomEval's README ("lm-eval: two stages")."""
+"""``ecom-tasks judge``: EcomEval's second stage in lm-eval. It grades the responses of lm-eval's samples files
+with Inspect's judge code (``ecomeval.judging``) through litellm and the reply cache, after checking every input
+and output. The files it writes, their fields and every check: EcomEval's README ("lm-eval: two stages")."""
 
 from __future__ import annotations
 
@@ -192,15 +188,9 @@ class Item:
 
 
 def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"the number {value}"
-    if isinstance(value, str):
-        return "text"
-    return "an array" if isinstance(value, list) else "an object"
+    return {type(None): "null", bool: "a boolean", str: "text", list: "an array"}.get(type(value), "an object")
 
 
 def _item(source: str, line: int, sample: Any, problems: list[Problem]) -> Item | None:

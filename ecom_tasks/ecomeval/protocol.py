@@ -90,12 +90,8 @@ def select(
     multimodal: bool | str | None = None,
     exact: bool = False,
 ) -> list[EcomEvalRecord]:
-    """The records passing every filter (comma lists allowed; None or ``all``: no filter).
-
-    ``category`` takes slugs or the paper's names; ``task`` any spelling of a listed task (or a
-    name outside the list, as the data has it); ``multimodal`` true keeps items with
-    images, false text items; ``exact`` keeps text items with an exact-answer reference.
-    """
+    """The records passing every filter (the README's "Settings"; None or ``all``: no filter); ``exact`` keeps
+    text items with an exact-answer reference."""
     categories = _names(category)
     # Any accepted spelling of a listed task selects it (records hold canonical ids); other names as given.
     task_names = _names(task)

@@ -26,10 +26,8 @@ from ecom_tasks.scorers.panel import MEDIAN
 
 @metric
 def judge_meta_metrics() -> Metric:
-    """``agreement`` (share graded exactly as expected), ``mae``, ``adversarial_high_grade_rate`` (share
-    of adversarial cases graded >= 2; should be 0), ``judge_failure_rate``, ``n``; with a panel the
-    same per grader (``<label>/agreement``, ...) and the inter-judge ``panel/...`` agreement. The
-    expected grade and the kind of each case are its sample metadata."""
+    """``metrics.judge_agreement`` (keys: the README's "Metrics"); each case's expected grade and kind are its
+    sample metadata."""
 
     def compute(scores: list[SampleScore]) -> Value:
         scored = [s for s in scores if isinstance(s.score.value, dict)]
@@ -70,10 +68,8 @@ def ecomeval_judge_meta(
     graders: str | None = None,
     panel: str = MEDIAN,
 ) -> Task:
-    """Check the ``grader`` role (or a panel: roles ``grader_1``, ``grader_2``, ... or ``graders``) on a
-    gold set: the paper's App. D verdicts, adversarial responses (format without content, a claim of
-    being right, wrong language, empty, a prompt injection) and controls; a panel reports each
-    grader's agreement with the expected grades too. Run with ``--model none``: only graders are called."""
+    """Check the ``grader`` role (or a panel) on the gold set (App. D verdicts, adversarial responses, controls:
+    the README's "Metrics"). Run with ``--model none``: only graders are called."""
     settings = JudgeSettings.from_options(grader_max_tokens, panel)
     location = f"{FIXTURES}/judge_meta"
     samples = [
