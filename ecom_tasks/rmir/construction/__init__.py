@@ -1,8 +1,5 @@
 """RMIR's construction pipeline (Sec. 3.1, App. A): from seed images to RMIR data files.
 
-Seed images -> queries -> filtration -> candidate retrieval -> a judge
-panel's votes -> confidence filtering, pool, TSR split -> RMIR data files.
-
 ``ecom-tasks build rmir`` (see the RMIR README, "Building a data set"). This module only declares the
 command's arguments: importing it stays light.
 """

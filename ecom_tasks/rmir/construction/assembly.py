@@ -1,24 +1,6 @@
-"""From the panel's votes to an RMIR data set: the arithmetic of Sec. 3.1.4-3.1.7, as pure functions.
-
-- :func:`decide` - one triplet (query, candidate image): the panel's
-  self-consistency vote (:func:`ecom_tasks.scorers.panel.majority_with_confidence`:
-  the most frequent of True / False / ABSTAIN, confidence = the share of the
-  panel that gave it; a failed judge agreed with nobody). A triplet is
-  *positive* when the majority says True with confidence >= ``confidence``
-  (1.0 in the paper), *negative* when it says False with that confidence,
-  and *uncertain* otherwise (a lower confidence, an ABSTAIN majority, a tie).
-- :func:`assemble` - every query: an uncertain triplet's candidate is removed
-  from the whole seed set (Sec. 3.1.5: it may be a valid answer we could not
-  confirm), so it is nobody's positive and not in the pool. A query's
-  positives are its positive candidates that were not removed; a query left
-  without one is dropped. The pool is the union of the kept queries'
-  positives (Sec. 3.1.6). Each query's TSR (Sec. 3.1.7, ``rmir.metrics.tsr``)
-  is computed over the candidates of the image index in rank order, padded to
-  ``k`` with artificial negatives; queries with TSR above ``tsr_threshold``
-  form the ``test`` split, the rest ``train``.
-
-Thresholds live here, at assembly: changing one re-assembles the logged
-votes without asking any model.
+"""From the panel's votes to an RMIR data set (Sec. 3.1.4-3.1.7), as pure functions: :func:`decide` one
+triplet, :func:`assemble` every query (removal, pool, TSR, split). The rules are in the RMIR README
+("Then the votes are assembled", "Votes"); thresholds apply here, so changing one asks no model.
 """
 
 from __future__ import annotations
@@ -137,6 +119,7 @@ def assemble(
             if key not in votes:
                 raise ValueError(f"no votes for query {query!r}, candidate {candidate.id!r}")
             decisions[key] = decide(votes[key], confidence)
+    # Sec. 3.1.5: an uncertain candidate may be a valid answer nobody could confirm, so it leaves the seed set.
     removed = {cid for (_, cid), d in decisions.items() if d.outcome == UNCERTAIN}
     kept: list[AssembledQuery] = []
     dropped: dict[str, str] = {}

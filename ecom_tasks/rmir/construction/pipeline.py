@@ -1,23 +1,6 @@
-"""``ecom-tasks build rmir``: the four stages chained over one folder, then the data set assembled.
+"""``ecom-tasks build rmir``: the four stages chained over one build folder, then the data set assembled.
 
-Layout of ``--out``::
-
-    logs/1_generate/ ... logs/4_judge/   each stage's Inspect logs (eval-set folders)
-    work/inputs.jsonl                   the input seeds of stage 1
-    work/generated.jsonl                stage 1's pairs      -> stage 2's input
-    work/filtered.jsonl                 stage 2's approvals  -> stage 3's input
-    work/triplets.jsonl                 stage 3's candidates -> stage 4's input
-    work/votes.jsonl                    stage 4's votes      -> the assembly
-    data/queries.jsonl, data/pool.jsonl, data/images/   the RMIR data set
-
-Every file under ``work/`` is derived from a finished log; its sha256 is a
-task argument of the stage that reads it. Re-running the same command reuses
-finished stages (no model call), resumes an interrupted one (only its
-unfinished items are asked) and re-assembles with the thresholds given, so
-``--confidence`` and ``--tsr-threshold`` can be changed freely afterwards.
-
-Re-assembling removes the earlier ``data/images/`` only when it is a real
-folder below ``--out``: a re-run never empties a folder a link points to.
+The folder's layout, resuming and re-assembling are in the RMIR README ("The build folder", "Resuming").
 """
 
 from __future__ import annotations

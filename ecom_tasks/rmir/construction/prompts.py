@@ -1,16 +1,6 @@
-"""The three model prompts of RMIR's construction pipeline (Sec. 3.1.1, 3.1.2, 3.1.4), in our own words.
-
-Written from the paper's description of each stage: what the model is
-given, the constraints it checks, the categories, the answers it may give
-(abstaining included) and the output limits (a query under 25 words, a target
-description of at most 50). The worked examples are ours, not App. A's. Each
-prompt is a sequence of parts (text, and images in the places the model sees
-them); the Inspect stages turn them into one user message.
-
-With ``captions`` on (off by default, as in the paper), each image is
-followed by the caption the seed table holds for it. That is ours: it lets a
-text-only model (the offline baseline) take part, and gives a real model a
-hint the paper's did not have.
+"""The three model prompts of RMIR's construction pipeline (Sec. 3.1.1, 3.1.2, 3.1.4), in our own words
+(the RMIR README, "Prompts are ours", "--captions is ours"). Each prompt is a sequence of parts (texts,
+and images where the model sees them); the Inspect stages turn them into one user message.
 """
 
 from __future__ import annotations

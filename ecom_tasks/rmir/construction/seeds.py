@@ -1,13 +1,7 @@
 """The seed images table: where query images and candidate targets come from (Sec. 3.1, prerequisite).
 
-A file (``.jsonl``, ``.csv`` or ``.parquet``), or a folder holding one
-``seeds.*`` file, with RMIR's pool columns: ``id``, ``image`` (a path
-relative to the file, as in every data file here; paths outside its folder
-and URLs only with the same opt-ins), optional ``description`` (a caption:
-what the text index searches, and what ``captions`` shows the models) and
-optional ``input`` (true for the seeds that query generation starts from;
-without the column every seed may be an input, and the build samples
-``--inputs N`` of them).
+A file (``.jsonl``, ``.csv``, ``.parquet``) or a folder with one ``seeds.*`` file, with RMIR's pool columns
+and an optional ``input`` flag (the RMIR README, "Building a data set").
 """
 
 from __future__ import annotations

@@ -1,22 +1,7 @@
-"""RMIR's construction stages as Inspect tasks (registered as ``ecom_tasks/rmir_build_<stage>``).
-
-Each stage reads the seed table and one input file that the build command
-derived from the previous stage's log (JSON Lines), checks both against the
-sha256 given in its task arguments (recorded in the log), and scores each
-sample with what the next stage needs (in the score's metadata):
-
-=========================  ===========================  ==================================================
-task                        one sample per               model calls per sample
-=========================  ===========================  ==================================================
-``rmir_build_generate``     input seed image             1 (temperature 0.25): three pairs or abstentions
-``rmir_build_filter``       generated query              1 (temperature 0): yes / no
-``rmir_build_retrieve``     filtered query               none (``--model none``): top-K of the seed index(es)
-``rmir_build_judge``        (query, candidate) triplet   ``judges`` (roles ``judge_1``..; temperature 0.85)
-=========================  ===========================  ==================================================
-
-The build command (``ecom-tasks build rmir``) runs them in order; each also
-runs alone with ``inspect eval`` given the files. Scorers parse the stored
-replies, so ``inspect score`` re-reads a log without calling a model.
+"""RMIR's construction stages as Inspect tasks (``ecom_tasks/rmir_build_<stage>``; the RMIR README,
+"Building a data set"). Each reads the seed table and an input file the build command derived from the
+previous stage's log, both checked against the sha256 in its task arguments, so each also runs alone
+with ``inspect eval`` given those files. A scorer puts what the next stage needs in the score's metadata.
 """
 
 from __future__ import annotations
@@ -40,7 +25,8 @@ from ecom_tasks.rmir.construction.parsing import parse_filter, parse_generation,
 from ecom_tasks.rmir.construction.seeds import Seeds, check_seed_images, load_seeds
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput
 from ecom_tasks.rmir.index import PoolIndex, is_sparse
-from ecom_tasks.rmir.scoring import POOL_CAPTION, make_embedder, parse_retriever_args, pool_input_kind
+from ecom_tasks.rmir.schema import RmirData
+from ecom_tasks.rmir.scoring import POOL_CAPTION, make_embedder, parse_retriever_args, pool_input_kind, pool_inputs
 from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS, PROMPT_TOO_LONG
 from ecom_tasks.solvers.panel_votes import panel_replies
 
@@ -114,11 +100,6 @@ def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
         fixtures="rmir",
         **extra,
     )
-
-
-def _failure(stops: list[str], status: str) -> str:
-    """A judge's status when its last reply was not cut off: the parse's, or the server's refusal."""
-    return stops[-1] if status == "ok" and stops and stops[-1] == PROMPT_TOO_LONG else status
 
 
 def _cut_off(state: TaskState) -> bool:
@@ -267,56 +248,6 @@ def rmir_build_filter(
 # --- stage 3: candidate retrieval (Sec. 3.1.3) ---------------------------------------------------
 
 
-class SeedRetrieval:
-    """The seed set indexed twice, as in the paper: by ``retriever`` over what it reads (images; a
-    text-only embedder reads captions) and, optionally, by ``text_retriever`` over the captions.
-    Built on first use (the pool cache of ``rmir.index`` applies), once per instance."""
-
-    def __init__(self, table: Seeds, sides: dict[str, tuple[str, dict]], cache: Any):
-        self.table, self.sides, self.cache = table, sides, cache  # sides: "image" and "text" -> (retriever, args)
-        self._indexes: dict[str, PoolIndex] = {}
-        self._lock = threading.Lock()
-
-    def index(self, side: str) -> PoolIndex:
-        with self._lock:
-            if side not in self._indexes:
-                name, args = self.sides[side]
-                embedder = make_embedder(name, args)
-                if side == "text":
-                    records = [r for r in self.table.records if r.description]
-                    inputs = [EmbedInput(text=r.description) for r in records]
-                else:
-                    records = list(self.table.records)
-                    kind = pool_input_kind(name, False)
-                    # An image embedder gets each image alone (the paper's SigLIP index); a text-only one the captions.
-                    inputs = [
-                        EmbedInput(text=r.description)
-                        if kind == POOL_CAPTION and r.description
-                        else EmbedInput(image=r.image)
-                        for r in records
-                    ]
-                if not records:
-                    raise ConfigurationError(
-                        f"the {side} index is empty: no seed has {'a description' if side == 'text' else 'an image'}"
-                    )
-                self._indexes[side] = PoolIndex.build(embedder, [r.id for r in records], inputs, cache=self.cache)
-            return self._indexes[side]
-
-    def search(self, side: str, text: str, k: int, exclude: str) -> list[str]:
-        """The top ``k`` seed ids for ``text`` in one index, without ``exclude`` (the query's own image)
-        and, in a sparse (lexical) index, without items sharing no term with it."""
-        index = self.index(side)
-        vectors, zero = index.embed_queries([EmbedInput(text=text)])
-        if zero[0]:
-            return []
-        rows, scores = index.search(vectors, min(k + 1, len(index.ids)))
-        sparse = is_sparse(index.vectors.matrix)
-        found = [
-            index.ids[i] for i, s in zip(rows[0], scores[0]) if index.ids[i] != exclude and not (sparse and s <= 0)
-        ]
-        return found[:k]
-
-
 @scorer(metrics=[rmir_build_means()])
 def rmir_retrieval_scorer(
     seeds: str,
@@ -334,20 +265,53 @@ def rmir_retrieval_scorer(
     """The query's candidates: top ``k`` of the image index, then ``text_k`` of the text index, each
     with its rank in each index that found it (metadata ``candidates``)."""
     table, _ = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
-    sides = {"image": (retriever, parse_retriever_args(retriever_args))}
+    # The seed set indexed twice, as in the paper: by ``retriever`` over what it reads (images; a text-only
+    # embedder reads captions) and, optionally, by ``text_retriever`` over the captions. Side -> (retriever,
+    # args, depth); each index is built on first use (the pool cache of ``rmir.index`` applies).
+    sides = {"image": (retriever, parse_retriever_args(retriever_args), int(k))}
     if text_retriever:
-        sides["text"] = (text_retriever, parse_retriever_args(text_retriever_args))
-    retrieval = SeedRetrieval(table, sides, cache)
+        sides["text"] = (text_retriever, parse_retriever_args(text_retriever_args), int(text_k))
+    indexes: dict[str, PoolIndex] = {}
+    lock = threading.Lock()
+
+    def index(side: str) -> PoolIndex:
+        with lock:
+            if side not in indexes:
+                name, args, _ = sides[side]
+                embedder = make_embedder(name, args)
+                records = tuple(r for r in table.records if side == "image" or r.description)
+                if not records:
+                    raise ConfigurationError(
+                        f"the {side} index is empty: no seed has {'a description' if side == 'text' else 'an image'}"
+                    )
+                # An image embedder gets each image alone (the paper's SigLIP index); a text-only one the captions.
+                kind = POOL_CAPTION if side == "text" else pool_input_kind(name, False)
+                inputs = pool_inputs(RmirData((), records, table.file), kind)
+                indexes[side] = PoolIndex.build(embedder, [r.id for r in records], inputs, cache=cache)
+            return indexes[side]
+
+    def search(side: str, text: str, exclude: str) -> list[str]:
+        """The top seed ids for ``text`` in one index, without ``exclude`` (the query's own image) and, in a
+        sparse (lexical) index, without items sharing no term with it."""
+        found, depth = index(side), sides[side][2]
+        vectors, zero = found.embed_queries([EmbedInput(text=text)])
+        if zero[0]:
+            return []
+        rows, scores = found.search(vectors, min(depth + 1, len(found.ids)))
+        sparse = is_sparse(found.vectors.matrix)
+        return [
+            found.ids[i] for i, s in zip(rows[0], scores[0]) if found.ids[i] != exclude and not (sparse and s <= 0)
+        ][:depth]
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
 
         def run() -> list[dict[str, Any]]:
             found: dict[str, dict[str, Any]] = {}
-            for side, depth in (("image", k), ("text", text_k)):
-                if side not in retrieval.sides or depth <= 0:
+            for side, (_, _, depth) in sides.items():
+                if depth <= 0:
                     continue
-                for rank, cid in enumerate(retrieval.search(side, meta["target_desc"], depth, meta["seed"]), start=1):
+                for rank, cid in enumerate(search(side, meta["target_desc"], meta["seed"]), start=1):
                     found.setdefault(cid, {"id": cid, "image_rank": None, "text_rank": None})[f"{side}_rank"] = rank
             return list(found.values())
 
@@ -418,30 +382,30 @@ def rmir_build_retrieve(
 # --- stage 4: triplet judging (Sec. 3.1.4) -------------------------------------------------------
 
 
-def panel_votes(state: TaskState) -> dict[str, dict[str, Any]]:
-    """Each judge's vote read from its stored reply: role -> {vote, status, model}."""
-    out = {}
-    for role, record in panel_replies(state).items():
-        parsed = parse_judgement(record.get("reply"))
-        failed = bool(record.get("failed")) or parsed.failed
-        stops = record.get("stop_reasons") or []
-        out[role] = {
-            "vote": None if failed else parsed.verdict,
-            # a reply stopped by the token limit (after its retry) abstains, whatever its cut-off text says
-            "status": CUT_OFF if stops and stops[-1] in LIMIT_STOP_REASONS else _failure(stops, parsed.status),
-            "model": record.get("model"),
-        }
-    return out
-
-
 @scorer(metrics=[rmir_build_means()])
 def rmir_panel_scorer(confidence: float = DEFAULT_CONFIDENCE) -> Scorer:
     """The panel's votes (metadata ``votes``: role -> True / False / ABSTAIN / None for a failed judge),
     its majority and confidence, and the decision at ``confidence`` (the build applies its own)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        read = panel_votes(state)
-        votes = [r["vote"] for r in read.values()]
+        by_role: dict[str, str | None] = {}
+        statuses: dict[str, str] = {}
+        models: dict[str, Any] = {}
+        for role, record in panel_replies(state).items():
+            parsed = parse_judgement(record.get("reply"))
+            last_stop = (record.get("stop_reasons") or [None])[-1]
+            by_role[role] = None if record.get("failed") or parsed.failed else parsed.verdict
+            # a reply stopped by the token limit (after its retry) abstains, whatever its cut-off text says;
+            # one that read well but whose last ask the server refused as too long says so
+            statuses[role] = (
+                CUT_OFF
+                if last_stop in LIMIT_STOP_REASONS
+                else PROMPT_TOO_LONG
+                if parsed.status == "ok" and last_stop == PROMPT_TOO_LONG
+                else parsed.status
+            )
+            models[role] = record.get("model")
+        votes = list(by_role.values())
         decision = decide(votes, float(confidence))
         return Score(
             value={
@@ -456,11 +420,7 @@ def rmir_panel_scorer(confidence: float = DEFAULT_CONFIDENCE) -> Scorer:
             },
             answer=str(decision.vote.label),
             explanation=f"{decision.outcome}: {dict(decision.vote.counts)} of {decision.vote.judges} judges",
-            metadata={
-                "votes": {role: r["vote"] for role, r in read.items()},
-                "statuses": {role: r["status"] for role, r in read.items()},
-                "models": {role: r["model"] for role, r in read.items()},
-            },
+            metadata={"votes": by_role, "statuses": statuses, "models": models},
         )
 
     return score
