@@ -94,8 +94,7 @@ class Assembly:
 
 def query_tsr(candidates: Sequence[Candidate], decisions: Mapping[str, Decision], k: int = DEFAULT_K_IMAGE) -> float:
     """TSR of one query: its image-index candidates in rank order (at most ``k``), padded to ``k``."""
-    by_rank = [(rank, c) for c in candidates if (rank := c.image_rank) is not None]
-    ranked = [c for _, c in sorted(by_rank, key=lambda pair: pair[0])][:k]
+    ranked = sorted((c for c in candidates if c.image_rank is not None), key=lambda c: c.image_rank or 0)[:k]
     return tsr([decisions[c.id].negative_fraction for c in ranked], k)
 
 

@@ -138,17 +138,12 @@ def parse_generation(reply: str | None, *, prompt: Prompt = None) -> GenerationP
             missing.append(category)
             continue
         block = found[-1]
-        query = _last(block, _FIELD_NAMES["query"])
-        target = _last(block, _FIELD_NAMES["target"])
-        reasoning = _last(block, _FIELD_NAMES["reasoning"]) or ""
-        if (
-            _is_abstain(block if query is None and target is None else None)
-            or _is_abstain(query)
-            or _is_abstain(target)
-        ):
+        query, target, reasoning = (_last(block, names) for names in _FIELD_NAMES.values())
+        whole = block if query is None and target is None else None  # a block that is only ABSTAIN
+        if any(_is_abstain(text) for text in (whole, query, target)):
             abstained.append(category)
         elif query and target:
-            pairs[category] = GeneratedPair(query, target, reasoning)
+            pairs[category] = GeneratedPair(query, target, reasoning or "")
         else:
             missing.append(category)
     description = _last(region, ("image", "input_desc")) or ""

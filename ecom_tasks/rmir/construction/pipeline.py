@@ -93,12 +93,6 @@ class BuildResult:
     data: Path | None = None
 
 
-def _input(output: OutputFolder, name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """A stage's input file written below the build folder, as the stage's task arguments."""
-    digest = write_jsonl(name, rows, output=output)
-    return {"input": str(output.path(name).resolve()), "input_sha256": digest}
-
-
 def _keep(result: BuildResult, output: OutputFolder, name: str, rows: list[dict[str, Any]]) -> BuildResult:
     """Write rows to ``work/<key>.jsonl`` and list the file in the result as ``<key>`` (with ``--until``,
     the last stage's rows are the build's output)."""
@@ -223,7 +217,7 @@ def stage_outcomes(log: Any, stage: str) -> VoteOutcomes:
 # --- the data set --------------------------------------------------------------------------------
 
 
-_JUDGE_ROLE = re.compile(r"judge_[1-9][0-9]*")
+_JUDGE_ROLE = re.compile(r"judge_([1-9][0-9]*)")
 
 
 def write_dataset(
@@ -282,9 +276,7 @@ def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the stages up to ``options.until`` and, after the judge stage, write the data set."""
     if options.until not in STAGE_NAMES:
         raise ConfigurationError(f"--until must be one of {', '.join(STAGE_NAMES)}, got {options.until!r}")
-    unknown = [
-        r for r in options.model_roles if not _JUDGE_ROLE.fullmatch(r) or not 1 <= _judge_number(r) <= options.judges
-    ]
+    unknown = [r for r in options.model_roles if not ((m := _JUDGE_ROLE.fullmatch(r)) and int(m[1]) <= options.judges)]
     if unknown:
         raise ConfigurationError(
             f"unknown model role(s) {', '.join(sorted(unknown))}: the build binds judge_1 .. judge_{options.judges} (generation and filtration use --model)"
@@ -310,7 +302,8 @@ def build(options: BuildOptions) -> BuildResult:
     def run(index: int, name: str, rows: list[dict[str, Any]], args: dict[str, Any], **cost: Any) -> Any:
         """Stage ``index`` over one item a row (written to ``name``), then its votes checked (retrieval has none)."""
         stage_name = STAGE_NAMES[index - 1]
-        task_args = {**common, **_input(output, name, rows), **args}
+        digest = write_jsonl(name, rows, output=output)
+        task_args = {**common, "input": str(output.path(name).resolve()), "input_sha256": digest, **args}
         stage = Stage(stage_name, f"ecom_tasks/rmir_build_{stage_name}", task_args, items=len(rows), **cost)
         outcomes = None if stage_name == "retrieve" else functools.partial(stage_outcomes, stage=stage_name)
         log = options.run(stage, output, outcomes, data=(QUERIES, POOL, IMAGES), index=index, of=len(STAGE_NAMES))
@@ -336,12 +329,10 @@ def build(options: BuildOptions) -> BuildResult:
         return _keep(result, output, FILTERED, filtered)
 
     retrieve_args = {"retriever": options.retriever, "k": options.k, "cache": options.cache}
-    if options.retriever_args:
-        retrieve_args["retriever_args"] = options.retriever_args
+    retrieve_args.update(given(retriever_args=options.retriever_args or None))  # args, a text index: when given
     if options.text_retriever:
-        retrieve_args.update(text_retriever=options.text_retriever, text_k=options.text_k)
-        if options.text_retriever_args:
-            retrieve_args["text_retriever_args"] = options.text_retriever_args
+        text_args = given(text_retriever_args=options.text_retriever_args or None)
+        retrieve_args.update(text_retriever=options.text_retriever, text_k=options.text_k, **text_args)
     log = run(3, FILTERED, filtered, retrieve_args, calls_per_item=0, model="none")
     triplets, candidates = triplet_rows(log, filtered)
     say(f"  {len(triplets)} triplets (query, candidate) for {len(filtered)} queries")
@@ -358,10 +349,8 @@ def build(options: BuildOptions) -> BuildResult:
     result.assembly = assemble(
         [q["id"] for q in filtered],
         candidates,
-        {
-            (v["query_id"], v["candidate"]): [v["votes"][r] for r in sorted(v["votes"], key=_judge_number)]
-            for v in votes
-        },
+        # The judges' order does not matter: the majority and the share of False votes are counts.
+        {(v["query_id"], v["candidate"]): list(v["votes"].values()) for v in votes},
         confidence=options.confidence,
         tsr_threshold=options.tsr_threshold,
         k=options.k,
@@ -385,8 +374,3 @@ def build(options: BuildOptions) -> BuildResult:
         )
     say(f"  check: ecom-tasks validate rmir {data}\n  run:   inspect eval ecom_tasks/rmir -T data={data} --model none")
     return result
-
-
-def _judge_number(role: str) -> int:
-    tail = role.rsplit("_", 1)[-1]
-    return int(tail) if tail.isdigit() else 0

@@ -15,9 +15,8 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.data import DataValidationError, Problem, Row, is_blank, load_rows, parse_flag, refusal
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.rmir.schema import PoolRecord, validate_pool
+from ecom_tasks.rmir.schema import SUFFIXES, PoolRecord, validate_pool
 
-SUFFIXES = (".jsonl", ".csv", ".parquet")
 INPUT_COLUMN = "input"
 
 

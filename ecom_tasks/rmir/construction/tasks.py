@@ -55,9 +55,7 @@ def rmir_build_means() -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         values = [s.score.value for s in scores if isinstance(s.score.value, dict)]
         keys = list(dict.fromkeys(k for v in values for k in v))
-        out: dict[str, float] = (
-            {k: sum(float(v.get(k, 0.0)) for v in values) / len(values) for k in keys} if values else {}
-        )
+        out = {k: sum(float(v.get(k, 0.0)) for v in values) / len(values) for k in keys}  # no keys without values
         out["n"] = float(len(values))
         return out
 
