@@ -122,14 +122,6 @@ def panel_summary(
     return result
 
 
-def unreliable(failure_rate: float, threshold: float = FAILURE_THRESHOLD) -> float:
-    """``score_unreliable``: 1.0 when the judge failed on more than ``threshold`` of the items, else
-    0.0 (nan when there were no items)."""
-    if failure_rate != failure_rate:
-        return NAN
-    return 1.0 if failure_rate > threshold else 0.0
-
-
 def summarize(
     outcomes: Sequence[Outcome], specs: Sequence[MetricSpec], failure_threshold: float = FAILURE_THRESHOLD
 ) -> dict[str, float]:
@@ -137,7 +129,8 @@ def summarize(
     (failure rate above ``failure_threshold``), ``n``, and the group keys of the groups present."""
     outcomes = list(outcomes)
     result = _headlines(outcomes, specs)
-    result["score_unreliable"] = unreliable(result["judge_failure_rate"], failure_threshold)
+    rate = result["judge_failure_rate"]  # nan without items: then so is score_unreliable
+    result["score_unreliable"] = NAN if rate != rate else float(rate > failure_threshold)
     result["n"] = float(len(outcomes))
     group_specs = [s for s in specs if s.name not in HEADLINES]
     for group in GROUP_FIELDS:
