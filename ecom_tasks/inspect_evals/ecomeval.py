@@ -252,12 +252,3 @@ def ecomeval_exact(**params: Any) -> Task:
     Parameters: ``ecomeval_task``, less the judge's.
     """
     return ecomeval_task(exact=True, **params)
-
-
-__all__ = [
-    "ecomeval",
-    "ecomeval_exact",
-    "ecomeval_exact_scorer",
-    "ecomeval_judge",
-    "ecomeval_metrics",
-]

@@ -96,6 +96,3 @@ def ecomeval_judge_meta(
             **judge_record(settings, cache, graders, with_threshold=False),
         },
     )
-
-
-__all__ = ["ecomeval_judge_meta", "ecomeval_judge_meta_scorer", "gold_response", "judge_meta_metrics"]
