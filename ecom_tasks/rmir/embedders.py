@@ -1,10 +1,6 @@
-"""The embedder protocol (RMIR's retriever plugins) and the built-in embedders.
+"""The embedder protocol (RMIR's retriever plugins: README, "Embedders") and the built-in embedders.
 
-An embedder has a stable ``id`` (name + model + every setting that changes the vectors; the cache key,
-or ``pool_id`` for the pool side) and ``embed(inputs, role) -> (n, d) array`` with role ``query`` or
-``pool``. ``reads_images = False`` (a text-only embedder) gets the pool's captions; ``corpus_level =
-True`` gets the whole pool in one call and may return ``scipy.sparse`` rows. The README ("Embedders")
-describes each; third parties register factories through the ``ecom_tasks_retrievers`` hook.
+``corpus_level = True`` gets the whole pool in one call and may return ``scipy.sparse`` rows.
 """
 
 from __future__ import annotations
@@ -27,8 +23,6 @@ import numpy as np
 from ecom_tasks import files
 
 logger = logging.getLogger(__name__)
-
-ROLES = ("query", "pool")
 
 
 @dataclass(frozen=True)
@@ -115,13 +109,8 @@ def load_pil(image: str):
 
 
 class LexicalEmbedder:
-    """BM25 (``bm25s``) of query texts against pool descriptions, as sparse vectors.
-
-    Pool rows are BM25 term weights over the pool vocabulary, query rows term
-    counts, so a dot product is the query's BM25 score (identical to
-    ``bm25s.BM25.get_scores``). Images are ignored: a query whose text has no
-    pool term gets an all-zero row (a counted failure).
-    """
+    """BM25 (``bm25s``) as sparse vectors: pool rows are term weights, query rows term counts, so a dot
+    product is ``bm25s.BM25.get_scores``' score."""
 
     corpus_level = True
     reads_images = False  # the pool is embedded from its captions
@@ -185,13 +174,8 @@ class EmbeddingRequestError(RuntimeError):
 
 
 class OpenAIEmbeddings:
-    """An OpenAI-compatible ``/v1/embeddings`` endpoint, as vLLM serves multimodal embedding models.
-
-    Text-only inputs go in batches in ``input``; an input with an image goes alone, as a ``messages``
-    conversation (vLLM's multimodal form). Retries as Inspect does for chat models; the query and pool
-    sides may differ in instruction, extra body, model and server (README: ``openai_embeddings``). Only
-    pool-side settings are in ``pool_id``; ``base_url`` is in neither (``cache_tag`` tells servers apart).
-    """
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint, as vLLM serves multimodal embedding models
+    (README: ``openai_embeddings``, its settings and what ``id`` and ``pool_id`` hold)."""
 
     RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
     reads_images = True
@@ -330,11 +314,19 @@ class OpenAIEmbeddings:
 # --- local models (extras) ---------------------------------------------------------------------
 
 
-def _fuse(text_vectors: dict[int, np.ndarray], image_vectors: dict[int, np.ndarray], n: int) -> np.ndarray:
-    """One row per input: its text or image vector, or the mean of both unit vectors (late fusion)."""
+def _fused_rows(inputs: Sequence[EmbedInput], encode_texts: Any, encode_images: Any) -> np.ndarray:
+    """One row per input: its text or image vector, or the mean of both unit vectors (late fusion).
+    ``encode_texts`` / ``encode_images`` embed a list of the inputs' texts / images in one call."""
+    sides: list[dict[int, np.ndarray]] = []
+    for encode, values in (
+        (encode_texts, [item.text for item in inputs]),
+        (encode_images, [item.image for item in inputs]),
+    ):
+        given = [i for i, value in enumerate(values) if value]
+        sides.append(dict(zip(given, np.asarray(encode([values[i] for i in given])))) if given else {})
     rows = []
-    for i in range(n):
-        parts = [v / (np.linalg.norm(v) or 1.0) for v in (text_vectors.get(i), image_vectors.get(i)) if v is not None]
+    for i in range(len(inputs)):
+        parts = [v / (np.linalg.norm(v) or 1.0) for v in (sides[0].get(i), sides[1].get(i)) if v is not None]
         rows.append(np.mean(parts, axis=0))
     return np.asarray(rows, dtype=np.float32)
 
@@ -374,25 +366,24 @@ class OpenClipEmbedder:
         if pretrained is None:  # random weights differ per construction: never share a cache
             self.id = settings_id("open_clip", model=model, random_init=id(self))
 
+    def _batched(self, encode: Any, prepare: Any, values: list[str]) -> np.ndarray:
+        with self._torch.no_grad():
+            return np.concatenate(
+                [
+                    encode(prepare(values[start : start + self.batch_size]).to(self.device)).float().cpu().numpy()
+                    for start in range(0, len(values), self.batch_size)
+                ]
+            )
+
     def embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
-        torch = self._torch
-        texts = {i: item.text for i, item in enumerate(inputs) if item.text}
-        images = {i: item.image for i, item in enumerate(inputs) if item.image}
-        text_vectors: dict[int, np.ndarray] = {}
-        image_vectors: dict[int, np.ndarray] = {}
-        with torch.no_grad():
-            keys = list(texts)
-            for start in range(0, len(keys), self.batch_size):
-                chunk = keys[start : start + self.batch_size]
-                out = self._model.encode_text(self._tokenizer([texts[i] for i in chunk]).to(self.device))
-                text_vectors.update(zip(chunk, out.float().cpu().numpy()))
-            keys = list(images)
-            for start in range(0, len(keys), self.batch_size):
-                chunk = keys[start : start + self.batch_size]
-                batch = torch.stack([self._preprocess(load_pil(images[i])) for i in chunk]).to(self.device)
-                out = self._model.encode_image(batch)
-                image_vectors.update(zip(chunk, out.float().cpu().numpy()))
-        return _fuse(text_vectors, image_vectors, len(inputs))
+        def images(paths: list[str]) -> Any:
+            return self._torch.stack([self._preprocess(load_pil(path)) for path in paths])
+
+        return _fused_rows(
+            inputs,
+            lambda texts: self._batched(self._model.encode_text, self._tokenizer, texts),
+            lambda paths: self._batched(self._model.encode_image, images, paths),
+        )
 
 
 class SentenceTransformerEmbedder:
@@ -414,19 +405,10 @@ class SentenceTransformerEmbedder:
         self.id = settings_id("sentence_transformers", model=model or f"object-{id(_model)}")
 
     def embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
-        texts = {i: item.text for i, item in enumerate(inputs) if item.text}
-        images = {i: item.image for i, item in enumerate(inputs) if item.image}
-        text_vectors: dict[int, np.ndarray] = {}
-        image_vectors: dict[int, np.ndarray] = {}
-        if texts:
-            out = self._model.encode(list(texts.values()), batch_size=self.batch_size, convert_to_numpy=True)
-            text_vectors = dict(zip(texts, np.asarray(out)))
-        if images:
-            out = self._model.encode(
-                [load_pil(p) for p in images.values()], batch_size=self.batch_size, convert_to_numpy=True
-            )
-            image_vectors = dict(zip(images, np.asarray(out)))
-        return _fuse(text_vectors, image_vectors, len(inputs))
+        def encode(values: list[Any]) -> Any:
+            return self._model.encode(values, batch_size=self.batch_size, convert_to_numpy=True)
+
+        return _fused_rows(inputs, encode, lambda paths: encode([load_pil(path) for path in paths]))
 
 
 #: The built-in embedder factories (registered through the ``ecom_tasks_retrievers`` hook).

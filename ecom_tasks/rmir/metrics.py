@@ -1,16 +1,7 @@
-"""RMIR's metric maths: per-query ranking outcomes, their summary by category, and TSR.
+"""RMIR's metric maths: per-query ranking outcomes, their summary by category, and TSR (README: "Metrics").
 
-An outcome (one query, one Inspect Score value) holds, for every selected
-``ranking`` metric spec, that metric on the query's own ranking (recall@K: the
-query's positives in its top K / its positives, the paper's Sec. 4.1
-definition), plus ``failed`` (1 when the query could not be embedded: an
-all-zero vector or no description; every metric of that query is then 0), and
-in reason-then-embed runs ``images_dropped`` (1 when the model's request seems
-to have lost its image: ``images_dropped_rate``, among the queries that have the
-flag). The query's category is no number of the score: it is the sample's
-(:class:`QueryOutcome`). The summary averages over queries, overall and within
-each category; ``category_mean/<metric>`` is the unweighted mean of the
-category values.
+An outcome holds every selected ``ranking`` spec on the query's own ranking, ``failed`` (1 when the query
+could not be embedded: every metric is then 0) and, in reason-then-embed runs, ``images_dropped``.
 """
 
 from __future__ import annotations
@@ -24,8 +15,6 @@ from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.rmir.schema import CATEGORIES
 from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import Rankings
-
-COUNTS = ("failure_rate", "n")
 
 
 @dataclass(frozen=True)
@@ -92,13 +81,8 @@ def negative_fraction(votes: Sequence[str | bool | None]) -> float:
 
 
 def tsr(negative_fractions: Sequence[float], k: int = 16) -> float:
-    """Test Set Reliability of one query's ranked candidates (best first).
-
-    ``TSR(L) = 1/K * sum_{i=1..K} mean_negativeness(L[i:K])``: the mean, over
-    every tail of the list, of the tail's mean negativeness. Lists shorter than
-    ``K`` (the paper: K_img = 16 retrieved images) are padded with artificial
-    negatives (negativeness 1); a longer list is an error.
-    """
+    """Test Set Reliability of one query's ranked candidates, best first (README: "Test Set Reliability");
+    a list shorter than ``k`` is padded with artificial negatives, a longer one is an error."""
     if k < 1:
         raise ValueError("k must be >= 1")
     values = [negativeness(f) for f in negative_fractions]

@@ -1,24 +1,7 @@
-"""The description in a reason-then-embed reply.
-
-The model ends with ``Description: <the caption>``; the text after the last
-such line (to the end of the reply) is its description, else the whole reply
-outside ``<think>`` blocks. Two kinds of text are never read as a description:
-
-- **Copies of the prompt** (``scorers.replies.find_echoes``: compared without
-  spacing, markdown or case): the instructions and the format line
-  (``Description: <the caption>``) when they hold about three words or more, the
-  request when the copy holds most of it (a description may name an object the
-  request names, but not restate the request), and a description that is only
-  the format's placeholder. A ``Description:`` marker followed by the model's
-  own words keeps its marker, even right after a copied line or at the end of
-  one (``... of the form: Description: a cat``).
-- **The line a token limit cut** (``truncated``): a cut-off reply is read only
-  up to its last line break, and only when a ``Description:`` line lies there;
-  otherwise it is ``truncated``.
-
-A reply that yields no description of its own is a counted failure: ``empty``,
-``echo`` (it only copies the prompt, or mostly) or ``truncated``.
-"""
+"""The description in a reason-then-embed reply: the text after the last ``Description:`` line, else the
+whole reply outside ``<think>`` blocks; copies of the prompt and the line a token limit cut are never read
+as one. The rules and the failure statuses (``empty``, ``echo``, ``truncated``) are in the README
+("Deviations from the paper", reason-then-embed)."""
 
 from __future__ import annotations
 
@@ -103,8 +86,8 @@ def _line_pieces(region: str, spans: tuple[tuple[int, int], ...]) -> tuple[tuple
 
 
 def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
-    """The stretches of ``region`` that copy the prompt (see the module docstring); the ``Description:``
-    marker of a line whose text is not all copied stays the model's own."""
+    """The stretches of ``region`` that copy the prompt: its instructions and format line, or most of its
+    request; the ``Description:`` marker of a line whose text is not all copied stays the model's own."""
     query = prompt_query(prompt) if prompt is not None else None
     fixed = fixed_prompt_parts() if prompt is None or query is not None else (prompt,)
     spans = list(find_echoes(region, fixed, truncated=False).spans)
@@ -124,7 +107,7 @@ def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
 
 
 def parse_reply(reply: str | None, *, prompt: str | None = None, truncated: bool | None = None) -> ParsedDescription:
-    """The model's own description in ``reply`` (see the module docstring).
+    """The model's own description in ``reply``, or None with the failure status.
 
     ``prompt``: the text the model was sent (default: the reason-then-embed instructions, without the
     request); ``truncated``: the reply was stopped by a token limit (None: unknown, read as finished).
