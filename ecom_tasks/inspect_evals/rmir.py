@@ -1,12 +1,5 @@
 """RMIR in Inspect: the task, the scorer and the metric (thin; the benchmark is in ``ecom_tasks.rmir``).
-
-``inspect eval ecom_tasks/rmir --model none`` embeds each query (image and
-text) with the lexical retriever and searches the pool; ``rmir_reason --model
-<any multimodal model>`` (``rmir -T mode=reason_then_embed``) first has the model
-describe the image that would answer the query and searches with that description. One Sample per query;
-the ranked pool ids are in each Score's metadata. Parameters, metrics,
-reference numbers and deviations: ``ecom_tasks/rmir/README.md``.
-"""
+Parameters, metrics, reference numbers and deviations: ``ecom_tasks/rmir/README.md``."""
 
 from __future__ import annotations
 

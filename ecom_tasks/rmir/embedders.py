@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
@@ -48,13 +48,6 @@ class EmbedInput:
             else:
                 digest.update(files.read_bytes(self.image))  # a regular file: a FIFO there never blocks
         return digest.hexdigest()
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    id: str
-
-    def embed(self, inputs: Sequence[EmbedInput], role: str) -> Any: ...
 
 
 def pool_cache_id(embedder: Any) -> str:

@@ -1,11 +1,5 @@
-"""The pool index: embeddings cached on disk, checked, and exact top-K search.
-
-The cache's layout, its safety rules and the search are described in the README ("Index, cache and
-search"): one folder per embedder pool id, 256 shards by content hash, files written under a
-temporary name and renamed, read only as regular files checked from their header, ``embedder.json``
-written from the embedder's own vectors only. ``faiss`` (``IndexFlatIP``, exact) is an option; it does
-not promise the numpy path's tie order (pool order).
-"""
+"""The pool index: embeddings cached on disk, checked, and exact top-K search (README: "Index, cache and search").
+``faiss`` (``IndexFlatIP``, exact) is an option; it does not promise the numpy path's tie order (pool order)."""
 
 from __future__ import annotations
 

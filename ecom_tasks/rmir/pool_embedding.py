@@ -1,12 +1,5 @@
-"""Embedding an RMIR pool into the cache ahead of a run: in this process, or on Ray Data.
-
-``ecom-tasks embed-pool`` (docs/running.md) fills the cache a run reads from the inputs the run embeds
-(``scoring.Retrieval.pool``), so the run afterwards embeds zero pool items. On Ray, each actor of a
-``map_batches`` pool holds one embedder (``base_urls``: actor i gets server i mod n; ``base_url`` is not in
-the pool id, so every server fills the one cache) and writes each batch through the run's own
-``index.embed_pool`` (temporary name, then rename). Rows are sorted by content hash, so a batch touches one
-or two shard folders. Ray schedules and retries; nothing here is a scheduler.
-"""
+"""Embedding an RMIR pool into the cache ahead of a run, in this process or on Ray Data
+(``ecom-tasks embed-pool``: docs/running.md, "RMIR's pool, embedded once per embedder")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Retrieving and scoring one RMIR query, and summarizing: the single place the adapter calls.
-
-:class:`Retrieval` holds what a run searches: the pool of the data, embedded
-once (lazily, under a lock, through the on-disk cache) by the embedder that
-``retriever`` names among the registered ones (``ecom_tasks_retrievers`` hook).
-"""
+"""Retrieving and scoring one RMIR query, and summarizing: the single place the adapter calls."""
 
 from __future__ import annotations
 
