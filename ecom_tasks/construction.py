@@ -1,24 +1,9 @@
 """What every ``ecom-tasks build`` pipeline shares: stages chained over one build folder.
 
-A pipeline (``ecom_tasks/<benchmark>/construction/``) is a sequence of
-:class:`Stage`\\ s, each one Inspect task (registered as ``ecom_tasks/<name>``)
-whose inputs are files the previous stage's log was turned into. The pipeline
-package exposes ``add_build_arguments(parser)`` and ``run_build(args) -> int``;
-``ecom-tasks build <benchmark>`` discovers it (see ``cli.py``).
-
-- **Resume.** :func:`run_stage` runs a stage with ``inspect_ai.eval_set`` in a
-  folder of its own (``<out>/logs/<n>_<stage>/``): a finished log of the same
-  task (task arguments, model, roles) is reused without a model call, an
-  interrupted one is retried with its finished samples reused. So a re-run asks
-  only for unfinished items, and one that changes only thresholds applied after
-  the stages asks nothing.
-- **Input hashes.** A stage's input files' sha256 are task arguments
-  (``<name>_sha256``): a changed input is a different task, never a stale log
-  reused; the task checks the hash against the file it reads (:func:`check_sha256`).
-- **Abstentions.** An unreadable or cut-off vote is an abstention, never a
-  guess; a stage whose votes mostly abstained stops the build (:func:`check_abstentions`).
-
-Inspect is imported inside the functions that need it: the CLI imports every
+A pipeline (``ecom_tasks/<benchmark>/construction/``) is a sequence of :class:`Stage`\\ s, each one
+registered Inspect task, and exposes ``add_build_arguments(parser)`` and ``run_build(args) -> int`` for
+``ecom-tasks build <benchmark>`` (``cli.py``). Resume, input hashes and abstentions: see the benchmarks'
+READMEs ("Building ..."). Inspect is imported inside the functions that need it: the CLI imports every
 pipeline package to build its parser.
 """
 
@@ -182,38 +167,6 @@ def cost_line(stage: Stage, done: int = 0) -> str:
         remaining = (stage.items - done) * stage.calls_per_item
         return f"{head}; {done * stage.calls_per_item} of them done by an earlier run, {remaining} to make"
     return head
-
-
-def run_stage(stage: Stage, output: OutputFolder, settings: Mapping[str, Any], *, index: int = 1, of: int = 1) -> Any:
-    """Print the stage's cost, then run it with ``eval_set`` (``settings``: its Inspect options) in
-    ``logs/<index>_<name>`` of the build folder, reusing or resuming an earlier run there; its finished
-    log, samples included (None for a stage with no item). A stage that does not finish after
-    Inspect's retries raises :class:`StageFailed` naming the folder."""
-    from inspect_ai import eval_set
-    from inspect_ai.log import read_eval_log
-
-    folder = output.folder(f"logs/{index}_{stage.name}")  # a real folder: a planted symlink would send logs away
-    say(f"stage {index}/{of} {cost_line(stage, finished_items(folder, stage))}")
-    if stage.items == 0:
-        return None
-    success, logs = eval_set(
-        [stage.task],
-        log_dir=str(folder),
-        task_args=_plain(stage.task_args),
-        model=stage.model,
-        model_roles=dict(stage.model_roles) or None,
-        log_dir_allow_dirty=True,  # logs of an earlier, different run of this stage (other inputs) stay, unused
-        **settings,
-    )
-    log = logs[0] if logs else None
-    if not success or log is None or log.status != "success":
-        where = log.location if log is not None else str(folder)
-        error = getattr(getattr(log, "error", None), "message", None) if log is not None else None
-        raise StageFailed(
-            f"stage {stage.name} did not finish ({error or (log.status if log is not None else 'no log')}); its log: {where}. "
-            "Re-run the same command to resume it: finished items are not asked again"
-        )
-    return read_eval_log(log.location)
 
 
 def scored_samples(log: Any, scorer: str) -> Iterator[tuple[Any, Any]]:
@@ -707,9 +660,36 @@ class BuildOptions:
         index: int = 1,
         of: int = 1,
     ) -> Any:
-        """:func:`run_stage`; then (``outcomes`` of its log) print its votes' outcomes and stop the build when
-        too many abstained, removing an earlier build's ``data`` first (it must not pass for this one's)."""
-        log = run_stage(stage, output, self.stage_options, index=index, of=of)
+        """Print the stage's cost, then run it with ``eval_set`` in ``logs/<index>_<name>`` of the build folder,
+        reusing or resuming an earlier run there; its finished log, samples included (None for a stage with no
+        item). A stage that does not finish after Inspect's retries raises :class:`StageFailed` naming the
+        folder. Then (``outcomes`` of its log) print its votes' outcomes and stop the build when too many
+        abstained, removing an earlier build's ``data`` first (it must not pass for this one's)."""
+        from inspect_ai import eval_set
+        from inspect_ai.log import read_eval_log
+
+        folder = output.folder(f"logs/{index}_{stage.name}")  # a real folder: a planted symlink would send logs away
+        say(f"stage {index}/{of} {cost_line(stage, finished_items(folder, stage))}")
+        log = None
+        if stage.items:
+            success, logs = eval_set(
+                [stage.task],
+                log_dir=str(folder),
+                task_args=_plain(stage.task_args),
+                model=stage.model,
+                model_roles=dict(stage.model_roles) or None,
+                log_dir_allow_dirty=True,  # logs of an earlier, different run of this stage (other inputs) stay, unused
+                **self.stage_options,
+            )
+            last = logs[0] if logs else None
+            if not success or last is None or last.status != "success":
+                where = last.location if last is not None else str(folder)
+                error = getattr(getattr(last, "error", None), "message", None) if last is not None else None
+                raise StageFailed(
+                    f"stage {stage.name} did not finish ({error or (last.status if last is not None else 'no log')}); "
+                    f"its log: {where}. Re-run the same command to resume it: finished items are not asked again"
+                )
+            log = read_eval_log(last.location)
         if outcomes is not None:
             check_abstentions(outcomes(log), self.max_abstention_share, log=log, output=output, data=data)
         return log

@@ -1,14 +1,5 @@
-"""``ecom-tasks build monbench``: the relevance-vote stage, then hard-case selection into questions.
-
-Layout of ``--out``::
-
-    logs/1_votes/             the stage's Inspect logs (an eval-set folder)
-    work/votes.jsonl          every pair's votes and the human label
-    work/questions.jsonl      every query: the options chosen, or why no question was made
-    data/monbench.jsonl       the Query-Ad Relevance questions (MonBench records)
-
-The selection thresholds, the split and the option order seed act only after
-the stage: a re-run with other values reuses its finished log and makes no model call.
+"""``ecom-tasks build monbench``: the relevance-vote stage, then hard-case selection into questions (the
+layout of ``--out``: MonBench README, "Building Query-Ad Relevance questions").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The relevance-voting prompt of MonBench's Query-Ad Relevance construction (App. B.1.2), in our own words.
 
-The paper adapts its annotation guidelines into the voting prompt: the
-monetization-specific definition of relevance and a few labelled examples.
-Those guidelines are not published; the definition and the (synthetic)
-examples below are ours. The system message holds the instructions and the
-examples (identical for every pair, so provider prompt caching applies); the
-user message holds one query-ad pair. Its first line names the prompt's
-version, which runs record and the offline baseline recognises.
+The instructions and the synthetic examples are the system message (identical for every pair, so provider
+prompt caching applies), one query-ad pair the user message. The first line names the prompt's version,
+which runs record and the offline baseline recognises.
 """
 
 from __future__ import annotations

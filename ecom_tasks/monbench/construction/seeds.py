@@ -1,11 +1,5 @@
-"""The input of MonBench's Query-Ad Relevance construction: query-ad pairs with their human label.
-
-One row per pair: ``id``, ``query``, ``ad`` (the ad's text as options show
-it), ``human_label`` (``relevant`` | ``irrelevant``; also 1/0, true/false),
-and optionally ``location``, ``market`` (shown with the query, as in the
-paper's Table 3) and ``category`` (one of the 22 query categories, by name or
-1-based number). Pairs with the same query, location and market form one
-question. Loaded with the shared loader: problems read ``file:row:field``.
+"""The input of MonBench's Query-Ad Relevance construction: query-ad pairs with their human label (the
+columns: MonBench README, "Building Query-Ad Relevance questions"); problems read ``file:row:field``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,5 @@
-"""Hard-case selection and question assembly for Query-Ad Relevance (App. B.1.2), as pure functions.
-
-Each pair has N model votes (relevant / irrelevant; an abstention counts for
-neither) and a human label. The models' **disagreement** with the human is
-what makes a pair hard: a human-relevant ad's ``irrelevant`` votes (a hard
-positive), a human-irrelevant ad's ``relevant`` votes (a hard negative). Per
-question (one query, location and market):
-
-- the correct option is the human-relevant ad with the most ``irrelevant``
-  votes (ties: the earlier pair in the input);
-- the three wrong options are the human-irrelevant ads with the most
-  ``relevant`` votes (same tie rule);
-- ``min_positive`` / ``min_negative`` (default 0: the paper prioritises, it
-  does not filter) leave out ads with less disagreement; a question without
-  one positive and three negatives left is not made (and says why);
-- the four options are put in an order drawn from the question's id (seeded),
-  so the correct one is not always first; MonBench's perm/cyclic designs ask
-  every order anyway, ``monbench_canonical`` asks this one.
+"""Hard-case selection and question assembly for Query-Ad Relevance (App. B.1.2), as pure functions (the
+rules: MonBench README, "Building Query-Ad Relevance questions").
 """
 
 from __future__ import annotations

@@ -1,18 +1,5 @@
-"""From the stages' votes to RAIR records: pure, so thresholds can change without a model call.
-
-Each candidate pair (a RAIR record whose subset, intent and rule ids the
-pipeline replaces) is
-
-- in the **Hard** subset when its query's intent vote names a hard intent
-  (:func:`~ecom_tasks.rair.construction.votes.intent_decision`): the record
-  carries that intent;
-- in the **Visually Salient** subset when enough VLMs find its image
-  essential (:func:`~ecom_tasks.rair.construction.votes.visual_decision`);
-- in both, as two records; in neither, left out (listed in the decisions).
-
-Record ids are ``<candidate id>-hard`` and ``<candidate id>-visual``.
-``rule_ids`` are the rules enough annotation runs named (Eq. 4). The paper's
-experts then verify every record: the decisions list what they need to see.
+"""From the stages' votes to RAIR records (Hard, Visually Salient, both or neither; RAIR README "Building the
+Hard and Visually Salient subsets"): pure, so thresholds can change without a model call.
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""``ecom-tasks build rair``: the three voting stages over one folder, then the RAIR records.
-
-Layout of ``--out``::
-
-    logs/1_intent/ logs/2_visual/ logs/3_rules/   each stage's Inspect logs (eval-set folders)
-    work/decisions.jsonl                          every candidate's votes and decisions (for the experts' review)
-    data/rair.jsonl, data/images/                 the Hard and Visually Salient records
-
-The three stages read the candidate file itself and none depends on another's
-outcome, so the ``--min-*-votes`` thresholds act only in the assembly: a re-run
-with other thresholds reuses the three finished logs and makes no model call.
+"""``ecom-tasks build rair``: the three voting stages over one folder, then the RAIR records (the layout of
+``--out`` and why thresholds need no model call: RAIR README, "Building the Hard and Visually Salient subsets").
 """
 
 from __future__ import annotations

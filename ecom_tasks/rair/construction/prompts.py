@@ -1,18 +1,8 @@
 """Prompts of RAIR's construction stages (Sec. 4.2-4.4, App. E Figs. 11-12), in our own words.
 
-Each stage sends a **system message** (the instructions: identical for every
-item, so provider prompt caching applies) and a **user message** (the item).
-The first line of each system message names the stage and its version; the
-offline baseline recognises a stage by it, and runs record the version.
-
-- Hard-query intent (Fig. 11): the seven classes DJ, ER, SS, QA, NC, MA and
-  Other; reasoning in ``<think>``, the class code in ``<answer>``.
-- Visual necessity (Fig. 12): ``\\boxed{1}`` when the text cannot settle the
-  relevance judgement and the image can, else ``\\boxed{0}``.
-- Rule pre-annotation (Sec. 4.4, Eq. 4): the item's human label is given, and
-  only the rules that can accompany that label (``R'_y``, see
-  :func:`ecom_tasks.rair.construction.votes.rules_for_label`); the model names
-  the rules that apply on a last line ``Rule IDs: ...``.
+Each stage sends the instructions as a system message (identical for every item, so provider prompt
+caching applies) and the item as a user message. The system message's first line names the stage and
+its version: the offline baseline recognises a stage by it, and runs record the version.
 """
 
 from __future__ import annotations

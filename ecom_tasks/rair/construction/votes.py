@@ -1,9 +1,6 @@
 """RAIR's construction votes as pure functions (Sec. 4.2 Eq. 2, Sec. 4.3 Eq. 3, Sec. 4.4 Eq. 4).
 
-A vote is what :mod:`~ecom_tasks.rair.construction.parsing` read from one
-reply; ``None`` is an abstention (an unreadable reply) and counts for nothing.
-Thresholds are absolute counts ("at least 2 of 3"), so an abstaining voter
-makes a quorum harder to reach, never easier.
+A vote None is an abstention and counts for nothing; thresholds are absolute counts ("at least 2 of 3").
 """
 
 from __future__ import annotations
