@@ -702,11 +702,7 @@ def given(**values: Any) -> dict[str, Any]:
 
 def image_access_args(access: Any) -> dict[str, bool]:
     """The task arguments that let a stage read the images the build may read (none for the default)."""
-    return {
-        name: True
-        for name, allowed in (("allow_outside_images", access.outside), ("allow_url_images", access.urls))
-        if allowed
-    }
+    return given(allow_outside_images=access.outside or None, allow_url_images=access.urls or None)
 
 
 def roles_of(model_roles: Mapping[str, Any], prefix: str) -> dict[str, Any]:

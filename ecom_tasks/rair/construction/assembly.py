@@ -61,7 +61,8 @@ def assemble(
     out = Assembly()
     order = [rule.id for rule in ruleset.rules] if ruleset is not None else []
     for record in candidates:
-        intent = intent_decision(list(intent_votes.get(query_id(record.query), [])), thresholds.intent)
+        query_votes = list(intent_votes.get(query_id(record.query), []))
+        intent = intent_decision(query_votes, thresholds.intent)
         votes = list(visual_votes.get(record.id, []))
         essential, yes = visual_decision(votes, thresholds.visual)
         rule_ids = list(rule_vote(list(rule_runs.get(record.id, [])), thresholds.rules, order))
@@ -75,7 +76,7 @@ def assemble(
                 "subsets": subsets,
                 "intent": intent.intent,
                 "intent_status": intent.status,
-                "intent_votes": list(intent_votes.get(query_id(record.query), [])),
+                "intent_votes": query_votes,
                 "hard_votes": intent.hard_votes,
                 "visual_votes": votes,
                 "essential_votes": yes,

@@ -24,13 +24,13 @@ from ecom_tasks.construction import (
     say,
     write_jsonl,
 )
-from ecom_tasks.data import ConfigurationError, fixtures_dir
+from ecom_tasks.data import fixtures_dir
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction.assembly import Assembly, Thresholds, assemble, unique_queries
-from ecom_tasks.rair.construction.stages import PANELS
+from ecom_tasks.rair.construction.stages import PANELS, structured_rules
 from ecom_tasks.rair.construction.votes import rules_for_label
-from ecom_tasks.rair.rules import BUILTIN, RuleSet, load_rules
+from ecom_tasks.rair.rules import BUILTIN, RuleSet
 from ecom_tasks.rair.schema import RairRecord, load_records
 
 STAGE_NAMES = ("intent", "visual", "rules")
@@ -139,11 +139,7 @@ def build(options: BuildOptions) -> BuildResult:
     )
     out = output.root
     records = load_records(options.candidates, check_images=True, image_access=options.image_access)
-    ruleset = load_rules(options.rules)
-    if ruleset is None or ruleset.verbatim is not None:
-        raise ConfigurationError(
-            f"--rules must be a structured rules file (JSON with ids and levels, like rules_v1.json): {options.rules}"
-        )
+    ruleset = structured_rules(options.rules, "--rules must be")
     result = BuildResult()
     planned = stages(options, records, ruleset, file_sha256(options.candidates))
     for index, stage in enumerate(planned, 1):

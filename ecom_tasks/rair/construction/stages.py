@@ -78,11 +78,11 @@ def candidates(
     return load_records(data, check_images=check_images, image_access=image_access)
 
 
-def structured_rules(rules: str) -> RuleSet:
+def structured_rules(rules: str, needs: str = "rule pre-annotation needs") -> RuleSet:
     ruleset = load_rules(rules)
     if ruleset is None or ruleset.verbatim is not None:
         raise ConfigurationError(
-            f"rule pre-annotation needs a structured rules file (JSON with ids and levels, like rules_v1.json): {rules!r}"
+            f"{needs} a structured rules file (JSON with ids and levels, like rules_v1.json): {rules!r}"
         )
     return ruleset
 
