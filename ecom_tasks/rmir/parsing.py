@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ecom_tasks.rmir.prompts import DESCRIPTION_MARKER, PLACEHOLDER, fixed_prompt_parts, prompt_query
-from ecom_tasks.scorers.replies import ECHO_MIN_CHARS, Echoes, answer_region, find_echoes
+from ecom_tasks.scorers.replies import ECHO_MIN_CHARS, Echoes, _runs, answer_region, find_echoes
 
 #: Statuses of a reply that yields no description: the query then scores 0 and is counted as failed.
 FAILED_STATUSES = ("empty", "truncated", "echo")
@@ -42,34 +42,11 @@ class ParsedDescription:
         return self.status in FAILED_STATUSES
 
 
-def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    out: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return tuple(out)
-
-
-def _without(spans: tuple[tuple[int, int], ...], start: int, end: int) -> tuple[tuple[int, int], ...]:
-    """``spans`` with the characters ``start..end`` taken out of them."""
-    out = []
-    for first, last in spans:
-        if last <= start or first >= end:
-            out.append((first, last))
-            continue
-        if first < start:
-            out.append((first, start))
-        if last > end:
-            out.append((end, last))
-    return tuple(out)
-
-
-def _line_pieces(region: str, spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-    """``spans`` split at line breaks, without the short pieces that an echo only reached across a line
-    break into a line of the model's own words (``... glass.`` then a copied line: the ``.`` is its own)."""
-    pieces = []
+def _line_pieces(region: str, spans: list[tuple[int, int]]) -> list[bool]:
+    """Which characters of ``region`` are echo: ``spans`` split at line breaks, without the short pieces that
+    an echo only reached across a line break into a line of the model's own words (``... glass.`` then a
+    copied line: the ``.`` is its own)."""
+    echo = [False] * len(region)
     for start, end in spans:
         at = start
         while at < end:
@@ -80,9 +57,9 @@ def _line_pieces(region: str, spans: tuple[tuple[int, int], ...]) -> tuple[tuple
             own = region[line_start:at] + region[min(stop, line_end) : line_end]
             crosses = start < line_start or end > line_end
             if not (crosses and len(_key(region[at:stop])) < ECHO_MIN_CHARS and any(c.isalnum() for c in own)):
-                pieces.append((at, stop))
+                echo[at:stop] = [True] * (stop - at)
             at = stop
-    return _merged(pieces)
+    return echo
 
 
 def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
@@ -95,15 +72,18 @@ def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
         length = len(_key(query))
         least = min(length, max(ECHO_MIN_CHARS, math.ceil(QUERY_ECHO_SHARE * length)))
         spans += find_echoes(region, [query], min_chars=least, truncated=False).spans
-    echoes = Echoes(region, _line_pieces(region, _merged(spans)))
-    kept = echoes.spans
+    copied = [False] * len(region)
+    for start, end in spans:
+        copied[start:end] = [True] * (end - start)
+    echo = _line_pieces(region, _runs(copied))
+    echoes = Echoes(region, tuple(_runs(echo)))
     for match in _ANY_MARKER.finditer(region):
         line_end = region.find("\n", match.end())
         line_end = len(region) if line_end < 0 else line_end
         body = region[match.end() : line_end]
         if any(c.isalnum() for c in body) and not echoes.covers(match.end(), line_end):
-            kept = _without(kept, match.start(), match.end())
-    return Echoes(region, kept)
+            echo[match.start() : match.end()] = [False] * (match.end() - match.start())
+    return Echoes(region, tuple(_runs(echo)))
 
 
 def parse_reply(reply: str | None, *, prompt: str | None = None, truncated: bool | None = None) -> ParsedDescription:
