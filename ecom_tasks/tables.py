@@ -1,26 +1,9 @@
 """The papers' tables as data, and the pieces each benchmark's ``paper_tables.py`` builds them with.
 
-A benchmark's ``paper_tables.tables(runs)`` lays out its paper's tables from
-merged runs (:mod:`ecom_tasks.results`) with the paper's own rows beside ours
-(``paper_rows``, read from the benchmark's ``reference_results.csv``);
-``ecom_tasks/report/`` reads the logs, looks up each benchmark's tables and
-renders them.
-
-Every cell of a run row is a metric value exactly as the log holds it (no
-rounding, no rescaling: fractions stay fractions, EcomEval's 0-100 scores stay
-0-100); reference rows are converted to the same unit. Rendering (percent,
-decimals) happens in ``report/render.py``.
-
-A row is one (model, framework, settings) combination: the layout's own
-dimensions (RAIR subset, rules and image; MonBench design; RMIR mode and
-embedder; EcomEval judge) become its ``setting`` text, and any other setting
-that differs between rows of the same model and framework is appended as
-``name=value`` so that different settings are never shown as one row.
-
-Every run row also says what it was run on (``data``) and carries ``flags``:
-rows on the bundled fixtures are marked as not comparable with the paper's
-rows, and an EcomEval row whose judge failed too often (``score_unreliable``)
-is marked unreliable.
+A benchmark's ``paper_tables.tables(runs)`` lays out its paper's tables from merged runs, with the paper's
+rows (its ``reference_results.csv``) beside ours. Run cells hold the logs' values unrounded and unscaled
+(reference rows are converted to that unit; ``report/render.py`` formats them). A row is one (model,
+framework, settings) combination; what it ran on and its flags: docs/reports.md.
 """
 
 from __future__ import annotations

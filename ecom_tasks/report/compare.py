@@ -1,12 +1,8 @@
 """``ecom-tasks compare``: which model is better on each benchmark, and how sure, from both frameworks' logs.
 
-A model's run becomes :class:`~ecom_tasks.report.stats.Units` (its per-item
-outcomes, as the benchmark's scorer wrote them in Inspect's ``Score.value`` and
-in lm-eval's ``--log_samples`` files or ``ecom-tasks judge``'s grades), grouped
-as each benchmark's design demands (:data:`DESIGNS`): RAIR and RMIR by item,
-MonBench by question (its 72 runs are one unit), EcomEval by item within its
-category (the headline is a macro mean over categories). Intervals, paired
-differences, tests and power are :mod:`ecom_tasks.report.stats`'.
+A model's run becomes :class:`~ecom_tasks.report.stats.Units` (its per-item outcomes from Inspect's
+``Score.value``, lm-eval's ``--log_samples`` files or ``ecom-tasks judge``'s grades), grouped as each
+benchmark's design (:data:`DESIGNS`, docs/comparisons.md) demands.
 """
 
 from __future__ import annotations

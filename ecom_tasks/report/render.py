@@ -1,15 +1,8 @@
 """The report written out: markdown, CSV (one file per table) and one self-contained HTML page.
 
-CSV cells hold the logs' numbers unrounded and unscaled (``repr`` of the float;
-reference rows converted to the same unit), so a script can compare them with
-the logs. Markdown and HTML show them as the paper does: percent with two
-decimals for MonBench and RMIR, three-decimal fractions for RAIR, 0-100 scores
-for EcomEval.
-
-The page and the markdown come from Jinja2 templates (``templates.py``) whose
-environments escape every value: autoescape for HTML, :func:`md_escape` as the
-markdown environment's ``finalize``. Names in a shared log are data, never markup.
-The page also carries a Content-Security-Policy that lets only its own script run.
+CSV cells hold the logs' numbers unrounded (``repr``); markdown and HTML show them as the paper does.
+Both pages come from Jinja2 templates (``templates.py``) whose environments escape every value
+(docs/security.md): autoescape for HTML, :func:`md_escape` as the markdown environment's ``finalize``.
 """
 
 from __future__ import annotations

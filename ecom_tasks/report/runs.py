@@ -1,19 +1,8 @@
-"""Inspect logs and lm-eval result folders read into one neutral record, :class:`~ecom_tasks.results.Run`, and merged.
+"""Inspect logs, lm-eval result folders and ``ecom-tasks judge`` results read into one record,
+:class:`~ecom_tasks.results.Run`, and merged (:func:`merge_runs`; docs/reports.md).
 
-Merging (:func:`merge_runs`; docs/reports.md): runs with identical (benchmark, task, framework, model,
-settings) are one row with the latest successful run's numbers; ``disagree`` names the metrics on which
-they differ, so a rerun that changed a number is visible rather than averaged away (a Macro-F1 or a CI
-does not pool). A run that is not ``success`` (unfinished, failed, ``unreadable``) is listed, never merged.
-
-Judged lm-eval runs: ``ecom-tasks judge`` writes ``judge_results_*.json`` beside an lm-eval
-run's samples (EcomEval's second stage); each is an lm-eval run of that task whose ``grader``
-role and ``judge`` setting name the grader or panel, with the judged metrics.
-
-Inspect logs are read with ``inspect_ai.log.read_eval_log(header_only=True)``
-rather than ``inspect_ai.analysis.evals_df``: the data frame flattens metrics
-into ``score_<scorer>_<metric>`` columns, which cannot be split back into
-names like ``acc2/industry/fashion_apparel`` or ``recall@20`` when scorer and
-metric names contain underscores, and the report needs the names exactly.
+Inspect logs are read with ``read_eval_log(header_only=True)``, not ``inspect_ai.analysis.evals_df``, whose
+``score_<scorer>_<metric>`` columns cannot be split back into names like ``acc2/industry/fashion_apparel``.
 """
 
 from __future__ import annotations

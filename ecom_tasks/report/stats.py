@@ -1,28 +1,9 @@
 """Which model is better, and how sure: intervals and paired comparisons that keep a benchmark's design.
 
-Everything here works on *units*: the independent pieces of a run (an item; a
-MonBench question with all its runs; an item with all its epochs), each holding
-the outcome dicts the benchmark's own ``summarize`` reads. A metric is the
-benchmark's ``summarize`` applied to the outcomes of the chosen units, so a
-resampled Macro-F1 or a macro mean over categories is computed by the very code
-that computed the headline; nothing is re-derived per item.
-
-- An interval resamples units (``scipy.stats.bootstrap``, percentile) and is
-  Hesterberg's expanded percentile interval: its percentiles are widened by
-  sqrt(n / (n - 1)) and the t quantile, which the plain percentile interval lacks
-  on few units; with ``strata`` (EcomEval's categories) each stratum is resampled
-  on its own, so a macro mean over categories keeps every category.
-- A paired comparison of two models on the same units resamples the units
-  jointly for both (the difference's interval) and tests with an exact McNemar
-  test (``statsmodels``) when the metric is a plain mean of per-unit right/wrong
-  and every unit holds one answer, else with a paired permutation test
-  (``scipy.stats.permutation_test``, the two models' units swapped within a pair).
-- p-values of all pairs compared on one metric are adjusted with Holm's method
-  (``statsmodels.stats.multitest``).
-- The smallest detectable difference (80% power, alpha 0.05, two-sided) and the
-  units a planned difference needs come from the paired t-test's power
-  (``statsmodels.stats.power.TTestPower``), with the per-unit standard
-  deviation of the difference read off the bootstrap standard error.
+Everything here works on *units*, the independent pieces of a run (an item; a MonBench question with all
+its runs; an item with all its epochs), each holding the outcomes the benchmark's own ``summarize`` reads,
+so every resample is scored by the code that scored the headline. The methods (expanded percentile
+bootstrap, McNemar or paired permutation, Holm, power) and why: docs/comparisons.md.
 """
 
 from __future__ import annotations
@@ -137,14 +118,9 @@ def _strata_samples(units: Units) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
 
 
 def _expanded_confidence(samples: tuple[np.ndarray, ...], statistic: Callable[..., float]) -> float:
-    """The confidence level whose percentile interval is Hesterberg's *expanded* percentile interval.
-
-    A percentile bootstrap interval is as wide as a normal interval with the plug-in standard error:
-    it forgets the n / (n - 1) the plug-in variance lacks and the t quantile's extra width, so it covers
-    less than its 95% on few units (40 MonBench questions, EcomEval categories of 10). The expanded
-    interval takes the percentiles at Phi(-sqrt(n / (n - 1)) t_{n-1}) instead of 2.5%. With strata,
-    each stratum's share of the variance (its jackknife contribution) gets its own n_c / (n_c - 1), and
-    the t quantile takes Satterthwaite's degrees of freedom; one stratum gives Hesterberg's formula."""
+    """The confidence level whose percentile interval is Hesterberg's *expanded* percentile interval
+    (docs/comparisons.md): per stratum a jackknife variance share with its own n_c / (n_c - 1), and
+    Satterthwaite's degrees of freedom for t; one stratum gives Hesterberg's formula."""
     from scipy import stats
 
     if len(samples) == 1:
