@@ -331,12 +331,7 @@ def _missing_extra(package: str, extra: str) -> ImportError:
 
 
 class OpenClipEmbedder:
-    """An open_clip model; weights from a local file or a hub id the user gives (never fetched unasked).
-
-    ``model``: an open_clip architecture name (``ViT-B-32``); ``pretrained``: a
-    local checkpoint path or a pretrained tag/hub id (None: random weights,
-    for tests). Text and image of one input are fused by averaging their unit vectors.
-    """
+    """An open_clip model (README: ``open_clip``); ``pretrained=None`` gives random weights, for tests."""
 
     reads_images = True
 
@@ -380,8 +375,7 @@ class OpenClipEmbedder:
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model (a local folder or a hub id the user gives); CLIP-style models
-    embed images too. Text and image of one input are fused by averaging their unit vectors."""
+    """A sentence-transformers model (README: ``sentence_transformers``)."""
 
     reads_images = True
 

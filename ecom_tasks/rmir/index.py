@@ -342,11 +342,8 @@ def embed_pool(
     batch_size: int = 256,
     root: Path | None = None,
 ) -> PoolVectors:
-    """Pool vectors in pool order, from the cache where present; new ones are cached batch by batch.
-
-    ``cache``: True / ``"true"`` reads and writes, ``"read"`` only reads,
-    False / ``"false"`` neither.
-    """
+    """Pool vectors in pool order, from the cache where present (``cache``: ``variants.parse_cache``);
+    new ones are cached batch by batch."""
     who = f"embedder {embedder.id!r}"
     if getattr(embedder, "corpus_level", False):
         matrix, zero = check_vectors(embedder.embed(list(inputs), "pool"), len(inputs), who)
@@ -406,11 +403,8 @@ def fill_pool_cache(
     batch_size: int = 256,
     root: Path | None = None,
 ) -> int:
-    """Embed and cache the pool items of this worker's shards (shard number % workers == worker).
-
-    Workers run independently (other machines sharing the cache folder, or
-    folders merged afterwards); returns how many items this call embedded.
-    """
+    """Embed and cache the pool items of this worker's shards (shard number % workers == worker), for
+    independent workers (README: "Index, cache and search"); returns how many items this call embedded."""
     if not 0 <= worker < workers:
         raise ValueError(f"worker must be in 0..{workers - 1}")
     mine = [item for item in inputs if int(EmbeddingCache.shard(item.content_hash()), 16) % workers == worker]
@@ -473,12 +467,8 @@ def _scores(queries: Any, pool_block: Any, buffer: np.ndarray | None = None) -> 
 
 
 def top_k(pool: Any, queries: Any, k: int, *, pool_block: int = POOL_BLOCK) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (into the pool) and scores of each query's ``k`` best pool rows, best first.
-
-    Dot products of a block of queries with a block of pool rows at a time
-    (each block at most ``BLOCK_FLOATS`` scores); per-block top-K candidates are
-    merged with pool order breaking ties.
-    """
+    """Indices (into the pool) and scores of each query's ``k`` best pool rows, best first, ties in pool
+    order; blocks of at most ``BLOCK_FLOATS`` scores."""
     n_pool, n_queries = pool.shape[0], queries.shape[0]
     k = min(int(k), n_pool)
     if k < 1:

@@ -1,9 +1,4 @@
-"""RMIR canonical records, their validation and loading.
-
-Tables ``queries`` and ``pool`` and optional MTEB-style ``qrels``, in a folder (``.jsonl``, ``.parquet``,
-``.csv``) or as configs of a Hugging Face id; their columns and splits are in the README ("Data"). One
-split is scored at a time (:func:`select_split`): ``test`` by default, ``all`` for every one.
-"""
+"""RMIR canonical records, their validation and loading (README: "Data")."""
 
 from __future__ import annotations
 
@@ -267,12 +262,8 @@ def splits_of(rows: Sequence[Row]) -> list[str]:
 def select_split(
     tables: dict[str, list[Row]], split: str | None, where: str
 ) -> tuple[dict[str, list[Row]], str | None, set[str]]:
-    """``(tables of the chosen split, that split, ids of queries in other splits)``.
-
-    ``split`` None means ``test`` when the queries carry splits; ``all`` keeps
-    every row. Naming a split the queries do not have, or any split when they
-    have none, is a :class:`ConfigurationError` naming what there is.
-    """
+    """``(tables of the chosen split, that split, ids of queries in other splits)``; the rules are the
+    README's ("Parameters": ``split``; "Data": splits)."""
     queries = tables["queries"]
     available = splits_of(queries)
     if not available:
@@ -373,13 +364,7 @@ def load_data(
     image_access: ImageAccess = DEFAULT_ACCESS,
 ) -> RmirData:
     """Validated queries of one split and the pool (bundled fixtures by default); raises
-    DataValidationError listing every problem.
-
-    ``split``: None scores ``test`` when the data has splits (all of it when it
-    has none); ``all`` every split. ``check_images``: open every query and pool
-    image with pillow (``ecom-tasks validate`` always does; a text-only
-    retriever may skip it).
-    """
+    DataValidationError listing every problem. ``check_images``: open every image with pillow."""
     source = os.fspath(data) if data is not None else str(fixtures_dir("rmir"))
     return _load(_source_key(source), source, split, bool(check_images), image_access)
 
