@@ -1,11 +1,6 @@
 """MonBench in Inspect: the tasks, the scorer and the metric (thin; the benchmark is in ``ecom_tasks.monbench``).
 
-``inspect eval ecom_tasks/monbench_perm --model ...`` runs all four tasks under
-the paper's full protocol; ``-T task=query_ad_relevance`` runs one. One task per
-design of the paper's tables (``monbench_perm``, ``monbench_cyclic``,
-``monbench_canonical``) and ``monbench``, which takes every setting as a
-parameter. Parameters, metrics, reference numbers and deviations are in
-``ecom_tasks/monbench/README.md``.
+Tasks, parameters, metrics, reference numbers and deviations are in ``ecom_tasks/monbench/README.md``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """RAIR in Inspect: the tasks, the scorer and the metrics (thin; the benchmark is in ``ecom_tasks.rair``).
 
-``inspect eval ecom_tasks/rair_visual --model ...`` runs the Visually Salient
-subset with item images. One task per setting of the paper's tables (``rair_general``,
-``rair_hard``, ``rair_visual``, ``rair_visual_text``); every other setting is a
-parameter of ``rair_task`` (``-T rules=builtin`` shows our rules document).
-Parameters, metrics, reference numbers and deviations are in
-``ecom_tasks/rair/README.md``.
+Tasks, parameters, metrics, reference numbers and deviations are in ``ecom_tasks/rair/README.md``.
 """
 
 from __future__ import annotations

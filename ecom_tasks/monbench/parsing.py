@@ -1,28 +1,9 @@
 """MonBench answer extraction: only what stands inside the requested tags counts.
 
-A reply is classified, never raised on: ``ok`` (a valid choice) or one of the invalid statuses
-(format violations, counted in ``invalid_rate`` and always wrong). Only the text after the last
-``</think>`` is read (:func:`~ecom_tasks.scorers.replies.answer_region`); a ``<think>`` never closed
-is ``unclosed_think``.
-
-Two readings of what a tag may hold (``parsing``), both stated in ``ecom_tasks/monbench/README.md``
-("Parsing") and graded reply by reply in ``tests/test_monbench_grader_parsing.py``: ``grader`` (the
-default, the careful reading: a tag counts when it identifies exactly one option, never a guess)
-and ``strict`` (task version 2.0's: a bare letter in ``<Label>``, an option's normalised text,
-optionally after its own letter, in ``<Answer>``; every tag read as it stands, so an echoed format
-line conflicts).
-
-The ``grader`` reading reads no tag that echoes the prompt: whatever the reply copies from the prompt
-it was sent, however garbled (:func:`~ecom_tasks.scorers.replies.find_echoes`: ``** Valid Examples**``
-then ``<Label>A</Label>``, a copied few-shot example), the format line's placeholders
-(``<Label>A/B/C/D</Label>``) and a tag beside one on its line, an ``<Answer>`` copied from the prompt
-that names none of the options shown and a tag beside it, and a tag right after a ``Valid Examples``
-header.
-
-Label+Content replies are graded by the ``<Label>`` tag (cf. the paper's Table 15); when both tags
-parse and name different options the parse is ``ok`` with ``disagreement=True``. With ``strict=True``
-(independent of ``parsing``) both must parse and agree: a disagreement is ``mismatch`` (wrong, not
-invalid) and a content problem makes the reply invalid.
+A reply is classified, never raised on: ``ok`` or one of the invalid statuses. The two readings
+(``grader``, the careful default, and ``strict``, task version 2.0's) and Label+Content grading are
+stated in ``ecom_tasks/monbench/README.md`` ("Parsing", "Label+Content grading"); which tags the
+``grader`` reading takes for an echo of the prompt, in :func:`_answer_tags`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """MonBench's named variants, declared once: the lm-eval YAML is generated from here.
 
-A name means the same protocol in both frameworks:
-
-- ``monbench_perm``: the paper's full design, 24 option orderings x 3 return
-  formats = 72 runs per question (Table 2);
-- ``monbench_cyclic``: the 4 cyclic rotations x 3 formats = 12 runs (beyond the paper);
-- ``monbench_canonical``: options in data order, Label format: one run.
-
-Each exists for all four tasks (an Inspect task; an lm-eval group) and per
-task as ``<variant>_<task>`` (an lm-eval task; in Inspect ``<variant> -T
-task=<task>``, ``Variant.inspect_task``). Inspect's parametric ``monbench``
-task defaults to ``monbench_perm``'s settings.
+The designs (``monbench_perm``, ``monbench_cyclic``, ``monbench_canonical``) exist for all four tasks
+(an Inspect task; an lm-eval group) and per task as ``<variant>_<task>`` (an lm-eval task; in Inspect
+``<variant> -T task=<task>``, ``Variant.inspect_task``).
 """
 
 from __future__ import annotations

@@ -185,9 +185,7 @@ def summarize(
     # Old logs carry no strict reading: their strict keys are absent, not made up.
     if numbers and all(f"{STRICT_PREFIX}acc4" in n for n in numbers):
         strict = headline([strict_view(n) for n in numbers], specs)
-        result.update(
-            {f"{name}{STRICT_SUFFIX}": strict[name] for name in (*(spec.name for spec in specs), "invalid_rate")}
-        )
+        result.update({key: strict[key.removesuffix(STRICT_SUFFIX)] for key in strict_keys(specs)})
     result["l2_dim_acc"] = mismatch_dimension_accuracy(numbers)
     for field, names in (groups or {}).items():
         for name in names:

@@ -1,29 +1,11 @@
 """RAIR answer extraction: the level a reply asserts, and the L2 mismatch dimension.
 
 A reply is classified, never raised on. ``ecom_tasks/rair/README.md`` ("Parsing") states the careful
-reading (what is no answer, which assertion decides, level names, L2's dimension, the invalid
-statuses); ``tests/test_rair_replies.py`` grades realistic replies case by case. The finer points:
-
-- The answer region (:func:`~ecom_tasks.scorers.replies.answer_region`) is read after NFKC
-  (full-width ``Ｌ３``, ``：``, ``（）`` become ASCII). ``3级`` and ``Level four`` are levels too.
-- No answer, besides the README's cases: a negation carries over a list (``not L4 or L3``); a
-  bound (``at least L2``), ``L3 over L4``, ``排除L4``; ``L4 if …``, ``for it to be L4``, a clause
-  opened by ``although`` / ``虽然``, a conditional sentence up to its turn (``If it were burgundy,
-  it would be L4, so L3`` asserts L3), while ``L3 would be appropriate`` / ``would fit best`` assert
-  L3; everything the reply copies from its ``prompt`` (by default the fixed instructions of every
-  RAIR prompt; :func:`~ecom_tasks.scorers.replies.find_echoes`), levels in it included; the format
-  placeholder ``[L2-<attribute> Mismatch]``, examples after ``e.g.``, a product attribute's value in
-  a form (``- Size: L2``), and a sentence opened by a condition naming the level (``For L2 cases,
-  output [L2-Mismatch]``).
-- Levels joined by ``or``, ``/``, ``and``, ``between … and`` are a hedge: an answer only if another
-  mention asserts one level. A final-answer marker whose level is hedged makes the reply
-  ``ambiguous``; the marker's level must follow it at once (markdown, brackets and, after a
-  heading, a line break may come between).
-- :attr:`ParsedRelevance.rule` names what decided: ``RULE_MARKER``, else the first of
-  ``RULE_FORM``, ``RULE_LONE_LINE``, ``RULE_START`` holding the level all formal assertions agree
-  on, else ``RULE_STATED``; ``ambiguous`` replies say ``RULE_CONFLICT`` or ``RULE_HEDGE``.
-- L2's dimension: from the mismatch form holding that L2 (else the first asserted one), else from
-  ``<dimension> mismatch`` later on that L2's line, else from a field (``Mismatch type: Brand``).
+reading, ``tests/test_rair_replies.py`` grades realistic replies case by case, and each finer rule is
+commented beside its pattern below. The answer region is read after NFKC (full-width ``Ｌ３``, ``：``
+become ASCII). L2's dimension comes from the mismatch form holding that L2 (else the first asserted
+one), else from ``<dimension> mismatch`` later on that L2's line, else from a field (``Mismatch type:
+Brand``).
 
 :func:`parse_strict` is the strict reading: exactly the output the prompt asks for after the reasoning
 (``L3``, ``[L2-Brand Mismatch]``), nothing else.

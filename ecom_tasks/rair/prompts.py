@@ -1,15 +1,7 @@
 """RAIR prompt builder (paper Fig. 9), in English and Chinese.
 
-The system prompt is the static part: role, key attributes, instructions,
-level definitions and, in rule-guided mode, the whole rule document. It
-depends only on (language, rules, image mode), so it is byte-identical for
-every sample of a run and provider prompt caching applies. The user prompt
-carries the query and the item (title, shop, CPV, SKU; the image is attached
-by the framework adapter after the text).
-
-Fig. 9 is followed closely; two additions make the output well defined: a
-line saying the final answer comes after ``</think>`` and is exactly one
-level, and (image mode) the image among the sources to combine.
+The static system prompt and per-sample user prompt, and our additions to Fig. 9, are in
+``ecom_tasks/rair/README.md`` ("Prompt", "Deviations and notes").
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """The RAIR rule system: levels, 16 intent dimensions, rules and the severity priority.
 
-``rules`` (task parameter) selects what goes into the static system prompt:
-
-- ``none`` (or ``false``): nothing (the paper's "Base" setting);
-- ``builtin`` (or ``true``): our versioned document ``rules_v1.json``, written from the
-  paper's definitions (it is not the official rule file);
-- a path: a JSON file in the same schema as ``rules_v1.json`` (validated,
-  problems reported as ``file:entry:field``), or any other text file (for
-  instance the official rules) inserted verbatim.
-
-Every rule set has a ``version`` string that runs record (sample metadata and
-task metadata), so results can be traced to the exact rules shown.
+``rules`` (``none`` | ``builtin`` | a path) is described in ``ecom_tasks/rair/README.md`` ("Settings", "Rules");
+every rule set has a ``version`` that runs record, so results trace to the exact rules shown.
 """
 
 from __future__ import annotations
@@ -226,7 +217,7 @@ def _parse_file(path: Path, mtime_ns: int, size: int) -> RuleSet:
 
 
 def load_rules(spec: str | None) -> RuleSet | None:
-    """``none``/None -> no rules; ``builtin`` -> rules_v1.json; otherwise a file path."""
+    """``none``/``false``/None -> no rules; ``builtin``/``true`` -> rules_v1.json; otherwise a file path."""
     if spec is None or str(spec).strip().lower() in ("", NONE, "false"):
         return None
     if str(spec).strip().lower() in (BUILTIN, "true"):

@@ -1,16 +1,4 @@
-"""RAIR canonical record, its validation and loading.
-
-One record is one query-item pair with its L1-L4 label. Fields:
-
-``id``, ``subset`` (general | hard | visual), ``query``, ``title``,
-``shop_name``, ``cpv``, ``sku`` (the last three may be empty), ``image``
-(path relative to the data file, absolute path, ``data:`` URI, http(s) URL or
-null), ``industry`` (free text, see :func:`canonical_industry`), ``intent``
-(hard subset only: one of :data:`INTENTS`), ``label`` (L1-L4), ``rule_ids``
-(list, may be empty) and ``language`` (zh | en; inferred from the text when
-missing or empty, see :func:`infer_language`). Other columns (``origin``,
-``note``) are kept out of the record and ignored.
-"""
+"""RAIR canonical record, its validation and loading; the fields are in ``ecom_tasks/rair/README.md`` ("Data")."""
 
 from __future__ import annotations
 

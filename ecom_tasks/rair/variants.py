@@ -1,13 +1,6 @@
 """RAIR's named variants, declared once: the lm-eval YAML is generated from here.
 
-A name means the same protocol in both frameworks: in Inspect a task
-(``rair_general``, ``rair_hard``, ``rair_visual``, ``rair_visual_text``) with
-``-T rules=builtin`` for a ``_builtin_rules`` variant (``Variant.inspect_task``).
-Variants that attach the item image exist in Inspect only (the lm-eval tasks
-are text-only); the ``_builtin_rules`` variants show our own rules document
-(``rules_v1.json``), which is not the paper's rule file; every variant takes a
-``rules`` override (``none`` | ``builtin`` | a path, e.g. the official file) in
-both frameworks.
+What each name runs in Inspect and lm-eval is the README's "Commands" table (``Variant.inspect_task``).
 """
 
 from __future__ import annotations
