@@ -6,6 +6,8 @@ resolves an ``ecom_tasks/`` name. Everything is imported by name below, the task
 (every module-level ``@task`` of ``ecom_tasks/inspect_evals``) included.
 """
 
+# ruff: noqa: F401  (every import below registers Inspect objects; this module uses none of them itself)
+
 from ecom_tasks.offline import apply_safe_defaults
 from ecom_tasks.user_errors import install_excepthook
 
@@ -68,55 +70,3 @@ from ecom_tasks.rmir.construction.tasks import (  # noqa: E402  (RMIR's construc
 from ecom_tasks.scorers.inspect_scorers import label_metrics, label_scorer, outcome_mean  # noqa: E402
 from ecom_tasks.solvers.panel_votes import panel_generate  # noqa: E402
 from ecom_tasks.solvers.reason_then_embed import reason_then_embed  # noqa: E402
-
-__all__ = [
-    "ecom",
-    "ecomeval",
-    "ecomeval_exact",
-    "ecomeval_exact_scorer",
-    "ecomeval_judge",
-    "ecomeval_judge_meta",
-    "ecomeval_judge_meta_scorer",
-    "ecomeval_metrics",
-    "gold_response",
-    "judge_meta_metrics",
-    "label_metrics",
-    "label_scorer",
-    "monbench",
-    "monbench_canonical",
-    "monbench_cyclic",
-    "monbench_perm",
-    "monbench_scorer",
-    "monbench_summary",
-    "outcome_mean",
-    "monbench_build_votes",
-    "monbench_relevance_votes",
-    "rair_breakdown",
-    "rair_build_intent",
-    "rair_build_rules",
-    "rair_build_visual",
-    "rair_intent_votes",
-    "rair_rule_votes",
-    "rair_visual_votes",
-    "rair_general",
-    "rair_hard",
-    "rair_scorer",
-    "rair_summary",
-    "rair_visual",
-    "rair_visual_text",
-    "panel_generate",
-    "reason_then_embed",
-    "rmir_build_filter",
-    "rmir_build_generate",
-    "rmir_build_judge",
-    "rmir_build_means",
-    "rmir_build_retrieve",
-    "rmir_filter_scorer",
-    "rmir_generation_scorer",
-    "rmir_panel_scorer",
-    "rmir_retrieval_scorer",
-    "rmir",
-    "rmir_reason",
-    "rmir_scorer",
-    "rmir_summary",
-]
