@@ -1,9 +1,4 @@
-"""The reason-then-embed instruction (our own wording; the paper has no such prompt).
-
-The model sees the query image and this text, reasons if it wants to, and
-ends with one line ``Description: ...``: a caption of the picture that would
-answer the request. That caption alone is then embedded and searched.
-"""
+"""The reason-then-embed instruction (our own wording; the paper has no such prompt: README, "Deviations")."""
 
 from __future__ import annotations
 

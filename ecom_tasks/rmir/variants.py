@@ -1,8 +1,4 @@
-"""RMIR's run settings and their parsers, declared once (Inspect only: see README, "lm-eval").
-
-``mode``: ``embed`` (task ``rmir``) embeds each query's image and text; ``reason_then_embed`` (task
-``rmir_reason``) embeds the evaluated model's description of the image that would answer the query.
-"""
+"""RMIR's run settings and their parsers, declared once (README: "Parameters")."""
 
 from __future__ import annotations
 
