@@ -650,6 +650,16 @@ class BuildOptions:
             values["image_access"] = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
         return cls(**values, **extra)
 
+    def panel_stage(
+        self, name: str, task: str, task_args: dict[str, Any], items: int, seats: int, unit: str, *, role: str
+    ) -> Stage:
+        """A stage whose ``seats`` panel seats (roles ``<role>_1..``) answer each of ``items``; of the roles
+        given, only its own panel's are part of its identity."""
+        roles = {bound: model for bound, model in self.model_roles.items() if bound.startswith(role + "_")}
+        return Stage(
+            name, task, task_args, items=items, calls_per_item=seats, unit=unit, model=self.model, model_roles=roles
+        )
+
     def run(
         self,
         stage: Stage,
@@ -703,8 +713,3 @@ def given(**values: Any) -> dict[str, Any]:
 def image_access_args(access: Any) -> dict[str, bool]:
     """The task arguments that let a stage read the images the build may read (none for the default)."""
     return given(allow_outside_images=access.outside or None, allow_url_images=access.urls or None)
-
-
-def roles_of(model_roles: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    """The roles bound to one stage's panel (a stage's identity includes only its own roles)."""
-    return {role: model for role, model in model_roles.items() if role.startswith(prefix)}

@@ -10,13 +10,11 @@ from typing import Any
 
 from ecom_tasks import construction
 from ecom_tasks.construction import (
-    Stage,
     file_sha256,
     given,
     log_vote_outcomes,
     logged_votes,
     open_build_folder,
-    roles_of,
     say,
     write_jsonl,
 )
@@ -90,22 +88,15 @@ def build(options: BuildOptions) -> BuildResult:
     )
     out = output.root
     pairs = load_pairs(options.pairs)
-    stage = Stage(
-        "votes",
-        "ecom_tasks/monbench_build_votes",
-        {
-            "data": str(Path(options.pairs).resolve()),
-            "data_sha256": file_sha256(options.pairs),
-            "voters": options.voters,
-            "temperature": options.temperature,
-            **given(max_tokens=options.max_tokens),
-        },
-        items=len(pairs),
-        calls_per_item=options.voters,
-        unit="voters",
-        model=options.model,
-        model_roles=roles_of(options.model_roles, VOTER_ROLE + "_"),
-    )
+    task_args = {
+        "data": str(Path(options.pairs).resolve()),
+        "data_sha256": file_sha256(options.pairs),
+        "voters": options.voters,
+        "temperature": options.temperature,
+        **given(max_tokens=options.max_tokens),
+    }
+    task = "ecom_tasks/monbench_build_votes"
+    stage = options.panel_stage("votes", task, task_args, len(pairs), options.voters, "voters", role=VOTER_ROLE)
     result = BuildResult()
     result.log = options.run(stage, output, lambda log: log_vote_outcomes(log, SCORER, stage.name), data=(DATA,))
     votes = logged_votes(result.log, SCORER)

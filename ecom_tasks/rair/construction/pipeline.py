@@ -20,7 +20,6 @@ from ecom_tasks.construction import (
     logged_votes,
     open_build_folder,
     place_image,
-    roles_of,
     say,
     write_jsonl,
 )
@@ -78,16 +77,8 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
     rules_args.update(temperature=options.rule_temperature, **given(seed=options.seed))
 
     def panel(name: str, args: dict[str, Any], items: int, seats: int, unit: str) -> Stage:
-        return Stage(
-            name,
-            f"ecom_tasks/rair_build_{name}",
-            {**common, **args},
-            items=items,
-            calls_per_item=seats,
-            unit=unit,
-            model=options.model,
-            model_roles=roles_of(options.model_roles, PANELS[name][0] + "_"),  # a stage's identity: its own roles only
-        )
+        task = f"ecom_tasks/rair_build_{name}"
+        return options.panel_stage(name, task, {**common, **args}, items, seats, unit, role=PANELS[name][0])
 
     intent_args = {"voters": options.voters, "temperature": options.temperature}
     visual_args = {**image_access_args(options.image_access), "vlms": options.vlms, "temperature": options.temperature}

@@ -1,9 +1,6 @@
-"""RAIR's construction stages as Inspect tasks (``ecom_tasks/rair_build_intent``, ``..._visual``, ``..._rules``).
-
-Each stage asks a panel (roles ``voter_1..k``, ``vlm_1..k``, ``annotator_1..k``, each the evaluated model
-unless bound) about the candidate pairs (``data``: RAIR records; their subset, intent and rule ids are
-ignored). Its scorer keeps every vote in the score's metadata and applies the paper's threshold for the
-log's own metric only: the build applies the thresholds it is given to those votes, without a model call.
+"""RAIR's construction stages as Inspect tasks (``ecom_tasks/rair_build_intent``, ``..._visual``, ``..._rules``;
+their panels: RAIR README, "Building the Hard and Visually Salient subsets"). A scorer keeps every vote in its
+score's metadata; its threshold sets only the log's own metric: the build applies the thresholds it is given.
 """
 
 from __future__ import annotations
