@@ -6,7 +6,6 @@ paper's rows in ``reference_results.csv``; ``ecom_tasks/report/`` renders them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +13,7 @@ from ecom_tasks.monbench.protocol import FORMATS, runs_for
 from ecom_tasks.monbench.schema import TASKS
 from ecom_tasks.monbench.variants import TASK_TITLES, VARIANTS
 from ecom_tasks.results import MergedRun
-from ecom_tasks.tables import Column, Slots, Table, assemble, finish, paper_rows, readable, run_row
+from ecom_tasks.tables import Column, Slots, Table, assemble, finish, json_value, paper_rows, readable, run_row
 
 DESIGN_NAMES = {"full": "perm", "cyclic": "cyclic", "canonical": "canonical"}
 EXCLUDED = ("task", "design", "formats", "shots")
@@ -23,10 +22,7 @@ EXCLUDED = ("task", "design", "formats", "shots")
 def design_text(design: str, formats: Any = None) -> str:
     """``perm (72 runs)``; ``perm (48 runs: label, content)`` when not every return format ran."""
     if isinstance(formats, str) and formats[:1] == "[":
-        try:
-            formats = json.loads(formats)
-        except json.JSONDecodeError:
-            pass
+        formats = json_value(formats)
     try:
         count = len(runs_for(design, formats))
         chosen = {run.format for run in runs_for(design, formats)}

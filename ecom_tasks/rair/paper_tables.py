@@ -14,7 +14,7 @@ from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS
 from ecom_tasks.rair.variants import VARIANTS
 from ecom_tasks.reference_results import reference_rows
 from ecom_tasks.results import MergedRun
-from ecom_tasks.tables import Column, Slots, Table, assemble, finish, info_value, paper_rows, run_row
+from ecom_tasks.tables import Column, Row, Slots, Table, assemble, finish, info_value, paper_rows, run_row
 
 METRICS = (("acc2", "Acc@2"), ("acc4", "Acc@4"), ("macro_f1", "Macro-F1"))
 #: Beside the headline Macro-F1: the strict reading's (exactly the requested output), so the share
@@ -104,10 +104,13 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
     def only(slots: Slots) -> MergedRun:
         return next(iter(slots.runs.values()))
 
+    def subset_table_rows(columns: Sequence[Column], rows: Sequence[Slots] = subset_rows) -> list[Row]:
+        return [run_row(slots, {c.key: only(slots).metrics.get(c.key) for c in columns}) for slots in rows]
+
     present = {name for slots in subset_rows for name in only(slots).metrics}
     industries = [(key_name(name), name) for name in INDUSTRIES if f"acc2/industry/{key_name(name)}" in present]
     columns = [Column("acc2", "All"), *(Column(f"acc2/industry/{slug}", name) for slug, name in industries)]
-    rows = [run_row(slots, {c.key: only(slots).metrics.get(c.key) for c in columns}) for slots in subset_rows]
+    rows = subset_table_rows(columns)
     refs = paper_rows("rair", "table7_industry", "fraction")
     add(
         "industry",
@@ -122,11 +125,7 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         Column("acc2", "All"),
         *(Column(f"acc2/intent/{i}", i) for i in INTENTS if f"acc2/intent/{i}" in present),
     ]
-    rows = [
-        run_row(slots, {c.key: only(slots).metrics.get(c.key) for c in columns})
-        for slots in subset_rows
-        if "acc2/intent/" in " ".join(only(slots).metrics)
-    ]
+    rows = subset_table_rows(columns, [s for s in subset_rows if "acc2/intent/" in " ".join(only(s).metrics)])
     add(
         "intent",
         "RAIR Acc@2 by hard intent (DJ ER SS QA NC MA)",
@@ -159,7 +158,7 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
     # Table 8's order, then anything else alphabetically: the same columns in the same order every time.
     dimensions = [name for name in palette if name in found] + sorted(found - set(palette))
     columns = [Column(name, name.split("/", 1)[1]) for name in dimensions]
-    rows = [run_row(slots, {c.key: only(slots).metrics.get(c.key) for c in columns}) for slots in subset_rows]
+    rows = subset_table_rows(columns)
     add(
         "errors",
         "RAIR errors by the gold rule's mismatch dimension (Fig. 5)",
