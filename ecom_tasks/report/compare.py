@@ -86,12 +86,12 @@ def _ecomeval_outcome(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> A
 
 def _rmir_summary(outcomes: list[Any]) -> Mapping[str, float]:
     from ecom_tasks.plugins import select_metrics
-    from ecom_tasks.rmir.scoring import summarize
+    from ecom_tasks.rmir.metrics import summarize
     from ecom_tasks.scorers.kinds import RANKING
 
     # The cut-offs a run computed are the keys its outcomes carry (recall@<k>, ndcg@<k>, mrr).
     names = {key for outcome in outcomes[:1] for key in outcome.values}
-    return summarize(outcomes, [spec for spec in select_metrics(RANKING) if spec.name in names])
+    return summarize(outcomes, [spec.name for spec in select_metrics(RANKING) if spec.name in names])
 
 
 def _rmir_outcome(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,8 +14,7 @@ from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.plugins import parse_metric_names, retrievers, select_metrics
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput, reads_images
 from ecom_tasks.rmir.index import PoolIndex
-from ecom_tasks.rmir.metrics import QueryOutcome, ranking_outcome
-from ecom_tasks.rmir.metrics import summarize as summarize_outcomes
+from ecom_tasks.rmir.metrics import ranking_outcome
 from ecom_tasks.rmir.schema import RmirData, load_data
 from ecom_tasks.rmir.variants import RANK_DEPTH, parse_cache, parse_k, parse_mode
 from ecom_tasks.scorers.kinds import RANKING, recall_at
@@ -201,8 +200,3 @@ class Retrieval:
         ranked = [index.ids[i] for i in rows[0]]
         outcome = ranking_outcome(ranked, positives, specs)
         return QueryResult({**outcome, **flags}, ranked, [float(s) for s in scores[0]], "ok")
-
-
-def summarize(outcomes: Iterable[QueryOutcome], specs: Sequence[MetricSpec]) -> dict[str, float]:
-    """All RMIR metrics for the selected ranking specs (see ``metrics.summarize``)."""
-    return summarize_outcomes(list(outcomes), [spec.name for spec in specs])
