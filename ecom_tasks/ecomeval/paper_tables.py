@@ -1,12 +1,4 @@
-"""EcomEval's tables in the report: the paper's Tables 2, 3 and 4, with our per-difficulty and per-task tables (0-100).
-
-Rows are filled from runs of the EcomEval tasks (``ecom_tasks.results``) beside the
-paper's rows in ``reference_results.csv``; ``ecom_tasks/report/`` renders them.
-
-The per-task table has a row per task of EcomEval's list (:mod:`ecom_tasks.ecomeval.tasks`) for
-each run, in the list's order, blank where the run has no item of the task; a run's tasks
-outside the list are in a table of their own.
-"""
+"""EcomEval's tables in the report: the paper's Tables 2, 3 and 4, with our per-difficulty and per-task tables (0-100)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""MonBench's tables in the report: the paper's Table 2, accuracy by position (Fig. 3) and return format (Fig. 4), robustness.
-
-Rows are filled from runs of the MonBench tasks (``ecom_tasks.results``) beside the
-paper's rows in ``reference_results.csv``; ``ecom_tasks/report/`` renders them.
-"""
+"""MonBench's tables in the report: the paper's Table 2, accuracy by position (Fig. 3) and return format (Fig. 4), robustness."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""RAIR's tables in the report: the paper's Tables 4, 5 and 7 and Fig. 5, with our per-intent and confusion tables.
-
-Rows are filled from runs of the RAIR tasks (``ecom_tasks.results``) beside the
-paper's rows in ``reference_results.csv``; ``ecom_tasks/report/`` renders them.
-"""
+"""RAIR's tables in the report: the paper's Tables 4, 5 and 7 and Fig. 5, with our per-intent and confusion tables."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The report's page and markdown file as Jinja2 templates (rendered by ``render.py``).
-
-Every value that reaches a template may come from a shared log (model, task and
-benchmark names, settings, metric names, error messages), so nothing is pasted
-into markup by hand: the HTML environment escapes every ``{{ }}`` (autoescape)
-and the markdown environment runs every ``{{ }}`` through ``render.md_escape``
-(its ``finalize``). Only the text written literally below is markup.
+"""The report's page and markdown file as Jinja2 templates (rendered by ``render.py``, whose environments
+escape every value: a log's names are data). Only the text written literally below is markup.
 """
 
 from __future__ import annotations

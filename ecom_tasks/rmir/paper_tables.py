@@ -1,8 +1,4 @@
-"""RMIR's table in the report: the paper's Table 2 (Recall@20 / Recall@50 per reasoning category) and our ranking metrics.
-
-Rows are filled from runs of the RMIR tasks (``ecom_tasks.results``) beside the
-paper's rows in ``reference_results.csv``; ``ecom_tasks/report/`` renders them.
-"""
+"""RMIR's table in the report: the paper's Table 2 (Recall@20 / Recall@50 per reasoning category) and our ranking metrics."""
 
 from __future__ import annotations
 
