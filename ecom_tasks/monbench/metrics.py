@@ -110,17 +110,15 @@ def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, 
     return summary
 
 
-def _strict_view(table: np.ndarray) -> np.ndarray:
-    """The table with the strict reading in the ``correct`` and ``invalid`` columns."""
+def _strict_summary(table: np.ndarray, specs: Sequence[MetricSpec], confidence: float) -> dict[str, float]:
+    """The strict reading's metrics of an outcome table: the selected ``choice_runs`` metrics computed with
+    the strict numbers in the ``correct`` column, and the strict invalid rate, suffixed ``_strict``."""
     strict = table.copy()
-    strict[:, [_COLUMN["correct"], _COLUMN["invalid"]]] = table[:, [_COLUMN[name] for name in STRICT_NUMBERS]]
-    return strict
-
-
-def strict_summary(table: np.ndarray, specs: Sequence[MetricSpec], confidence: float = 0.95) -> dict[str, float]:
-    """The strict reading's metrics of a strict outcome table: the selected ``choice_runs`` metrics
-    and the invalid rate, suffixed ``_strict``."""
-    result = {**compute_metrics(specs, choice_runs(table, confidence)), "invalid_rate": _mean(_col(table, "invalid"))}
+    strict[:, _COLUMN["correct"]] = _col(table, "correct_strict")
+    result = {
+        **compute_metrics(specs, choice_runs(strict, confidence)),
+        "invalid_rate": _mean(_col(table, "invalid_strict")),
+    }
     return {f"{key}{STRICT_SUFFIX}": value for key, value in result.items()}
 
 
@@ -155,14 +153,9 @@ def summarize(
     category_weights: Mapping[str, float] | None = None,
     confidence: float = 0.95,
 ) -> dict[str, float]:
-    """All metrics; with several tasks, per-task keys are prefixed ``<task>/``.
-
-    The selected ``choice_runs`` metrics (``specs``) are computed on the whole
-    table: for ``acc``/``acc_ci`` that is the unweighted task mean with its CI
-    over runs (each run averaged over tasks), Table 2's "Avg.". MonBench's own
-    breakdowns at the top level are unweighted means of the per-task values. Outcomes that carry
-    the strict reading also give its metrics (``acc_strict``, ``invalid_rate_strict``, ...).
-    """
+    """All metrics of the README's "Metrics" table; with several tasks, per-task keys are prefixed ``<task>/``,
+    the selected ``choice_runs`` metrics (``specs``) are computed on the whole table and MonBench's own
+    breakdowns at the top level are unweighted means of the per-task values."""
     outcomes = list(outcomes)
     table = outcome_table(outcomes, task_names, format_names)
     with_strict = not np.isnan(table[:, [_COLUMN[name] for name in STRICT_NUMBERS]]).any()
@@ -173,7 +166,7 @@ def summarize(
         if breakdown:
             result.update(task_breakdown(part, format_names))
         if with_strict:
-            result.update(strict_summary(_strict_view(part), specs, confidence))
+            result.update(_strict_summary(part, specs, confidence))
         return result
 
     if len(tasks) <= 1:

@@ -1,21 +1,9 @@
-"""RAIR's metric maths: graded relevance on L1-L4 with breakdowns and mismatch dimensions.
+"""RAIR's metric maths: graded relevance on L1-L4 with breakdowns and mismatch dimensions (README "Metrics").
 
-An :class:`Outcome` is one item's answer: the numbers epochs reduce (Inspect's ``Score.value``) and
-the item's groups (Inspect: from the sample's metadata; lm-eval: carried beside the numbers in the
-per-document object). Its numbers, besides the label outcome of ``ecom_tasks.scorers.labels``
-(``gold``, ``pred_L1`` .. ``pred_L4``, ``pred_invalid``):
-
-``acc4`` / ``acc2`` per-item correctness on 4 levels / on {L1,L2} vs {L3,L4}
-``dim_scored``    1 when gold and prediction are both L2 and the gold dimension is known
-``dim_match``     1 when, in addition, the answer named the gold dimension
-``truncated``     1 when the reply stopped on the token limit
-``context_exceeded`` 1 when the server refused the prompt as longer than its context
-``strict_pred_L1`` .. ``strict_pred_invalid``, ``strict_acc4``, ``strict_acc2``: the same for the
-                  strict reading of the reply (exactly the requested output); absent in old logs
-
-The headline metrics (Acc@2, Acc@4, Macro-F1 and any plugin metric of the
-``labels`` kind) are the registered metric specs, computed by
-``scorers.labels.summarize_labels``.
+An :class:`Outcome` is one item's answer: the numbers epochs reduce (Inspect's ``Score.value``) and the
+item's groups. Its numbers, besides the label outcome of ``ecom_tasks.scorers.labels``: ``acc4``, ``acc2``,
+``dim_scored`` (gold and prediction both L2, the gold dimension known), ``dim_match`` (and the answer named
+it), ``truncated``, ``context_exceeded``, and the strict reading's ``strict_*`` (absent in old logs).
 """
 
 from __future__ import annotations
@@ -107,13 +95,8 @@ def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
 
 
 def headline(outcomes: Sequence[Numbers], specs: Sequence[MetricSpec], *, group: bool = False) -> dict[str, float]:
-    """The selected label metrics, invalid and truncated rates, item count, from the items' numbers.
-
-    Overall, Macro-F1 averages all four levels (Eq. 7, C = 4). In a breakdown
-    ``group`` it averages the levels present among the group's gold labels: a
-    group where a level never occurs would otherwise lose that level's F1 of 0
-    (a perfect group would score 0.75).
-    """
+    """The selected label metrics, invalid and truncated rates, item count, from the items' numbers; in a
+    breakdown ``group`` Macro-F1 averages the levels present among its gold labels (README "Metrics")."""
     result = summarize_labels(outcomes, LEVELS, specs, RELEVANT, present_only=group)
     truncated = [float(o.get("truncated", 0)) for o in outcomes]
     result["truncated_rate"] = sum(truncated) / len(truncated) if truncated else NAN
@@ -171,15 +154,9 @@ def summarize(
     groups: Mapping[str, Sequence[str]] | None = None,
     dimensions: Sequence[str] = (),
 ) -> dict[str, float]:
-    """Every metric as a flat dict; group and dimension keys only for those present.
-
-    ``specs`` are the selected ``labels``-kind metrics. ``groups`` maps an
-    outcome's group field (``industry``, ``intent``) to its names. Keys: each spec's name,
-    ``invalid_rate n l2_dim_acc``, ``<name>_strict`` and
-    ``invalid_rate_strict`` (the strict reading, when the outcomes carry it),
-    ``<metric>/<field>/<name>``, ``confusion/<gold>/<pred>``,
-    ``error_share/<dimension>``.
-    """
+    """Every metric of the README's "Metrics" table as a flat dict; group and dimension keys only for those
+    present. ``specs``: the selected ``labels``-kind metrics; ``groups``: an outcome's group field
+    (``industry``, ``intent``) -> its names."""
     numbers = [o.numbers for o in outcomes]
     result = headline(numbers, specs)
     # Old logs carry no strict reading: their strict keys are absent, not made up.

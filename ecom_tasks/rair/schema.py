@@ -138,13 +138,8 @@ def _label(row: Row, problems: list[Problem]) -> str:
 
 
 def canonical_industry(value: str) -> str:
-    """The industry a record is stored under.
-
-    A value equal to one of the 14 :data:`INDUSTRIES` up to case, or a Chinese
-    name in :data:`INDUSTRY_ALIASES_ZH`, becomes that English name. Any other
-    value is kept as given: such a record counts in the overall metrics but in
-    no per-industry row (per-industry reports list :data:`INDUSTRIES` only).
-    """
+    """The industry a record is stored under: one of :data:`INDUSTRIES` (up to case, or a Chinese alias), else
+    the value as given (README "Data")."""
     return _INDUSTRY_LOOKUP.get(value.strip().casefold(), value.strip())
 
 

@@ -1,9 +1,6 @@
 """lm-eval glue for MonBench: documents and the task class (thin; the benchmark is in ``ecom_tasks.monbench``).
 
-The variant (tasks, design, formats) is fixed by the task's YAML; the ``--metadata`` keys are in the
-README's settings table (``questions``: lm-eval's ``--limit`` counts documents, and a document is one
-run). ``shots`` and ``questions`` are written into the task config's ``metadata``, so the results
-file records them. Every run reports both readings of each reply: ``acc`` and ``acc_strict``.
+The variant is fixed by the task's YAML; the ``--metadata`` keys are in the README's settings table.
 """
 
 from __future__ import annotations
