@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import re
 import time
@@ -172,12 +173,10 @@ class _ServerRotation:
     """A Ray actor handing out embedding servers in turn, one per pool worker."""
 
     def __init__(self, urls: list[str]) -> None:
-        self.urls, self.given = list(urls), 0
+        self.urls = itertools.cycle(urls)
 
     def next(self) -> str:
-        url = self.urls[self.given % len(self.urls)]
-        self.given += 1
-        return url
+        return next(self.urls)
 
 
 class PoolWorker:
