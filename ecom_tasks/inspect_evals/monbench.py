@@ -34,12 +34,9 @@ FIXTURES = "ecom_tasks/fixtures/monbench"
 
 @metric
 def monbench_summary(category_weights: dict[str, float] | None = None, metrics: list[str] | None = None) -> Metric:
-    """MonBench metrics: the selected ``choice_runs`` metrics (acc, acc_ci, plugins') and the same on
-    the strict reading (``acc_strict`` ...), by position,
-    by format, consistency, invalid, mismatch and truncated rates, and the share of runs whose prompt
-    the server refused as longer than its context. The runs' numbers come from ``Score.value`` (every run
-    of a question, packed: epoch reduction and re-scoring work), the question's groups (task, category)
-    from the sample's metadata, which Inspect keeps through epoch reduction."""
+    """MonBench's metrics (README "Metrics"). The runs' numbers come from ``Score.value`` (every run of a
+    question, packed: epoch reduction and re-scoring work), the question's groups (task, category) from
+    the sample's metadata, which Inspect keeps through epoch reduction."""
     specs = select_metrics(CHOICE_RUNS, metrics)
     weights = {int(k): float(v) for k, v in (category_weights or {}).items()}
 

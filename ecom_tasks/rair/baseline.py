@@ -159,10 +159,6 @@ def classify_query(query: str) -> str:
     return "Other"
 
 
-def _construction_fields(text: str) -> dict[str, str]:
-    return {name: value.strip() for name, value in _FIELD.findall(text)}
-
-
 def visual_need(fields: dict[str, str]) -> int:
     """1 when a query term that names something visible (colour, pattern, cut, set size, material,
     season) is missing from the item's text, so only the image can settle it; else 0."""
@@ -194,7 +190,7 @@ def respond_rair_construction(messages: Sequence[tuple[str, str]]) -> str | None
 
     system = "\n".join(t for role, t in messages if role == "system")
     user = "\n".join(t for role, t in messages if role == "user")
-    fields = _construction_fields(user)
+    fields = {name: value.strip() for name, value in _FIELD.findall(user)}
     if f"[{INTENT_VERSION}]" in system:
         return f"<think>Surface cues of the query.</think>\n<answer>{classify_query(fields.get('Query', ''))}</answer>"
     if f"[{VISUAL_VERSION}]" in system:

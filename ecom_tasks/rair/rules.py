@@ -78,11 +78,7 @@ class RuleSet:
         return "\n".join(lines)
 
     def dimension_of(self, rule_id: str) -> str | None:
-        """The dimension a rule id belongs to: from the rule table, else from its prefix.
-
-        Prefix fallback (``"Brand-3"``, ``"COLOR_01"``, ``"颜色-2"``) lets gold
-        ``rule_ids`` of other rule files be tabulated by dimension.
-        """
+        """The dimension a rule id belongs to: from the rule table, else from its prefix (README "Rules")."""
         rule = self.rule(rule_id)
         if rule is not None:
             return rule.dimension
@@ -234,11 +230,7 @@ def load_rules(spec: str | None) -> RuleSet | None:
 
 
 def provenance(ruleset: RuleSet | None) -> dict[str, str]:
-    """What a result records about the rules shown: version, sha256 of the file, and its source.
-
-    ``rules_source`` is ``builtin`` for our own document (not the paper's rule
-    file), a path for a user's file, ``none`` without rules.
-    """
+    """What a result records about the rules shown (README "Settings"): source, version, sha256 of the file."""
     if ruleset is None:
         return {"rules_source": NONE, "rules_version": NONE, "rules_sha256": ""}
     return {"rules_source": ruleset.source, "rules_version": ruleset.version, "rules_sha256": ruleset.sha256}
