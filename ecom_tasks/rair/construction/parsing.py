@@ -151,15 +151,7 @@ def parse_rule_ids(reply: str | None, allowed: Iterable[str], *, prompt: Prompt 
     if content.casefold() in _NONE:
         return Vote(())
     lookup = {rule_id.casefold(): rule_id for rule_id in allowed}
-    chosen: list[str] = []
-    unknown: list[str] = []
-    for token in _SPLIT.split(content.strip("[]")):
-        token = token.strip("[]()`*.\"'")
-        if not token:
-            continue
-        rule_id = lookup.get(token.casefold())
-        if rule_id is None:
-            unknown.append(token)
-        elif rule_id not in chosen:
-            chosen.append(rule_id)
-    return Vote(tuple(chosen), ANSWERED, tuple(unknown))
+    tokens = [token for raw in _SPLIT.split(content.strip("[]")) if (token := raw.strip("[]()`*.\"'"))]
+    chosen = dict.fromkeys(lookup[token.casefold()] for token in tokens if token.casefold() in lookup)
+    unknown = tuple(token for token in tokens if token.casefold() not in lookup)
+    return Vote(tuple(chosen), ANSWERED, unknown)
