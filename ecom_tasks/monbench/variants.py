@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from ecom_tasks.monbench.protocol import FORMATS
 from ecom_tasks.monbench.schema import TASKS
 
-#: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``): None leaves it to
-#: the server (vLLM: what is left of the context), so no well-configured server refuses the request. Set
-#: one to cap a reasoning model (README: output limits).
+#: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``); why None: README "Settings".
 MAX_TOKENS = None
 
 #: Task version, read by the Inspect tasks and written into the lm-eval YAML: bumped when scores stop

@@ -25,11 +25,7 @@ LANGUAGES = ("zh", "en")
 #: Hard-subset intents (Sec. 4.2, Table 2), in the paper's order.
 INTENTS = ("DJ", "ER", "SS", "QA", "NC", "MA")
 
-#: The 14 industries. The first nine are named in the paper's text (Sec. 4.1,
-#: App. A Table 7, App. B.1); Figure 8, which lists all 14, is an image in our
-#: copy, so the last five are our reconstruction (see README "Deviations").
-#: These are the rows of per-industry reports; a record's ``industry`` may be
-#: any other text too (see :func:`canonical_industry`).
+#: The 14 industries, the rows of per-industry reports; the last five are our reconstruction (README "Deviations").
 INDUSTRIES = tuple(
     "Fashion & Apparel|Home Furnishing|Daily Consumer Goods|Toys & Trendy Items|Food & Fresh Products|Automotive|"
     "Healthcare|Industrial & Agricultural|Customized Services|Beauty & Cosmetics|Consumer Electronics|"

@@ -16,9 +16,7 @@ from ecom_tasks.rair.rules import BUILTIN, NONE
 #: 1.3: a per-item outcome holds only the numbers epochs reduce; groups come from the item (scores unchanged).
 TASK_VERSION = "1.3"
 
-#: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``): None leaves it to
-#: the server (vLLM: what is left of the context), so no well-configured server refuses the request. Set
-#: one to cap a reasoning model (README: output limits).
+#: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``); why None: README "Settings".
 MAX_TOKENS = None
 
 
