@@ -37,12 +37,8 @@ class IntentDecision:
 
 
 def intent_decision(votes: Sequence[str | None], min_votes: int = MIN_VOTES) -> IntentDecision:
-    """A query is hard when at least ``min_votes`` voters give it the same hard intent.
-
-    Eq. 2 counts voters naming *some* hard intent; the text of Sec. 4.2 asks
-    them to agree on the query's specific class, and a RAIR record needs one
-    intent, so the same class must reach the quorum. ``hard_votes`` keeps Eq. 2's count.
-    """
+    """A query is hard when at least ``min_votes`` voters give it the same hard intent: stricter than Eq. 2,
+    whose count ``hard_votes`` keeps (why: RAIR README, "Building the Hard and Visually Salient subsets")."""
     winner, status = quorum(votes, min_votes)
     hard_votes = sum(1 for v in votes if v in INTENTS)
     counts = Counter(v for v in votes if v is not None)
