@@ -120,13 +120,10 @@ def _plain(value: Any) -> Any:
 
 
 def finished_items(folder: str | os.PathLike[str], stage: Stage) -> int:
-    """How many of the stage's items an earlier run in ``folder`` finished without an error: from a
-    finished, cancelled or failed log, or a killed run's log that Inspect can recover (0 when none)."""
+    """How many of the stage's items an earlier run in ``folder`` (an existing folder) finished without an error:
+    from a finished, cancelled or failed log, or a killed run's log that Inspect can recover (0 when none)."""
     from inspect_ai.log import list_eval_logs, read_eval_log, read_eval_log_sample_summaries, recoverable_eval_logs
 
-    folder = Path(folder)
-    if not folder.is_dir():
-        return 0
     best = 0
     recoverable = None
     for info in list_eval_logs(str(folder), recursive=False):
