@@ -107,11 +107,6 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else NAN
 
 
-def mismatch_dimension_accuracy(outcomes: Sequence[Numbers]) -> float:
-    """Among gold-L2 items predicted L2 with a known gold dimension: share naming that dimension."""
-    return _ratio(sum(float(o["dim_match"]) for o in outcomes), sum(float(o["dim_scored"]) for o in outcomes))
-
-
 def mismatch_dimension_table(outcomes: Sequence[Outcome], dimensions: Sequence[str]) -> dict[str, dict[str, float]]:
     """Per gold dimension: items, Acc@4 errors, share of all errors, Acc@4, and which dimensions the
     model named when it answered L2 (``pred:<dimension>``, weighted by the answer's share of L2)."""
@@ -163,7 +158,10 @@ def summarize(
     if numbers and all(f"{STRICT_PREFIX}acc4" in n for n in numbers):
         strict = headline([strict_view(n) for n in numbers], specs)
         result.update({key: strict[key.removesuffix(STRICT_SUFFIX)] for key in strict_keys(specs)})
-    result["l2_dim_acc"] = mismatch_dimension_accuracy(numbers)
+    # Among gold-L2 items predicted L2 with a known gold dimension: the share naming that dimension.
+    result["l2_dim_acc"] = _ratio(
+        sum(float(n["dim_match"]) for n in numbers), sum(float(n["dim_scored"]) for n in numbers)
+    )
     for field, names in (groups or {}).items():
         for name in names:
             members = [o.numbers for o in outcomes if getattr(o, field) == name]
