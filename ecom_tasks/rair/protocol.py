@@ -1,9 +1,4 @@
-"""RAIR protocol: records of one subset -> what a model is asked, with the facts scoring needs.
-
-A variant (see ``variants.py``) fixes the subset, the rules shown and whether
-the item image is attached; every record is asked in its own language, and
-the static system prompt depends only on (language, rules, image mode).
-"""
+"""RAIR protocol: records of one subset -> what a model is asked (README "Prompt"), with the facts scoring needs."""
 
 from __future__ import annotations
 
