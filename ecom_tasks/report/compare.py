@@ -7,6 +7,7 @@ benchmark's design (:data:`DESIGNS`, docs/comparisons.md) demands.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter, defaultdict
@@ -414,7 +415,7 @@ def compare_runs(
         measure = stats.Measure(design.summarize)
         for name in metrics:
 
-            def record(kind: str, value: stats.Estimate | stats.Difference, **more: Any) -> Record:
+            def record(kind: str, value: stats.Estimate, **more: Any) -> Record:
                 interval = (value.estimate, value.ci_low, value.ci_high, value.n)
                 where = (benchmark, task, name, kind, *interval, design.unit)  # noqa: B023 (called in this iteration)
                 return Record(*where, seed=seed, n_resamples=n_resamples, **more)
@@ -597,10 +598,9 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[T
         paper = [Column("paper_ci", "paper's ± over runs")] if any(r.paper_ci is not None for r in models) else []
         columns = [*_interval_columns(metric), unit, *paper]
         rows = [_row(r, r.model, f"rank {rank}", r.framework, columns) for rank, r in enumerate(models, 1)]
+        table = functools.partial(Table, benchmark, display=display)
         title = f"Which model is better: {task}, {metric}"
-        tables.append(
-            Table(benchmark, slug, title, columns, rows, display=display, note=f"Models ranked by {metric}; {design}.")
-        )
+        tables.append(table(slug, title, columns, rows, note=f"Models ranked by {metric}; {design}."))
         if not pairs:
             continue
         columns_a = list(dict.fromkeys(r.a or "" for r in pairs))
@@ -610,13 +610,11 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[T
             row.cells[r.a or ""] = r.estimate
             row.marks[r.a or ""] = _mark(r.p_adjusted)
         tables.append(
-            Table(
-                benchmark,
+            table(
                 f"{slug}_pairs",
                 f"Paired differences: {task}, {metric} (row − column)",
                 [Column(a, f"− {a}") for a in columns_a],
                 list(matrix_rows.values()),
-                display=display,
                 note="Each cell is the row model's value minus the column model's on the items both ran. "
                 "* Holm-adjusted p < 0.05, ** < 0.01, *** < 0.001 (over the pairs of this metric).",
             )
@@ -629,13 +627,11 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[T
             unit,
         ]
         tables.append(
-            Table(
-                benchmark,
+            table(
                 f"{slug}_tests",
                 f"Paired tests: {task}, {metric}",
                 columns,
                 [_row(r, f"{r.b} − {r.a}", r.test, "", columns) for r in pairs],
-                display=display,
                 note=f"{design}; tests: exact McNemar (per-item right or wrong) or a paired permutation test. "
                 "'Detectable': the smallest difference this many units detect with 80% power at alpha 0.05.",
             )
@@ -645,13 +641,11 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[T
             if against:
                 columns = _interval_columns("b − baseline")
                 tables.append(
-                    Table(
-                        benchmark,
+                    table(
                         f"{slug}_forest",
                         f"Against {against[0].a}: {task}, {metric}",
                         columns,
                         [_row(r, r.b, "vs baseline", "", columns) for r in against],
-                        display=display,
                         note=f"Every model minus the baseline, with its 95% interval ({design}).",
                         plot="forest",
                     )

@@ -91,16 +91,11 @@ class Estimate:
 
 
 @dataclass(frozen=True)
-class Difference:
+class Difference(Estimate):
     """``b - a`` on the same units, its interval, its test, and what the run could have detected."""
 
-    estimate: float
-    ci_low: float
-    ci_high: float
-    n: int
     p_value: float
     test: str
-    se: float
     min_detectable: float
     unit_sd: float
 
@@ -293,11 +288,11 @@ def compare(
     n = len(a)
     value = measure.all(b, metric) - measure.all(a, metric)
     if n < 2 or not math.isfinite(value):
-        return Difference(value, math.nan, math.nan, n, math.nan, "none", math.nan, math.nan, math.nan)
+        return Difference(value, math.nan, math.nan, n, math.nan, math.nan, "none", math.nan, math.nan)
 
     samples, fixed = _strata_samples(a)
     if not samples:
-        return Difference(value, value, value, n, math.nan, "none", 0.0, math.nan, math.nan)
+        return Difference(value, value, value, n, 0.0, math.nan, "none", math.nan, math.nan)
 
     def resampled(*picked: np.ndarray) -> float:
         chosen = np.concatenate([*picked, fixed])
@@ -311,7 +306,7 @@ def compare(
     else:
         p_value, test = _permutation_p(a, b, measure, metric, n_resamples, seed), "paired_permutation"
     unit_sd = se * math.sqrt(n)
-    return Difference(value, low, high, n, p_value, test, se, min_detectable(unit_sd, n), unit_sd)
+    return Difference(value, low, high, n, se, p_value, test, min_detectable(unit_sd, n), unit_sd)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
