@@ -104,12 +104,8 @@ def fixtures_dir(benchmark: str) -> Path:
     return Path(str(resources.files("ecom_tasks") / "fixtures" / benchmark))
 
 
-def _data_format(path: Path) -> str | None:
-    return _FORMAT_BY_SUFFIX.get(path.suffix.lower())
-
-
 def _is_data_file(path: Path) -> bool:
-    return _data_format(path) is not None
+    return path.suffix.lower() in _FORMAT_BY_SUFFIX
 
 
 def refusal(path: Path | str, error: files.FileRefused) -> Problem:
@@ -215,7 +211,7 @@ def _csv_problem(path: Path, inside: Path | None) -> Problem | None:
 
 def _load_file(path: Path, inside: Path | None = None) -> list[Row]:
     """The rows of one data file (``inside``: the folder it was listed from, which it must not leave)."""
-    fmt = _data_format(path)
+    fmt = _FORMAT_BY_SUFFIX.get(path.suffix.lower())
     if fmt is None:
         raise DataValidationError([Problem(str(path), 0, "-", f"unsupported file type {path.suffix!r}")])
     try:

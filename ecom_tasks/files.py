@@ -1,30 +1,12 @@
-"""Every file this package reads or writes goes through here.
+"""Every file this package reads or writes goes through here; docs/security.md ("Files in and out") states the rules.
 
-Teams run these commands on folders colleagues share, so every path is hostile
-until checked. The rules, in one place:
-
-Reading
-  - Only regular files are read: a FIFO, socket or device is refused by name
-    (opened non-blocking, then checked with ``fstat``, so a FIFO never hangs us).
-  - A file reached through a symlink that leaves the folder the user named
-    (``inside=``) is refused; a folder walk never descends a symlinked folder.
-  - JSON is decoded strictly: too deep, a huge integer, ``NaN``/``Infinity``
-    where a number must be finite, or bytes that are not UTF-8 are a
-    ``file:row:field`` problem, never a traceback.
-  - Arrays (``.npz``) are checked from their headers (shape, dtype) before any
-    data is read, so a small compressed file cannot declare a huge array.
-
-Writing (:class:`OutputFolder`)
-  - Every file lands inside the output folder the user named: a relative name,
-    no ``..``, and no symlink anywhere below the folder (a planted link at a
-    name or a sub-folder is refused or replaced, never written through).
-  - A file is written to a temporary file created exclusively (random name,
-    same folder), fsynced, then renamed over the destination: a kill leaves
-    the old file or the new one.
-  - A folder is removed only when it is a real folder below the output folder.
-  - An output that is, or lies inside, an input of the command is refused
-    before any work; :meth:`OutputFolder.check_writable` says so before the
-    first model call.
+Shared folders make every path hostile until checked. Reading: regular files only (opened non-blocking, then
+checked with ``fstat``, so a FIFO never hangs us); nothing through a symlink leaving ``inside=``, and no walk into a
+symlinked folder; strict JSON (too deep, a huge integer, ``NaN`` where a number must be finite, not UTF-8: a
+``file:row:field`` problem); ``.npz`` arrays checked from their headers before any data is read. Writing
+(:class:`OutputFolder`): a relative name below the folder, never through a symlink; an exclusive temporary file in
+the same folder, fsynced, renamed over the target (a kill leaves the old file or the new); a folder removed only when
+it is a real one below the output folder; an output that is, or lies inside, an input refused before any work.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Images in benchmark rows: resolved to what a model or embedder takes, checked with pillow at load time.
 
 An image cell (RAIR, EcomEval, RMIR) is a path relative to the data file, a ``data:`` URI, an http(s)
-URL, a ``datasets`` Image feature or a decoded PIL image. A missing, refused or undecodable image is a
-``file:row:field`` problem. By default (:class:`ImageAccess`) only files inside the data file's folder
-are read; paths leaving it and URLs need ``allow_outside_images`` / ``allow_url_images``. An allowed URL
-is fetched at load time (size cap, Content-Type check) and sent on as a ``data:`` URI, so a dead link
-fails at load, not mid-run. Pillow is capped at :data:`MAX_IMAGE_PIXELS`; files open as ``files.py``
-opens them (a FIFO at an image path is a problem naming it, never a hang).
+URL, a ``datasets`` Image feature or a decoded PIL image; a bad one is a ``file:row:field`` problem.
+What may be read, fetched and decoded (:class:`ImageAccess`, the caps below): docs/security.md,
+"What the loaders read".
 """
 
 from __future__ import annotations

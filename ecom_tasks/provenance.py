@@ -1,11 +1,7 @@
 """What a run ran on and under which protocol: the facts every task records with its results.
 
-:func:`task_metadata` assembles them (the Inspect adapters put it in ``Task.metadata``, the log's
-``eval.metadata``; docs/reports.md describes them): benchmark, task and prompt versions,
-``data_location`` (as given, or ``ecom_tasks/fixtures/<benchmark>``), ``data_sha256`` (what
-``sha256sum FILE`` prints; for a folder, the SHA-256 of the ``<hex>  <name>`` listing of the data
-files :func:`ecom_tasks.data.data_files` reads, sorted by name), or a hub id's ``data_revision``, and
-the protocol settings. ``ecom-tasks report`` reads them (``ecom_tasks/report/runs.py``).
+:func:`task_metadata` assembles them for ``Task.metadata`` (docs/reports.md, "What a run records");
+``ecom-tasks report`` reads them (``ecom_tasks/report/runs.py``).
 """
 
 from __future__ import annotations
@@ -52,7 +48,8 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def content_sha256(source: str | os.PathLike[str]) -> str:
-    """SHA-256 of a local data file, or of the ``sha256sum`` listing of a folder's data files."""
+    """SHA-256 of a local data file, or of the ``sha256sum`` listing (``<hex>  <name>``, sorted by name) of
+    the data files :func:`ecom_tasks.data.data_files` reads in a folder."""
     path = Path(os.fspath(source)).expanduser()
     found = data_files(path)
     if path.is_file():
@@ -96,10 +93,8 @@ def task_metadata(
     fixtures: str | None = None,
     **protocol: Any,
 ) -> dict[str, Any]:
-    """The facts a run records (module docstring); ``protocol``: the settings that define it.
-
-    ``fixtures`` defaults to :func:`fixtures_location` of ``benchmark``.
-    """
+    """The facts a run records; ``protocol``: the settings that define it; ``fixtures``: the bundled
+    default's location (default :func:`fixtures_location` of ``benchmark``)."""
     return {
         "benchmark": benchmark,
         "task_version": task_version,

@@ -1,16 +1,9 @@
 """One evaluation's results as the report and each benchmark's paper tables see them: :class:`Run`.
 
-A :class:`Run` is one task of one evaluation: benchmark, task (the Inspect task
-or lm-eval task/group name), framework, model, settings, metrics (names as the
-scorer wrote them, lm-eval's ``,<filter>`` suffix dropped), status and source;
-a :class:`MergedRun` is the runs that share a key, numbers from the latest.
-``ecom_tasks.report.runs`` reads Inspect logs and lm-eval results into them.
-
-Model names (:func:`model_alias`; docs/reports.md, "One model, one name"): the tables name a model
-by what was served, so the same model run in both frameworks is one model: ``ecom/baseline`` for the
-baseline, ``<m>`` for a model on a server you run (the providers and model types below), Inspect's
-provider prefix for lm-eval's hosted-API models (``openai-chat-completions`` ``model=gpt-4o`` is
-``openai/gpt-4o``); any other name as recorded. The two frameworks' rows stay separate (``source``).
+A :class:`Run` is one task of one evaluation (metric names as the scorer wrote them, lm-eval's
+``,<filter>`` suffix dropped); a :class:`MergedRun` is the runs that share a key, numbers from the
+latest. ``ecom_tasks.report.runs`` reads Inspect logs and lm-eval results into them; how a model is
+named (:func:`model_alias`) is docs/reports.md, "One model, one name".
 """
 
 from __future__ import annotations
@@ -57,7 +50,7 @@ _BASELINE_NAMES = frozenset({"ecom/baseline", "ecom-baseline"})
 
 
 def model_alias(framework: str, model: str) -> str:
-    """The name a model has in the tables (the module docstring states the rule)."""
+    """The name a model has in the tables (docs/reports.md, "One model, one name")."""
     if model in _BASELINE_NAMES:
         return BASELINE
     if framework == LM_EVAL:
