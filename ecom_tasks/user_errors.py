@@ -1,9 +1,6 @@
 """How an ``EcomTasksError`` (bad data, a missing setting) reaches the user: a short message, not a traceback.
 
-Our own commands catch it with :func:`short_errors`. For ``inspect eval`` and plain ``lm_eval`` it leaves
-the framework uncaught, so :func:`install_excepthook` (run when either imports our entry point) puts a
-``sys.excepthook`` in front of the current one: an ``EcomTasksError`` (also inside an exception group or
-as the explicit cause of another) prints its message and exits 1; anything else goes to the previous hook.
+Our own commands use :func:`short_errors`; ``inspect eval`` and plain ``lm_eval`` get :func:`install_excepthook`.
 """
 
 from __future__ import annotations

@@ -14,11 +14,8 @@ from typing import Any
 def parsed_command_line() -> tuple[Any, argparse.Namespace]:
     """lm-eval's command line for ``sys.argv``, parsed but not yet run: ``(cli, args)``; ``cli.execute(args)`` runs it.
 
-    lm-eval's public entry point, ``lm_eval.__main__.cli_evaluate()``, takes these same steps
-    (``setup_logging``, ``HarnessCLI()``, ``parse_args``, ``execute``) in one call, and its
-    ``--include_path`` is one folder (the string is not split). ``ecom-lm-eval`` must hand
-    lm-eval a list of folders (ours, plugins', the user's) between parsing and running, so it
-    takes the steps itself; ``HarnessCLI`` lives in the private ``lm_eval._cli``.
+    The steps of lm-eval's public ``cli_evaluate()``, taken one by one so that ``ecom-lm-eval`` can hand
+    lm-eval a list of ``--include_path`` folders between parsing and running.
     """
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging

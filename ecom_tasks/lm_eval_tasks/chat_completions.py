@@ -1,8 +1,6 @@
-"""lm-eval model ``ecom-chat-completions``: lm-eval's ``local-chat-completions`` with two fixes for real
-servers (docs/running.md): a prompt longer than the server's context (a 400/413 that
-:mod:`ecom_tasks.scorers.context_limit` recognises) is a marked reply counted as ``context_exceeded``, where
-``local-chat-completions`` retries and then aborts the run; and no ``max_tokens`` is sent unless the user sets
-``max_gen_toks`` (a limit above what is left of the context makes vLLM refuse every request).
+"""lm-eval model ``ecom-chat-completions``: lm-eval's ``local-chat-completions`` with two fixes for real servers
+(docs/running.md): a prompt over the server's context is a ``context_exceeded`` reply, not a retried and aborted
+run; and no ``max_tokens`` is sent unless the user sets ``max_gen_toks``.
 """
 
 from __future__ import annotations
