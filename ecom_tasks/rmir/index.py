@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import re
 import stat
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,11 +227,16 @@ class EmbeddingCache:
             "that changes the vectors is missing from the embedder's id, give it a cache_tag"
         )
 
-    def _unwritable(self, reason: str) -> CacheError:
-        return CacheError(
-            f"cannot write the RMIR embedding cache folder {self.dir} ({reason}); make it writable, point "
-            "ECOM_TASKS_CACHE at another folder, or run without writing to it: -T cache=read (use what is there) or -T cache=false"
-        )
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A folder or file below the cache root refused: a CacheError naming the folder and the ways out."""
+        try:
+            yield
+        except files.FileRefused as exc:
+            raise CacheError(
+                f"cannot write the RMIR embedding cache folder {self.dir} ({exc}); make it writable, point "
+                "ECOM_TASKS_CACHE at another folder, or run without writing to it: -T cache=read (use what is there) or -T cache=false"
+            ) from None
 
     def width_conflict(self, dim: int) -> CacheError:
         return CacheError(
@@ -241,12 +247,10 @@ class EmbeddingCache:
     def _folder(self) -> files.OutputFolder:
         """The cache root as the output folder (every folder below it checked real), the cache's folder created."""
         if self._output is None:
-            try:
+            with self._writing():
                 files.create_parents(self.root)
                 output = files.OutputFolder(self.root, what="RMIR embedding cache")
                 output.folder(self.relative)
-            except files.FileRefused as exc:
-                raise self._unwritable(str(exc)) from None
             self._output = output
         return self._output
 
@@ -255,22 +259,18 @@ class EmbeddingCache:
         if not self.writable:
             return
         self._folder()
-        try:
+        with self._writing():
             files.OutputFolder(self.dir, what="RMIR embedding cache folder").check_writable()
-        except files.FileRefused as exc:
-            raise self._unwritable(str(exc)) from None
 
     def record(self, dim: int) -> None:
         """Write ``embedder.json`` with the width of the embedder's own vectors (writable caches only)."""
         if not self.writable:
             self.dim = dim
             return
-        try:
+        with self._writing():
             self._folder().write_text(
                 self.relative / "embedder.json", files.dumps_strict({"id": self.embedder_id, "dim": dim})
             )
-        except files.FileRefused as exc:
-            raise self._unwritable(str(exc)) from None
         self.dim = dim
 
     def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
@@ -294,10 +294,8 @@ class EmbeddingCache:
                 vectors=vectors[rows].astype(np.float32),
                 embedder=owner,
             )
-            try:
+            with self._writing():
                 output.write_bytes(self.relative / shard / f"{uuid.uuid4().hex}.npz", data)
-            except files.FileRefused as exc:
-                raise self._unwritable(str(exc)) from None
 
     def report(self) -> None:
         """One warning naming the files that were skipped (their items were embedded again)."""
