@@ -27,12 +27,6 @@ def fixtures_location(benchmark: str) -> str:
     return f"{PACKAGE}/fixtures/{benchmark}"
 
 
-def installed_path(location: str) -> Path:
-    """Where a package location such as ``ecom_tasks/fixtures/rair`` is on this machine (works from a wheel)."""
-    relative = location.removeprefix(f"{PACKAGE}/")
-    return Path(str(resources.files(PACKAGE))) / relative
-
-
 @functools.lru_cache(maxsize=64)
 def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
     # Keyed by mtime and size too: a file rewritten in place is hashed again.
@@ -76,7 +70,8 @@ def data_provenance(data: str | os.PathLike[str] | None, fixtures: str) -> dict[
     ``ecom_tasks/fixtures/rair``. Call it after the data loaded: the files exist and are valid.
     """
     if data is None or os.fspath(data) == "":
-        return {"data_location": fixtures, "data_sha256": content_sha256(installed_path(fixtures))}
+        installed = Path(str(resources.files(PACKAGE))) / fixtures.removeprefix(f"{PACKAGE}/")  # works from a wheel
+        return {"data_location": fixtures, "data_sha256": content_sha256(installed)}
     location = os.fspath(data)
     if Path(location).expanduser().exists():
         return {"data_location": location, "data_sha256": content_sha256(location)}
