@@ -473,8 +473,7 @@ class OutputFolder:
         """The real folder ``name`` below the output folder (created when ``create``), each part checked:
         a symlink or a file where a folder should be is refused (for a folder another library writes
         into, such as Inspect's log folders)."""
-        target = self.check_target(name)
-        return self._real_folder(target, create=create)
+        return self._real_folder(self.check_target(name), create=create)
 
     def _real_folder(self, folder: Path, *, create: bool) -> Path:
         """``folder`` (the root or below it) as a real folder, each part created or checked: a symlink
@@ -526,8 +525,7 @@ class OutputFolder:
     @contextlib.contextmanager
     def open_write(self, name: PathLike) -> Iterator[IO[bytes]]:
         """A binary writer whose file replaces ``name`` atomically when the block ends without error."""
-        target = self.path(name)
-        self._refuse_input(target)
+        target = self.check_target(name)
         fd, temp = self._temporary(target)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -559,8 +557,7 @@ class OutputFolder:
 
     def append_text(self, name: PathLike, text: str) -> None:
         """Append ``text`` in one write and fsync it (a kill leaves at most one partial last line)."""
-        target = self.path(name)
-        self._refuse_input(target)
+        target = self.check_target(name)
         self._real_folder(target.parent, create=True)
         try:
             fd = os.open(
@@ -585,8 +582,7 @@ class OutputFolder:
         """Put the regular file ``source`` at ``name``: a hard link when ``link`` and the file system
         allows it, else a copy; either way created under a fresh name and renamed into place."""
         source = regular_file(source, inside=inside)
-        target = self.path(name)
-        self._refuse_input(target)
+        target = self.check_target(name)
         if link:
             parent = self._real_folder(target.parent, create=True)
             temp = parent / f".{target.name}.{os.urandom(8).hex()}.tmp"
