@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ecom_tasks.rmir.prompts import DESCRIPTION_MARKER, PLACEHOLDER, fixed_prompt_parts, prompt_query
-from ecom_tasks.scorers.replies import ECHO_MIN_CHARS, Echoes, _runs, answer_region, find_echoes
+from ecom_tasks.scorers.replies import ECHO_MIN_CHARS, Echoes, answer_region, find_echoes, flag_runs
 
 #: Statuses of a reply that yields no description: the query then scores 0 and is counted as failed.
 FAILED_STATUSES = ("empty", "truncated", "echo")
@@ -75,15 +75,15 @@ def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
     copied = [False] * len(region)
     for start, end in spans:
         copied[start:end] = [True] * (end - start)
-    echo = _line_pieces(region, _runs(copied))
-    echoes = Echoes(region, tuple(_runs(echo)))
+    echo = _line_pieces(region, flag_runs(copied))
+    echoes = Echoes(region, tuple(flag_runs(echo)))
     for match in _ANY_MARKER.finditer(region):
         line_end = region.find("\n", match.end())
         line_end = len(region) if line_end < 0 else line_end
         body = region[match.end() : line_end]
         if any(c.isalnum() for c in body) and not echoes.covers(match.end(), line_end):
             echo[match.start() : match.end()] = [False] * (match.end() - match.start())
-    return Echoes(region, tuple(_runs(echo)))
+    return Echoes(region, tuple(flag_runs(echo)))
 
 
 def parse_reply(reply: str | None, *, prompt: str | None = None, truncated: bool | None = None) -> ParsedDescription:

@@ -269,7 +269,7 @@ def _keep_answers_whole(echo: list[bool], answer_spans: list[tuple[int, int]]) -
             echo[first:last] = [False] * (last - first)
 
 
-def _runs(flags: list[bool]) -> list[tuple[int, int]]:
+def flag_runs(flags: list[bool]) -> list[tuple[int, int]]:
     """The (start, end) of each run of True in ``flags``."""
     runs, at = [], 0
     for flag, group in itertools.groupby(flags):
@@ -285,7 +285,7 @@ def _keep_leading_answers(
 ) -> None:
     """Answers opening an echo, after the model's own words on that line, when the rest holds none."""
     starts = {first: last for first, last in answer_spans}
-    for start, end in _runs(echo):
+    for start, end in flag_runs(echo):
         if start not in starts:
             continue
         line_start = reply.rfind("\n", 0, origin[start]) + 1
@@ -322,7 +322,7 @@ def _mark_cut_off_line(
 def _spans(reply: str, origin: list[int], echo: list[bool]) -> tuple[tuple[int, int], ...]:
     """Echo runs as spans of the reply, widened over the markdown around them (``**Valid Examples**``)."""
     spans: list[tuple[int, int]] = []
-    for start, end in _runs(echo):
+    for start, end in flag_runs(echo):
         begin, stop = origin[start], origin[end - 1] + 1
         while begin > 0 and reply[begin - 1] in _MARKUP:
             begin -= 1
