@@ -138,6 +138,14 @@ def read_text(path: PathLike, *, inside: PathLike | None = None, max_bytes: int 
     return decode_utf8(read_bytes(path, inside=inside, max_bytes=max_bytes), os.fspath(path))
 
 
+def package_text(package: str, name: str) -> str:
+    """A UTF-8 text file shipped inside our own package (a template, a style sheet, prompt text): trusted
+    installed data, read from the package wherever it is installed (a wheel, an editable checkout)."""
+    from importlib import resources
+
+    return (resources.files(package) / name).read_text(encoding="utf-8")
+
+
 def sha256(path: PathLike, *, inside: PathLike | None = None) -> str:
     digest = hashlib.sha256()
     with open_regular(path, inside=inside) as handle:
