@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.reference_results import reference_rows
 from ecom_tasks.results import FIXTURES, LM_EVAL, MergedRun
 
@@ -50,12 +51,12 @@ def file_slug(name: str) -> str:
 
 
 def json_value(value: str) -> Any:
-    """A recorded setting's value: decoded when it is JSON text of a list or an object, else as it is."""
+    """A recorded setting's value: decoded when it is JSON text of a list or an object, else as it is (a log is
+    untrusted: text too deep or with a huge integer stays text, by :func:`ecom_tasks.files.json_problem`)."""
     if value[:1] in "[{":
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            pass
+        decoded, problem = files.json_problem(value, allow_nan=True)
+        if problem is None:
+            return decoded
     return value
 
 
