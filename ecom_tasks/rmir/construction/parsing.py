@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ecom_tasks.construction import Prompt, offered_as_alternatives
+from ecom_tasks.construction import offered_as_alternatives
 from ecom_tasks.rmir.construction.prompts import (
     ABSTAIN,
     CATEGORY_TAGS,
@@ -41,7 +41,7 @@ _FIELD_NAMES = {
 }
 
 
-#: What each stage's reply is compared with when the caller passes no prompt: the stage's fixed texts.
+#: What each stage's reply is compared with (copies of them are not read): the stage's fixed texts.
 _GENERATION_PROMPT = (GENERATION_INSTRUCTIONS, GENERATION_CLOSING)
 _FILTER_PROMPT = (FILTER_INSTRUCTIONS,)
 _JUDGE_PROMPT = (JUDGE_INSTRUCTIONS, JUDGE_CLOSING, JUDGE_REMINDER, JUDGE_LIMIT_REMINDER)
@@ -57,7 +57,7 @@ def _blocks(text: str, names: tuple[str, ...]) -> list[str]:
     return [m.group(1) for m in re.finditer(_tag(names), text, re.IGNORECASE | re.DOTALL)]
 
 
-def _own_text(reply: str | None, prompt: Prompt, answers: re.Pattern[str]) -> tuple[str | None, str]:
+def _own_text(reply: str | None, prompt: tuple[str, ...], answers: re.Pattern[str]) -> tuple[str | None, str]:
     """The reply after its reasoning without what it copies from ``prompt``, or None with
     ``truncated`` (a ``<think>`` never closed) or ``empty``."""
     region = answer_region(reply or "")
@@ -72,12 +72,11 @@ def _words(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _copied(text: str, prompt: Prompt) -> bool:
+def _copied(text: str, prompt: tuple[str, ...]) -> bool:
     """Whether ``text`` (a category block) occurs as it is in one of the prompt's texts: the format's
     own placeholders, which an answer on its own is never taken for (strip_echoes keeps answers)."""
-    parts = (prompt,) if isinstance(prompt, str) else tuple(prompt or ())
     own = _words(text)
-    return bool(own) and any(own in _words(part) for part in parts if part)
+    return bool(own) and any(own in _words(part) for part in prompt)
 
 
 def _last(text: str, names: tuple[str, ...]) -> str | None:
@@ -124,9 +123,8 @@ _GENERATION_ANSWERS = re.compile(
 )
 
 
-def parse_generation(reply: str | None, *, prompt: Prompt = None) -> GenerationParse:
-    prompt = _GENERATION_PROMPT if prompt is None else prompt
-    region, status = _own_text(reply, prompt, _GENERATION_ANSWERS)
+def parse_generation(reply: str | None) -> GenerationParse:
+    region, status = _own_text(reply, _GENERATION_PROMPT, _GENERATION_ANSWERS)
     if region is None:
         return GenerationParse(status, missing=CATEGORY_TAGS)
     pairs: dict[str, GeneratedPair] = {}
@@ -134,7 +132,7 @@ def parse_generation(reply: str | None, *, prompt: Prompt = None) -> GenerationP
     missing: list[str] = []
     for category in CATEGORY_TAGS:
         found = _blocks(region, _CATEGORY_NAMES[category])
-        if not found or (_copied(found[-1], prompt) and not _is_abstain(found[-1])):
+        if not found or (_copied(found[-1], _GENERATION_PROMPT) and not _is_abstain(found[-1])):
             missing.append(category)
             continue
         block = found[-1]
@@ -188,7 +186,7 @@ def _verdict(
     reply: str | None,
     tags: tuple[str, ...],
     words: Mapping[str, _Word],
-    prompt: Prompt,
+    prompt: tuple[str, ...],
     *,
     may_abstain: bool = False,
 ) -> tuple[_Word | None, str]:
@@ -223,11 +221,10 @@ class FilterParse:
         return self.valid is None
 
 
-def parse_filter(reply: str | None, *, prompt: Prompt = None) -> FilterParse:
+def parse_filter(reply: str | None) -> FilterParse:
     """The filter's verdict: the last ``<verdict>`` (or ``<is_valid>``) tag, else a last
     ``Verdict: ...`` line; yes or no."""
-    prompt = _FILTER_PROMPT if prompt is None else prompt
-    return FilterParse(*_verdict(reply, ("verdict", "is_valid"), _FILTER_WORDS, prompt))
+    return FilterParse(*_verdict(reply, ("verdict", "is_valid"), _FILTER_WORDS, _FILTER_PROMPT))
 
 
 @dataclass(frozen=True)
@@ -240,9 +237,8 @@ class JudgeParse:
         return self.verdict is None
 
 
-def parse_judgement(reply: str | None, *, prompt: Prompt = None) -> JudgeParse:
+def parse_judgement(reply: str | None) -> JudgeParse:
     """A judge's vote: the last ``<verdict>`` (or the paper's ``<consistent>``) tag, else a last
     ``Verdict: ...`` line; True, False or ABSTAIN. A bare refusal in the content policy's words
     ("ABSTAIN ... sensitive") is ABSTAIN."""
-    prompt = _JUDGE_PROMPT if prompt is None else prompt
-    return JudgeParse(*_verdict(reply, ("verdict", "consistent"), _JUDGE_WORDS, prompt, may_abstain=True))
+    return JudgeParse(*_verdict(reply, ("verdict", "consistent"), _JUDGE_WORDS, _JUDGE_PROMPT, may_abstain=True))

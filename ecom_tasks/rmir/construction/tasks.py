@@ -250,25 +250,21 @@ def rmir_build_filter(
 def rmir_retrieval_scorer(
     seeds: str,
     seeds_sha256: str | None = None,
-    retriever: str = DEFAULT_RETRIEVER,
-    retriever_args: Any = None,
-    k: int = DEFAULT_K_IMAGE,
-    text_retriever: str | None = None,
-    text_retriever_args: Any = None,
-    text_k: int = DEFAULT_K_TEXT,
     cache: Any = True,
     allow_outside_images: Any = False,
     allow_url_images: Any = False,
+    **retrieval: Any,
 ) -> Scorer:
     """The query's candidates: top ``k`` of the image index, then ``text_k`` of the text index, each
-    with its rank in each index that found it (metadata ``candidates``)."""
+    with its rank in each index that found it (metadata ``candidates``). ``retrieval``: the retrieve
+    task's checked retrieval arguments (``retriever``, ``retriever_args``, ``k`` and their ``text_`` ones)."""
     table, _ = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     # The seed set indexed twice, as in the paper: by ``retriever`` over what it reads (images; a text-only
     # embedder reads captions) and, optionally, by ``text_retriever`` over the captions. Side -> (retriever,
     # args, depth); each index is built on first use (the pool cache of ``rmir.index`` applies).
-    sides = {"image": (retriever, parse_retriever_args(retriever_args), int(k))}
-    if text_retriever:
-        sides["text"] = (text_retriever, parse_retriever_args(text_retriever_args), int(text_k))
+    sides = {"image": (retrieval["retriever"], retrieval["retriever_args"], retrieval["k"])}
+    if retrieval["text_retriever"]:
+        sides["text"] = (retrieval["text_retriever"], retrieval["text_retriever_args"], retrieval["text_k"])
     indexes: dict[str, PoolIndex] = {}
     lock = threading.Lock()
 
