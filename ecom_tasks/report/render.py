@@ -1,8 +1,9 @@
 """The report written out: markdown, CSV (one file per table) and one self-contained HTML page.
 
 CSV cells hold the logs' numbers unrounded (``repr``); markdown and HTML show them as the paper does.
-Both pages come from Jinja2 templates (``templates.py``) whose environments escape every value
-(docs/security.md): autoescape for HTML, :func:`md_escape` as the markdown environment's ``finalize``.
+Both pages come from Jinja2 templates (``templates/``) whose environments escape every value
+(docs/security.md): autoescape for HTML, :func:`md_escape` as the markdown environment's ``finalize``;
+only the templates' own text is markup, a log's names are data.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from typing import Any
 from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup
 
-from ecom_tasks.files import dumps_strict
-from ecom_tasks.report import templates
+from ecom_tasks import files
 from ecom_tasks.results import MergedRun, Run
 from ecom_tasks.tables import (
     FIXTURE_FLAG,
@@ -78,6 +78,14 @@ def _cell(table: Table, column: Column, row: Row) -> str:
         return UNKNOWN
     return format_value(value, column.display or table.display) + row.marks.get(column.key, "")
 
+
+#: What a row's flags say (both templates show it under the summary).
+FLAGS_TEXT = (
+    "A row's flags stand beside its numbers: a run made with --limit (part of the data), the share of replies "
+    "that were invalid, cut off by the token limit, over the server's context or otherwise failed whenever it is "
+    "above 0, a truncation share lm-eval cannot know (it passes no stop reason), and recall@K over a pool of K "
+    "items or fewer."
+)
 
 #: What a table's values are, by its ``display``.
 UNIT_TEXT = {
@@ -195,7 +203,7 @@ def settings_text(settings: Sequence[tuple[str, str]]) -> str:
 
 def _settings_json(settings: Sequence[tuple[str, str]]) -> str:
     """The settings as one JSON object; values that are JSON text are stored as JSON, not re-quoted."""
-    return dumps_strict({key: json_value(value) for key, value in settings}, sort_keys=True, ensure_ascii=False)
+    return files.dumps_strict({key: json_value(value) for key, value in settings}, sort_keys=True, ensure_ascii=False)
 
 
 def run_records(merged: Sequence[MergedRun], failed: Sequence[Run]) -> list[dict[str, object]]:
@@ -258,9 +266,18 @@ def _environments() -> tuple[Environment, Environment]:
             **options,
         )
 
-    html_env = environment("report.html", templates.HTML, autoescape=True)
-    md_env = environment("report.md", templates.MARKDOWN, autoescape=False, finalize=md_escape)
+    html_env = environment("report.html", _template("report.html.j2"), autoescape=True)
+    md_env = environment("report.md", _template("report.md.j2"), autoescape=False, finalize=md_escape)
     return html_env, md_env
+
+
+def _template(name: str) -> str:
+    return files.package_text("ecom_tasks.report", f"templates/{name}")
+
+
+def _asset(name: str) -> str:
+    """A style sheet or script placed in the page as it is, without its file's final newline."""
+    return _template(name).removesuffix("\n")
 
 
 def _context(
@@ -270,7 +287,7 @@ def _context(
     return {
         "summary": f"{len(merged)} run row(s) from {sum(m.count for m in merged)} successful run(s); "
         f"{len(failed)} unfinished or failed.",
-        "flags_text": templates.FLAGS_TEXT,
+        "flags_text": FLAGS_TEXT,
         "fixture_rows": any(FIXTURE_FLAG in row.flags for table in tables for row in table.rows),
         "fixture_flag": FIXTURE_FLAG,
         "notice": notice,
@@ -326,12 +343,16 @@ def html_page(
 ) -> str:
     env, _ = _environments()
     uris = {slug: "data:image/png;base64," + base64.b64encode(png).decode("ascii") for slug, png in images.items()}
-    probe_hash = base64.b64encode(hashlib.sha256(templates.ERROR_PROBE.encode("utf-8")).digest()).decode("ascii")
+    # The page's only script (ours, static) records script errors, console.error calls and whatever the
+    # page's Content-Security-Policy blocked into the page, for a headless browser's --dump-dom, and flags
+    # that it ran; the policy admits it by the hash of its exact text.
+    probe = _asset("probe.js")
+    probe_hash = base64.b64encode(hashlib.sha256(probe.encode("utf-8")).digest()).decode("ascii")
     return env.get_template("report.html").render(
-        # Our own constants, not data: the only markup that is not escaped.
-        probe=Markup(templates.ERROR_PROBE),
+        # Our own files, not data: the only markup that is not escaped.
+        probe=Markup(probe),
         probe_sha256=probe_hash,
-        style=Markup(templates.STYLE),
+        style=Markup(_asset("style.css")),
         **_context(tables, merged, failed, notice),
         sections=sections(tables, headline_first=True, images=uris),
         runs=runs_view(merged, failed, list(RUN_HEADERS)),
