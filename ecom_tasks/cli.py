@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import inspect
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TextIO
 
 from ecom_tasks.offline import apply_safe_defaults
 
@@ -95,12 +98,29 @@ def cmd_lm_eval_path(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_data_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """Our loaders' warnings (e.g. EcomEval's ignored columns), visible, one line each; other
-    libraries' warnings are left to Python."""
-    for warning in caught:
-        if warning.category.__module__.startswith("ecom_tasks."):
-            print(f"WARNING: {warning.message}", file=sys.stderr)
+@contextlib.contextmanager
+def _our_warnings_as_lines() -> Iterator[None]:
+    """Our loaders' warnings (EcomEval's ignored columns or tasks outside its list, a folder's unread
+    sub-folders) as one ``WARNING:`` line each when raised, not as Python's warning quoting a source line
+    of ours; other libraries' warnings are shown as Python shows them."""
+    show = warnings.showwarning
+
+    def show_ours_briefly(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if category.__module__.startswith("ecom_tasks."):
+            print(f"WARNING: {message}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():  # restores showwarning on leaving
+        warnings.showwarning = show_ours_briefly
+        yield
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -121,8 +141,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{args.benchmark}: give the data file, folder or Hugging Face id to check", file=sys.stderr)
         return 2
     access = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _our_warnings_as_lines():
         try:
             # Loaders without image options (MonBench, plugins' that take only the data) are called as before.
             takes_access = "image_access" in inspect.signature(spec.load).parameters
@@ -130,14 +149,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 spec.load(data, image_access=access) if access != DEFAULT_ACCESS and takes_access else spec.load(data)
             )
         except EcomTasksError as exc:  # not a DataValidationError: a file refused outside the row reader
-            _print_data_warnings(caught)
             problems = exc.problems if isinstance(exc, DataValidationError) else None
             for line in [str(exc)] if problems is None else problems:
                 print(line, file=sys.stderr)
             how_many = "" if problems is None else f"{len(problems)} problem(s) in "
             print(f"INVALID: {how_many}{data}", file=sys.stderr)
             return 1
-    _print_data_warnings(caught)
     counts = collections.Counter(
         "/".join(str(getattr(r, f)) for f in ("task", "subset", "split", "table") if hasattr(r, f)) for r in records
     )
@@ -147,6 +164,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+@_our_warnings_as_lines()  # the fixtures' EcomEval item outside its 37 tasks is named in one line
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the bundled suite with the offline baseline in both frameworks and print results."""
     from ecom_tasks.offline import apply_offline
@@ -385,13 +403,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text}")
-    return value
-
-
 def _difference(text: str) -> float:
     value = float(text)
     if not 0 < value < float("inf"):
@@ -456,6 +467,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ecom_tasks.scorers.judge import failure_share, positive_whole_number
+
     parser = argparse.ArgumentParser(prog="ecom-tasks", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="tasks, groups, metrics, retrievers, datasets and plugins").set_defaults(func=cmd_list)
@@ -489,7 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--baseline", metavar="MODEL", help="'Which model is better': a forest plot against MODEL")
     report.add_argument(
         "--resamples",
-        type=_positive_int,
+        type=positive_whole_number,
         help="resamples of the 'Which model is better' intervals (default: as compare)",
     )
     report.set_defaults(func=cmd_report)
@@ -500,7 +513,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", metavar="FILE", help="also write the records as a JSON list")
     # Defaults (None): ecom_tasks.report.stats.N_RESAMPLES and SEED, declared there once.
     compare.add_argument(
-        "--resamples", type=_positive_int, help="bootstrap and permutation resamples (default: stats.N_RESAMPLES, 2000)"
+        "--resamples",
+        type=positive_whole_number,
+        help="bootstrap and permutation resamples (default: stats.N_RESAMPLES, 2000)",
     )
     compare.add_argument("--seed", type=int, help="seed of the resampling (recorded; default: stats.SEED)")
     compare.add_argument(
@@ -551,8 +566,6 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument(
         "--tasks", default=None, help="comma list of the tasks to grade (default: every ecomeval task found)"
     )
-    from ecom_tasks.scorers.judge import failure_share, positive_whole_number
-
     judge.add_argument(
         "--grader-max-tokens",
         type=positive_whole_number,

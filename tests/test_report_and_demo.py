@@ -44,6 +44,9 @@ def test_demo_prints_a_results_table_for_every_benchmark(tmp_path: Path):
     out = proc.stdout
     assert "Inspect: model ecom/baseline on the bundled fixtures" in out
     assert "lm-eval: model ecom-baseline on the bundled fixtures" in out
+    # The fixtures' one EcomEval item outside its 37 tasks is named in one line, not a raw Python warning.
+    assert "WARNING: task(s) outside EcomEval's 37, kept as given: 'prohibited_product_image_detection'" in proc.stderr
+    assert "UnknownTasksWarning" not in proc.stderr
     expected = expected_baseline_metrics("full")
     # The MonBench headline row, in both frameworks, with the baseline's known accuracy.
     inspect_row, lm_eval_row = re.findall(r"^monbench_perm\s+([0-9.]+)\s", out, re.M)
