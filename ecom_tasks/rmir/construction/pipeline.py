@@ -25,7 +25,6 @@ from ecom_tasks.construction import (
     place_image,
     say,
     scored_samples,
-    vote_outcomes,
     write_jsonl,
 )
 from ecom_tasks.data import ConfigurationError, fixtures_dir
@@ -46,7 +45,6 @@ from ecom_tasks.rmir.construction.tasks import SCORER_FILTER, SCORER_GENERATE, S
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
 
 STAGE_NAMES = ("generate", "filter", "retrieve", "judge")
-FIXTURE_SEEDS = "seeds.jsonl"
 #: What the build writes below ``--out`` (besides the stages' Inspect logs in ``logs/``).
 INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES = (
     f"work/{name}.jsonl" for name in ("inputs", "generated", "filtered", "triplets", "votes")
@@ -57,7 +55,7 @@ QUERIES, POOL, IMAGES = f"{DATA}/queries.jsonl", f"{DATA}/pool.jsonl", f"{DATA}/
 
 def default_seeds() -> Path:
     """The bundled synthetic seed table (the RMIR fixtures' images with captions)."""
-    return fixtures_dir("rmir") / FIXTURE_SEEDS
+    return fixtures_dir("rmir") / "seeds.jsonl"
 
 
 @dataclass
@@ -194,24 +192,20 @@ def stage_outcomes(log: Any, stage: str) -> VoteOutcomes:
     """What became of a model stage's votes: a generation reply is one vote (answered when it gave a
     pair; declined when it declined every category it answered), the filter's verdict one, each judge's
     one (``ABSTAIN``: declined); a missing vote counts by its status (cut off by the token limit, unreadable)."""
-    scores = _by_id(log, {"generate": SCORER_GENERATE, "filter": SCORER_FILTER, "judge": SCORER_JUDGE}[stage])
-    scored: list[tuple[list[Any], list[Any]]] = []  # (votes, statuses) of each item
-    for score in scores.values():
+    outcomes = VoteOutcomes(stage)
+    scorer = {"generate": SCORER_GENERATE, "filter": SCORER_FILTER, "judge": SCORER_JUDGE}[stage]
+    for score in _by_id(log, scorer).values():
         meta = score.metadata or {}
         if stage == "generate":
             declined = not meta.get("pairs") and not meta.get("missing") and meta.get("abstained")
-            scored.append(([True] if meta.get("pairs") else [None], [DECLINED if declined else meta.get("status")]))
+            outcomes.add(True if meta.get("pairs") else None, DECLINED if declined else meta.get("status"))
         elif stage == "filter":
-            scored.append(([meta.get("valid")], [meta.get("status")]))
+            outcomes.add(meta.get("valid"), meta.get("status"))
         else:
-            votes, statuses = meta.get("votes") or {}, meta.get("statuses") or {}
-            scored.append(
-                (
-                    [None if votes[role] == ABSTAIN else votes[role] for role in votes],
-                    [DECLINED if votes[role] == ABSTAIN else statuses.get(role) for role in votes],
-                )
-            )
-    return vote_outcomes(stage, scored)
+            statuses = meta.get("statuses") or {}
+            for role, vote in (meta.get("votes") or {}).items():
+                outcomes.add(None if vote == ABSTAIN else vote, DECLINED if vote == ABSTAIN else statuses.get(role))
+    return outcomes
 
 
 # --- the data set --------------------------------------------------------------------------------

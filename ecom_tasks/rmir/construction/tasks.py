@@ -100,9 +100,9 @@ def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
     )
 
 
-def _cut_off(state: TaskState) -> bool:
-    """Whether the stage's one reply was stopped by the token limit."""
-    return str(state.output.stop_reason) in LIMIT_STOP_REASONS
+def _status(parsed: Any, state: TaskState) -> str:
+    """The parse's status, or ``CUT_OFF`` for an unreadable reply the token limit stopped."""
+    return CUT_OFF if parsed.failed and str(state.output.stop_reason) in LIMIT_STOP_REASONS else parsed.status
 
 
 # --- stage 1: query generation (Sec. 3.1.1) ------------------------------------------------------
@@ -114,7 +114,6 @@ def rmir_generation_scorer() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         parsed = parse_generation(state.output.completion)
-        cut_off = parsed.failed and _cut_off(state)
         pairs = {c: {"query": p.query, "target": p.target, "reasoning": p.reasoning} for c, p in parsed.pairs.items()}
         return Score(
             value={
@@ -126,7 +125,7 @@ def rmir_generation_scorer() -> Scorer:
             answer=f"{len(pairs)} pair(s)",
             explanation=parsed.status,
             metadata={
-                "status": CUT_OFF if cut_off else parsed.status,
+                "status": _status(parsed, state),
                 "pairs": pairs,
                 "abstained": list(parsed.abstained),
                 "missing": list(parsed.missing),
@@ -194,7 +193,7 @@ def rmir_filter_scorer() -> Scorer:
             },
             answer={True: "yes", False: "no", None: "-"}[parsed.valid],
             explanation=parsed.status,
-            metadata={"valid": parsed.valid, "status": CUT_OFF if parsed.failed and _cut_off(state) else parsed.status},
+            metadata={"valid": parsed.valid, "status": _status(parsed, state)},
         )
 
     return score
