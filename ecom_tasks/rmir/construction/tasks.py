@@ -262,7 +262,7 @@ def rmir_retrieval_scorer(
     # embedder reads captions) and, optionally, by ``text_retriever`` over the captions. Side -> (retriever,
     # args, depth); each index is built on first use (the pool cache of ``rmir.index`` applies).
     sides = {"image": (retrieval["retriever"], retrieval["retriever_args"], retrieval["k"])}
-    if retrieval["text_retriever"]:
+    if retrieval["text_retriever"] and retrieval["text_k"] > 0:
         sides["text"] = (retrieval["text_retriever"], retrieval["text_retriever_args"], retrieval["text_k"])
     indexes: dict[str, PoolIndex] = {}
     lock = threading.Lock()
@@ -283,32 +283,24 @@ def rmir_retrieval_scorer(
                 indexes[side] = PoolIndex.build(embedder, [r.id for r in records], inputs, cache=cache)
             return indexes[side]
 
-    def search(side: str, text: str, exclude: str) -> list[str]:
-        """The top seed ids for ``text`` in one index, without ``exclude`` (the query's own image) and, in a
-        sparse (lexical) index, without items sharing no term with it."""
-        found, depth = index(side), sides[side][2]
-        vectors, zero = found.embed_queries([EmbedInput(text=text)])
-        if zero[0]:
-            return []
-        rows, scores = found.search(vectors, min(depth + 1, len(found.ids)))
-        sparse = is_sparse(found.vectors.matrix)
-        return [
-            found.ids[i] for i, s in zip(rows[0], scores[0]) if found.ids[i] != exclude and not (sparse and s <= 0)
-        ][:depth]
+    def search(text: str, exclude: str) -> list[dict[str, Any]]:
+        """Each index's top seed ids for ``text`` with their ranks, without ``exclude`` (the query's own
+        image) and, in a sparse (lexical) index, without items sharing no term with it."""
+        found: dict[str, dict[str, Any]] = {}
+        for side, (_, _, depth) in sides.items():
+            searched = index(side)
+            vectors, zero = searched.embed_queries([EmbedInput(text=text)])
+            if zero[0]:
+                continue
+            rows, scores = searched.search(vectors, min(depth + 1, len(searched.ids)))
+            sparse = is_sparse(searched.vectors.matrix)
+            ids = [searched.ids[i] for i, s in zip(rows[0], scores[0]) if not (sparse and s <= 0)]
+            for rank, cid in enumerate([i for i in ids if i != exclude][:depth], start=1):
+                found.setdefault(cid, {"id": cid, "image_rank": None, "text_rank": None})[f"{side}_rank"] = rank
+        return list(found.values())
 
     async def score(state: TaskState, target: Target) -> Score:
-        meta = state.metadata
-
-        def run() -> list[dict[str, Any]]:
-            found: dict[str, dict[str, Any]] = {}
-            for side, (_, _, depth) in sides.items():
-                if depth <= 0:
-                    continue
-                for rank, cid in enumerate(search(side, meta["target_desc"], meta["seed"]), start=1):
-                    found.setdefault(cid, {"id": cid, "image_rank": None, "text_rank": None})[f"{side}_rank"] = rank
-            return list(found.values())
-
-        candidates = await anyio.to_thread.run_sync(run)
+        candidates = await anyio.to_thread.run_sync(search, state.metadata["target_desc"], state.metadata["seed"])
         image = sum(c["image_rank"] is not None for c in candidates)
         return Score(
             value={
