@@ -19,7 +19,7 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.report import stats
-from ecom_tasks.report.runs import _JUDGED_FILE, _SAMPLES_FILE, read_runs
+from ecom_tasks.report.runs import JUDGED_FILE, SAMPLES_FILE, read_runs
 from ecom_tasks.results import FIXTURES, INSPECT, UNKNOWN_DATA, UNREADABLE, Run
 from ecom_tasks.tables import Column, Row, Table, file_slug
 
@@ -293,17 +293,17 @@ class NoSamples(Exception):
 
 def _lm_eval_run_units(run: Run, design: Design) -> stats.Units:
     source = Path(run.source)
-    if _JUDGED_FILE.match(source.name):
+    if JUDGED_FILE.match(source.name):
         data = files.read_json(source, allow_nan=True)
         grades = source.parent / str(data.get("grades_file") or "")
         if not data.get("grades_file") or not files.is_inside(grades, source.parent):
             raise NoSamples(f"{source}: names no grades file beside it; left out")
         return _units(design, _lm_eval_rows(grades, design, judged=True))
-    stamp = source.name.removeprefix("results_").removesuffix(".json")  # _RESULTS_FILE's stamp
+    stamp = source.name.removeprefix("results_").removesuffix(".json")  # RESULTS_FILE's stamp
     samples = [
         path
         for path in files.folder_files(source.parent)
-        if (m := _SAMPLES_FILE.match(path.name)) and m["stamp"] == stamp and _in_task(m["task"], run.task, source)
+        if (m := SAMPLES_FILE.match(path.name)) and m["stamp"] == stamp and _in_task(m["task"], run.task, source)
     ]
     if not samples:
         raise NoSamples(f"{source}: {run.task} has no samples file (run lm-eval with --log_samples to compare it)")

@@ -32,10 +32,10 @@ from ecom_tasks.results import (
 )
 
 #: lm-eval result files; the timestamp ties a results file to its --log_samples files.
-_RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
-_SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
+RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
+SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
 #: ``ecom-tasks judge``'s results of judging an lm-eval run's samples (beside them).
-_JUDGED_FILE = re.compile(r"^judge_results_.+\.json$")
+JUDGED_FILE = re.compile(r"^judge_results_.+\.json$")
 #: lm-eval task-config metadata keys that say where a config came from, not how it ran.
 _LM_EVAL_META_SKIP = frozenset({"version", "config_source"})
 #: Task-metadata keys that record the data's identity, first found wins.
@@ -146,7 +146,7 @@ def _is_inspect_log(path: Path, *, given: bool) -> bool:
     (named by the user, or found in a folder under Inspect's timestamped name)."""
     if path.suffix == ".eval":
         return True
-    if path.suffix != ".json" or _RESULTS_FILE.match(path.name) or _JUDGED_FILE.match(path.name):
+    if path.suffix != ".json" or RESULTS_FILE.match(path.name) or JUDGED_FILE.match(path.name):
         return False
     return given or bool(_INSPECT_JSON_LOG.match(path.name))
 
@@ -207,19 +207,22 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
     subtasks = results.get("group_subtasks") or {}
     created = str(results.get("date", ""))
 
-    def task_settings(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def task_settings(name: str) -> dict[str, Any]:
         if name in configs:
             task_config = configs[name]
             meta = {k: v for k, v in (task_config.get("metadata") or {}).items() if k not in _LM_EVAL_META_SKIP}
-            settings = {
+            return {
                 **common,
                 "num_fewshot": (results.get("n-shot") or {}).get(name),
                 **meta,
                 "generation_kwargs": task_config.get("generation_kwargs"),
             }
-            return settings, dict(task_config.get("dataset_kwargs") or {})
         # A group: the settings its subtasks share; the rest differ by design (subset, task).
-        return _shared([task_settings(sub)[0] for sub in subtasks.get(name, [])], common), {}
+        return _shared([task_settings(sub) for sub in subtasks.get(name, [])], common)
+
+    def task_facts(name: str) -> dict[str, Any]:
+        task_config = configs.get(name, {})
+        return {**(task_config.get("dataset_kwargs") or {}), **(task_config.get("metadata") or {})}
 
     runs: list[Run] = []
     for section in ("results", "groups"):
@@ -233,14 +236,11 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
                 number = _number(value)
                 if comma and number is not None and not metric.endswith("_stderr"):
                     metrics.setdefault(metric, number)
-            settings, dataset_kwargs = task_settings(name)
-            info = {**dataset_kwargs, **(configs.get(name, {}).get("metadata") or {})}
+            info = task_facts(name)
             if name in subtasks:
-                info["subtasks"] = list(subtasks[name])
                 # A group's own facts are those all its subtasks share (shots, data, benchmark).
-                sub_configs = [configs.get(sub, {}) for sub in subtasks[name]]
-                facts = [{**(c.get("dataset_kwargs") or {}), **(c.get("metadata") or {})} for c in sub_configs]
-                info = {**_shared(facts, {}), **info}
+                shared = _shared([task_facts(sub) for sub in subtasks[name]], {})
+                info = {**shared, **info, "subtasks": list(subtasks[name])}
             benchmark = benchmark_of(name, info)
             # Our lm-eval tasks default to the fixtures when no ``data`` is given (--metadata).
             ours = benchmark in BENCHMARKS and (name in configs or name in subtasks)
@@ -251,7 +251,7 @@ def lm_eval_runs(results: Mapping[str, Any], source: str) -> list[Run]:
                     task=name,
                     framework=LM_EVAL,
                     model=model,
-                    settings=_settings(settings),
+                    settings=_settings(task_settings(name)),
                     metrics=metrics,
                     status=SUCCESS,
                     source=source,
@@ -300,23 +300,23 @@ def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> li
     """Runs of the lm-eval (and judge) results files among the (file, named by the user) pairs;
     ``--log_samples`` files with no results file beside them (same folder, same timestamp) are runs
     that did not finish."""
-    results_files = [p for p, _ in found if _RESULTS_FILE.match(p.name) or _JUDGED_FILE.match(p.name)]
-    samples_files = [p for p, _ in found if _SAMPLES_FILE.match(p.name)]
+    results_files = [p for p, _ in found if RESULTS_FILE.match(p.name) or JUDGED_FILE.match(p.name)]
+    samples_files = [p for p, _ in found if SAMPLES_FILE.match(p.name)]
     runs: list[Run] = []
     finished: set[tuple[Path, str]] = set()
     for path in _tracked(results_files, progress, "lm-eval results"):
-        if stamped := _RESULTS_FILE.match(path.name):
+        if stamped := RESULTS_FILE.match(path.name):
             finished.add((path.parent, stamped["stamp"]))
         try:
             # lm-eval writes a metric that does not apply as a bare NaN: read, never written back.
             data = files.read_json(path, allow_nan=True)
             if not isinstance(data, dict):
                 raise ValueError(f"{path}: a JSON {type(data).__name__}, not an lm-eval results object")
-            runs += [judged_run(data, str(path))] if _JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
+            runs += [judged_run(data, str(path))] if JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             runs.append(_unreadable(str(path), LM_EVAL, exc))
     for path in samples_files:
-        match = _SAMPLES_FILE.match(path.name)
+        match = SAMPLES_FILE.match(path.name)
         assert match is not None
         if (path.parent, match["stamp"]) in finished:
             continue
@@ -348,14 +348,14 @@ def _input_files(items: Sequence[Path]) -> tuple[list[tuple[Path, bool]], list[R
         try:
             found.append((files.regular_file(path), True))
         except files.FileRefused as exc:
-            framework = LM_EVAL if _RESULTS_FILE.match(path.name) or _JUDGED_FILE.match(path.name) else INSPECT
+            framework = LM_EVAL if RESULTS_FILE.match(path.name) or JUDGED_FILE.match(path.name) else INSPECT
             refused.append(_unreadable(str(path), framework, exc))
     return found, refused
 
 
 def _looks_like_a_log(path: Path) -> bool:
     return path.suffix == ".eval" or bool(
-        _RESULTS_FILE.match(path.name) or _SAMPLES_FILE.match(path.name) or _JUDGED_FILE.match(path.name)
+        RESULTS_FILE.match(path.name) or SAMPLES_FILE.match(path.name) or JUDGED_FILE.match(path.name)
     )
 
 

@@ -161,24 +161,28 @@ def _bootstrap(
     return float(low), float(high), float(result.standard_error)
 
 
+def _estimate(
+    units: Units, statistic: Callable[[np.ndarray], float], n_resamples: int, seed: int
+) -> tuple[Estimate, bool]:
+    """``statistic`` of all units with its expanded percentile bootstrap interval over units (stratified when
+    the units have strata), and whether it was resampled (not with fewer than 2 units, a value that is not
+    finite, or only one-unit strata, where nothing varies)."""
+    value, n = statistic(np.arange(len(units))), len(units)
+    if n < 2 or not math.isfinite(value):
+        return Estimate(value, math.nan, math.nan, n, math.nan), False
+    samples, fixed = _strata_samples(units)
+    if not samples:
+        return Estimate(value, value, value, n, 0.0), False
+    low, high, se = _bootstrap(samples, lambda *chosen: statistic(np.concatenate([*chosen, fixed])), n_resamples, seed)
+    return Estimate(value, low, high, n, se), True
+
+
 def interval(
     units: Units, measure: Measure, metric: str, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
 ) -> Estimate:
     """The metric on all units and its expanded percentile bootstrap interval over units (stratified when the
     units have strata)."""
-    value = measure.all(units, metric)
-    if len(units) < 2 or not math.isfinite(value):
-        return Estimate(value, math.nan, math.nan, len(units), math.nan)
-
-    samples, fixed = _strata_samples(units)
-    if not samples:  # every stratum is a single unit: nothing varies
-        return Estimate(value, value, value, len(units), 0.0)
-
-    def resampled(*chosen: np.ndarray) -> float:
-        return measure(units, np.concatenate([*chosen, fixed]), metric)
-
-    low, high, se = _bootstrap(samples, resampled, n_resamples, seed)
-    return Estimate(value, low, high, len(units), se)
+    return _estimate(units, lambda chosen: measure(units, chosen, metric), n_resamples, seed)[0]
 
 
 class NotComparable(ValueError):
@@ -285,28 +289,20 @@ def compare(
     stratified), a p-value (exact McNemar when ``binary_key`` holds per-unit right/wrong whose mean is the
     metric, else a paired permutation test) and the smallest difference this many units detect."""
     a, b = common_units(a, b)
-    n = len(a)
-    value = measure.all(b, metric) - measure.all(a, metric)
-    if n < 2 or not math.isfinite(value):
-        return Difference(value, math.nan, math.nan, n, math.nan, math.nan, "none", math.nan, math.nan)
-
-    samples, fixed = _strata_samples(a)
-    if not samples:
-        return Difference(value, value, value, n, 0.0, math.nan, "none", math.nan, math.nan)
-
-    def resampled(*picked: np.ndarray) -> float:
-        chosen = np.concatenate([*picked, fixed])
-        return measure(b, chosen, metric) - measure(a, chosen, metric)
-
-    low, high, se = _bootstrap(samples, resampled, n_resamples, seed)
+    estimate, resampled = _estimate(
+        a, lambda chosen: measure(b, chosen, metric) - measure(a, chosen, metric), n_resamples, seed
+    )
+    if not resampled:
+        return Difference(**vars(estimate), p_value=math.nan, test="none", min_detectable=math.nan, unit_sd=math.nan)
     binary_a = binary_outcomes(a, binary_key, measure, metric) if binary_key else None
     binary_b = binary_outcomes(b, binary_key, measure, metric) if binary_key else None
     if binary_a is not None and binary_b is not None:
         p_value, test = mcnemar_exact(binary_a, binary_b), "mcnemar_exact"
     else:
         p_value, test = _permutation_p(a, b, measure, metric, n_resamples, seed), "paired_permutation"
-    unit_sd = se * math.sqrt(n)
-    return Difference(value, low, high, n, se, p_value, test, min_detectable(unit_sd, n), unit_sd)
+    unit_sd = estimate.se * math.sqrt(estimate.n)
+    detectable = min_detectable(unit_sd, estimate.n)
+    return Difference(**vars(estimate), p_value=p_value, test=test, min_detectable=detectable, unit_sd=unit_sd)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
