@@ -10,17 +10,16 @@ import base64
 import hashlib
 import json
 import logging
-import mimetypes
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ecom_tasks import files
+from ecom_tasks.images import bytes_to_data_uri
 
 logger = logging.getLogger(__name__)
 
@@ -67,23 +66,19 @@ def settings_id(name: str, **settings: Any) -> str:
     return f"{name}({shown})"
 
 
-def image_bytes(image: str) -> tuple[bytes, str]:
-    """(bytes, mime type) of a local path or data URI."""
+def image_bytes(image: str) -> bytes:
+    """The bytes of a local path or data URI."""
     if image.startswith("data:"):
         header, payload = image.split(",", 1)
-        mime = header[5:].split(";")[0] or "image/png"
-        return (base64.b64decode(payload) if header.endswith(";base64") else payload.encode()), mime
-    path = Path(image)
-    mime = mimetypes.guess_type(path.name)[0] or "image/png"
-    return files.read_bytes(path), mime
+        return base64.b64decode(payload) if header.endswith(";base64") else payload.encode()
+    return files.read_bytes(image)
 
 
 def image_url(image: str) -> str:
     """What an OpenAI-style ``image_url`` part carries: a data URL (local files inlined) or the URL."""
     if image.startswith(("http://", "https://", "data:")):
         return image
-    raw, mime = image_bytes(image)
-    return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+    return bytes_to_data_uri(files.read_bytes(image))
 
 
 def load_pil(image: str):
@@ -93,8 +88,7 @@ def load_pil(image: str):
 
     if image.startswith(("http://", "https://")):
         raise ValueError(f"this embedder reads local images only, not URLs ({image[:80]})")
-    raw, _ = image_bytes(image)
-    with Image.open(io.BytesIO(raw)) as opened:
+    with Image.open(io.BytesIO(image_bytes(image))) as opened:
         return opened.convert("RGB")
 
 

@@ -9,7 +9,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ecom_tasks.rmir.prompts import DESCRIPTION_MARKER, PLACEHOLDER, fixed_prompt_parts, prompt_query
+from ecom_tasks.rmir.prompts import DESCRIPTION_MARKER, FIXED_PARTS, PLACEHOLDER, prompt_query
 from ecom_tasks.scorers.replies import ECHO_MIN_CHARS, Echoes, answer_region, find_echoes, flag_runs
 
 #: Statuses of a reply that yields no description: the query then scores 0 and is counted as failed.
@@ -66,7 +66,7 @@ def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
     """The stretches of ``region`` that copy the prompt: its instructions and format line, or most of its
     request; the ``Description:`` marker of a line whose text is not all copied stays the model's own."""
     query = prompt_query(prompt) if prompt is not None else None
-    fixed = fixed_prompt_parts() if prompt is None or query is not None else (prompt,)
+    fixed = FIXED_PARTS if prompt is None or query is not None else (prompt,)
     spans = list(find_echoes(region, fixed, truncated=False).spans)
     if query:
         length = len(_key(query))

@@ -24,16 +24,12 @@ Finish with one last line of the form:
     + PLACEHOLDER
 )
 #: The instructions before and after the request: what every prompt holds.
-_BEFORE, _AFTER = REASON_TEMPLATE.split("{query}")
+FIXED_PARTS = tuple(REASON_TEMPLATE.split("{query}"))
+_BEFORE, _AFTER = FIXED_PARTS
 
 
 def build_reason_prompt(query_text: str) -> str:
     return REASON_TEMPLATE.format(query=query_text.strip())
-
-
-def fixed_prompt_parts() -> tuple[str, str]:
-    """The instructions every reason-then-embed prompt holds, without the request."""
-    return _BEFORE, _AFTER
 
 
 def prompt_query(prompt: str) -> str | None:

@@ -102,12 +102,6 @@ def _category(row: Row, problems: list[Problem]) -> str:
     return key or ""
 
 
-def _positives(row: Row, problems: list[Problem]) -> tuple[str, ...] | None:
-    """The listed positives, each once (None when the column is absent or blank)."""
-    found = id_list(row, "positives", problems, "pool ids")
-    return tuple(dict.fromkeys(found)) if found is not None else None
-
-
 def validate_pool(
     rows: Sequence[Row], problems: list[Problem], *, check_images: bool, image_access: ImageAccess = DEFAULT_ACCESS
 ) -> list[PoolRecord]:
@@ -155,7 +149,7 @@ def validate_queries(
 
     def build(row: Row, record_id: str, problems: list[Problem]) -> QueryRecord:
         before = len(problems)
-        listed = _positives(row, problems)
+        listed = id_list(row, "positives", problems, "pool ids")  # None when the column is absent or blank
         judged = qrels.get(record_id)
         if listed is not None and judged is not None:
             problems.append(Problem(row.source, row.index, "positives", "given both here and in qrels; keep one"))
@@ -166,8 +160,8 @@ def validate_queries(
                     problems.append(Problem(qrow.source, qrow.index, "corpus-id", f"{did!r} is not a pool id"))
             positives = tuple(did for did, (_, score) in judged.items() if score > 0)
         elif listed is not None:
-            positives = listed
-            for i, did in enumerate(listed):
+            positives = tuple(dict.fromkeys(listed))  # each once
+            for i, did in enumerate(positives):
                 if did not in pool_ids:
                     problems.append(Problem(row.source, row.index, f"positives[{i}]", f"{did!r} is not a pool id"))
         if not positives and len(problems) == before:
