@@ -356,8 +356,7 @@ def embed_pool(
     store = EmbeddingCache(pool_cache_id(embedder), root, writable=mode == "true") if mode in ("true", "read") else None
     found = store.get(list(first)) if store is not None else {}
     missing = [h for h in first if h not in found]
-    batches = [missing[start : start + batch_size] for start in range(0, len(missing), batch_size)]
-    early: dict[int, np.ndarray] = {}  # the first batch's rows when they were needed early
+    early = None  # the first batch's rows when they were needed before the loop
     if store is not None:
         store.report()
         if missing or store.dim is None:
@@ -365,14 +364,13 @@ def embed_pool(
         if store.dim is None and found:
             # embedder.json is lost: the shards read do not say the width, the embedder's own vectors do (its
             # first batch, or one cached item embedded again); files of another width are an error naming them.
-            probe = _raw_rows(embedder, [inputs[first[h]] for h in (batches[0] if batches else [next(iter(found))])])
-            if batches:
-                early[0] = probe
-            store.check_widths(probe.shape[1])
-            store.record(probe.shape[1])
+            early = _raw_rows(embedder, [inputs[first[h]] for h in missing[:batch_size] or [next(iter(found))]])
+            store.check_widths(early.shape[1])
+            store.record(early.shape[1])
     dim = store.dim if store is not None else None
-    for number, chunk in enumerate(batches):
-        rows = early[number] if number in early else _raw_rows(embedder, [inputs[first[h]] for h in chunk])
+    for start in range(0, len(missing), batch_size):
+        chunk = missing[start : start + batch_size]
+        rows = early if start == 0 and early is not None else _raw_rows(embedder, [inputs[first[h]] for h in chunk])
         if dim is not None and rows.shape[1] != dim:
             if store is not None and store.dim is not None:
                 raise store.width_conflict(rows.shape[1])

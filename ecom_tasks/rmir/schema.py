@@ -332,9 +332,8 @@ def _load(key: tuple, data: str, split: str | None, check_images: bool, image_ac
     tables, chosen, other_split_ids = select_split(_tables(key, data), split, data)
     problems: list[Problem] = []
     pool = validate_pool(tables["pool"], problems, check_images=check_images, image_access=image_access)
-    pool_ids = {r.id for r in pool}
-    # Pool rows with problems are not in ``pool``: their ids still exist, so positives naming them are not reported twice.
-    pool_ids |= {str(r.values.get("id")).strip() for r in tables["pool"] if r.values.get("id") is not None}
+    # Every row's id, also of rows with problems (not in ``pool``): positives naming them are not reported twice.
+    pool_ids = {str(r.values.get("id")).strip() for r in tables["pool"] if r.values.get("id") is not None}
     # qrels rows about queries of another split belong to that split, not to this run.
     qrel_rows = [r for r in tables.get("qrels", ()) if _qrel_query(r) not in other_split_ids]
     queries = validate_queries(
