@@ -113,16 +113,25 @@ def refusal(path: Path | str, error: files.FileRefused) -> Problem:
     return Problem(str(path), 0, "-", str(error).removeprefix(f"{path}: "))
 
 
-def _folder_files(folder: Path) -> tuple[list[Path], list[Problem], list[Problem]]:
-    """The data files of ``folder`` (any suffix case, regular files or symlinks staying inside it); a
-    problem for each data file there that is refused (not a regular file, a symlink leading out); and a
-    problem naming each data file left unread because it sits in a real sub-folder (a benchmark's data
-    is one level: its sub-folders hold images or other data sets, e.g. EcomEval's ``judge_meta``).
-    Symlinked sub-folders are never walked: ``images -> /usr`` names nothing of ``/usr``."""
-    found = files.folder_files(folder, match=_is_data_file)
-    refused = [refusal(path, error) for path, error in files.refused_entries(folder, match=_is_data_file)]
+def _local_files(path: Path) -> tuple[list[Path], list[Problem]]:
+    """The files :func:`load_rows` reads from the local ``path``: the file, or a folder's data files (any
+    suffix case, regular files or symlinks staying inside it); a refused or missing one, or a folder without
+    data files, is a problem naming it. Also a problem naming each data file left unread because it sits in
+    a real sub-folder (a benchmark's data is one level: its sub-folders hold images or other data sets, e.g.
+    EcomEval's ``judge_meta``). Symlinked sub-folders are never walked: ``images -> /usr`` names nothing of ``/usr``."""
+    try:
+        if not path.is_dir():
+            return [files.regular_file(path)], []
+        found = files.folder_files(path, match=_is_data_file)
+        refused = [refusal(file, error) for file, error in files.refused_entries(path, match=_is_data_file)]
+    except files.FileRefused as error:
+        raise DataValidationError([refusal(path, error)]) from None
+    if refused:
+        raise DataValidationError(refused)
+    if not found:
+        raise DataValidationError([Problem(str(path), 0, "-", "folder holds no .jsonl, .json, .csv or .parquet file")])
     skipped: list[Problem] = []
-    for sub in files.sub_folders(folder):
+    for sub in files.sub_folders(path):
         if sub.name.startswith("."):
             continue
         try:
@@ -130,24 +139,8 @@ def _folder_files(folder: Path) -> tuple[list[Path], list[Problem], list[Problem
         except files.FileRefused as error:
             skipped.append(refusal(sub, error))
             continue
-        note = f"not read: in a sub-folder of {folder} (give its own path to read it)"
+        note = f"not read: in a sub-folder of {path} (give its own path to read it)"
         skipped.extend(Problem(str(p), 0, "-", note) for p in nested)
-    return found, refused, skipped
-
-
-def _local_files(path: Path) -> tuple[list[Path], list[Problem]]:
-    """The files :func:`load_rows` reads from the local ``path`` (a refused or missing one, or a folder
-    without data files, is a problem naming it), and the skipped data files of a folder's sub-folders."""
-    try:
-        if not path.is_dir():
-            return [files.regular_file(path)], []
-        found, refused, skipped = _folder_files(path)
-    except files.FileRefused as error:
-        raise DataValidationError([refusal(path, error)]) from None
-    if refused:
-        raise DataValidationError(refused)
-    if not found:
-        raise DataValidationError([Problem(str(path), 0, "-", "folder holds no .jsonl, .json, .csv or .parquet file")])
     return found, skipped
 
 

@@ -44,20 +44,20 @@ class FileRefused(EcomTasksError, OSError):
 # --- checks ---------------------------------------------------------------------------------------
 
 
+#: What a file of each type is called in a refusal, in the order they are tested.
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISREG, "a file"),
+)
+
+
 def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISREG(mode):
-        return "a file"
-    return "not a regular file"
+    return next((name for is_kind, name in _KINDS if is_kind(mode)), "not a regular file")
 
 
 def is_inside(path: PathLike, root: PathLike) -> bool:
@@ -65,7 +65,7 @@ def is_inside(path: PathLike, root: PathLike) -> bool:
     return Path(path).resolve().is_relative_to(Path(root).resolve())
 
 
-def check_inside(path: PathLike, root: PathLike | None, what: str = "file") -> None:
+def check_inside(path: PathLike, root: PathLike | None) -> None:
     if root is not None and not is_inside(path, root):
         raise FileRefused(
             f"{os.fspath(path)}: a symbolic link to {Path(path).resolve()}, outside {os.fspath(root)}: not read"

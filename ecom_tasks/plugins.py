@@ -48,29 +48,30 @@ def contributions(hook_name: str) -> list[tuple[str, Any]]:
     return out
 
 
-def _unique_by_name(hook: str, named: Iterable[tuple[str, str, Any]]) -> dict[str, Any]:
-    """``(plugin, name, thing)`` -> ``{name: thing}``; a name registered twice is an error naming both
+def _registered(hook: str, entries: Callable[[str, Any], Iterable[tuple[str, Any]]]) -> dict[str, Any]:
+    """``{name: thing}`` over every plugin's contribution to ``hook``: ``entries(plugin, contribution)``
+    checks it and gives its ``(name, thing)`` pairs. A name registered twice is an error naming both
     plugins (a plugin's ``rair`` dataset or ``lexical`` retriever never silently replaces ours)."""
     merged: dict[str, Any] = {}
     owner: dict[str, str] = {}
-    for plugin, name, thing in named:
-        if name in merged:
-            raise ConfigurationError(
-                f"{hook}: {name!r} from plugin {plugin!r} is already registered by {owner[name]!r}"
-            )
-        merged[name], owner[name] = thing, plugin
+    for plugin, contribution in contributions(hook):
+        for name, thing in entries(plugin, contribution):
+            if name in merged:
+                raise ConfigurationError(
+                    f"{hook}: {name!r} from plugin {plugin!r} is already registered by {owner[name]!r}"
+                )
+            merged[name], owner[name] = thing, plugin
     return merged
 
 
 def _specs(hook: str, spec_type: type[hookspecs.MetricSpec] | type[hookspecs.DatasetSpec]) -> dict[str, Any]:
-    def named() -> Iterator[tuple[str, str, Any]]:
-        for plugin, specs in contributions(hook):
-            for spec in specs:
-                if not isinstance(spec, spec_type):
-                    raise TypeError(f"{hook}: plugin {plugin!r} returned {spec!r}, not a {spec_type.__name__}")
-                yield plugin, spec.name, spec
+    def entries(plugin: str, specs: Any) -> Iterator[tuple[str, Any]]:
+        for spec in specs:
+            if not isinstance(spec, spec_type):
+                raise TypeError(f"{hook}: plugin {plugin!r} returned {spec!r}, not a {spec_type.__name__}")
+            yield spec.name, spec
 
-    return _unique_by_name(hook, named())
+    return _registered(hook, entries)
 
 
 def metric_specs() -> dict[str, hookspecs.MetricSpec]:
@@ -106,18 +107,17 @@ def select_metrics(kind: str, names: str | Sequence[str] | None = None) -> list[
 def retrievers() -> dict[str, Callable[..., Any]]:
     """Every registered retriever (embedder) factory by name; a name registered twice is an error naming both plugins."""
 
-    def factories() -> Iterator[tuple[str, str, Any]]:
-        for plugin, mapping in contributions("ecom_tasks_retrievers"):
-            if not isinstance(mapping, dict):
-                raise TypeError(
-                    f"ecom_tasks_retrievers: plugin {plugin!r} returned {mapping!r}, not a dict of name -> factory"
-                )
-            for name, factory in mapping.items():
-                if not callable(factory):
-                    raise TypeError(f"ecom_tasks_retrievers: {name!r} from plugin {plugin!r} is not callable")
-                yield plugin, name, factory
+    def entries(plugin: str, mapping: Any) -> Iterator[tuple[str, Any]]:
+        if not isinstance(mapping, dict):
+            raise TypeError(
+                f"ecom_tasks_retrievers: plugin {plugin!r} returned {mapping!r}, not a dict of name -> factory"
+            )
+        for name, factory in mapping.items():
+            if not callable(factory):
+                raise TypeError(f"ecom_tasks_retrievers: {name!r} from plugin {plugin!r} is not callable")
+            yield name, factory
 
-    return _unique_by_name("ecom_tasks_retrievers", factories())
+    return _registered("ecom_tasks_retrievers", entries)
 
 
 def datasets() -> dict[str, hookspecs.DatasetSpec]:
@@ -132,9 +132,8 @@ def lm_eval_task_dirs() -> list[str]:
 
 def baseline_responders() -> list[Callable[[Messages], str | None]]:
     """Plugins' responders first: ours end with MonBench's, which answers any A-D question."""
-    found = contributions("ecom_tasks_baseline_responders")
-    ordered = [*(g for p, g in found if p != BUILTIN), *(g for p, g in found if p == BUILTIN)]
-    return [responder for group in ordered for responder in group]
+    ordered = sorted(contributions("ecom_tasks_baseline_responders"), key=lambda pair: pair[0] == BUILTIN)
+    return [responder for _, group in ordered for responder in group]
 
 
 def baseline_reply(messages: Messages) -> str:

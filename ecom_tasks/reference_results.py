@@ -35,20 +35,18 @@ def reference_path(benchmark: str) -> Path:
 
 
 @functools.cache
-def _read(benchmark: str) -> tuple[tuple[str, ...], tuple[dict[str, str], ...]]:
+def _read(benchmark: str) -> tuple[dict[str, str], ...]:
     path = reference_path(benchmark)
     if not path.exists():
-        return (), ()
+        return ()
     text = files.read_text(path)
-    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("#")]
-    reader = csv.DictReader(lines)
-    return tuple(reader.fieldnames or ()), tuple(reader)
+    return tuple(csv.DictReader(line for line in text.splitlines(keepends=True) if not line.startswith("#")))
 
 
 def reference_rows(benchmark: str, table: str, log_unit: str) -> list[ReferenceRow]:
     """The paper's rows of ``table`` in file order, values converted to ``log_unit``."""
     rows: dict[tuple[str, str, str], ReferenceRow] = {}
-    for number, record in enumerate(_read(benchmark)[1], start=2):
+    for number, record in enumerate(_read(benchmark), start=2):
         if record["table"] != table:
             continue
         unit = record["unit"]
