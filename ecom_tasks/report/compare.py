@@ -293,30 +293,25 @@ class NoSamples(Exception):
 
 def _lm_eval_run_units(run: Run, design: Design) -> stats.Units:
     source = Path(run.source)
+    data = files.read_json(source, allow_nan=True)
     if JUDGED_FILE.match(source.name):
-        data = files.read_json(source, allow_nan=True)
         grades = source.parent / str(data.get("grades_file") or "")
         if not data.get("grades_file") or not files.is_inside(grades, source.parent):
             raise NoSamples(f"{source}: names no grades file beside it; left out")
         return _units(design, _lm_eval_rows(grades, design, judged=True))
     stamp = source.name.removeprefix("results_").removesuffix(".json")  # RESULTS_FILE's stamp
+    subtasks = (data.get("group_subtasks") or {}).get(run.task) or []  # a group's files are its subtasks'
     samples = [
         path
         for path in files.folder_files(source.parent)
-        if (m := SAMPLES_FILE.match(path.name)) and m["stamp"] == stamp and _in_task(m["task"], run.task, source)
+        if (m := SAMPLES_FILE.match(path.name))
+        and m["stamp"] == stamp
+        and (m["task"] == run.task or m["task"] in subtasks)
     ]
     if not samples:
         raise NoSamples(f"{source}: {run.task} has no samples file (run lm-eval with --log_samples to compare it)")
     # A group's subtasks' files are one run: a unit's rows stay together whichever file holds them.
     return _units(design, [row for path in samples for row in _lm_eval_rows(path, design, judged=False)])
-
-
-def _in_task(samples_task: str, task: str, results: Path) -> bool:
-    """Whether a samples file belongs to ``task``: its own, or a subtask of the group ``task``."""
-    if samples_task == task:
-        return True
-    data = files.read_json(results, allow_nan=True)
-    return samples_task in ((data.get("group_subtasks") or {}).get(task) or [])
 
 
 # --- comparing --------------------------------------------------------------------------------------
