@@ -13,6 +13,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from ecom_tasks.monbench import schema
 from ecom_tasks.monbench.prompts import (
     ANSWER_TAG,
     LABEL_TAG,
@@ -28,7 +29,7 @@ _OPTION = re.compile(r"^([A-D])\.\s+(.*)$")
 _STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it of on or that the to was what which with user query product options location market ad".split()
 )
-RELATION_LABELS = frozenset({"exactmatch", "narrowing", "substitute", "complement", "irrelevant"})
+RELATION_LABELS = frozenset(label.casefold() for labels in schema.RELATION_LABELS.values() for label in labels)
 
 
 def tokens(text: str) -> set[str]:

@@ -108,34 +108,20 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         )
     ]
 
-    def breakdown(name: str, title: str, metrics: Sequence[tuple[str, str]], plot: str | None) -> Table | None:
-        columns = [Column(metric, header) for metric, header in metrics]
-        rows = []
-        for slots in rows_slots:
-            for task in (None, *TASKS):
-                cells = {metric: value(slots, task, metric) for metric, _ in metrics}
-                if any(v is not None for v in cells.values()):
-                    rows.append(run_row(slots, cells, part=TASK_TITLES[task] if task else "all tasks"))
-        return finish(Table("monbench", name, title, columns, rows, plot=plot))
-
-    tables.append(
-        breakdown(
+    breakdowns = (
+        (
             "position",
             "MonBench accuracy by the correct option's position (Fig. 3)",
             [(f"acc_pos_{p}", f"at {p}") for p in "ABCD"],
             "heatmap",
-        )
-    )
-    tables.append(
-        breakdown(
+        ),
+        (
             "format",
             "MonBench accuracy by return format (Fig. 4)",
             [("acc_fmt_label", "Label"), ("acc_fmt_content", "Content"), ("acc_fmt_label_content", "Label+Content")],
             "heatmap",
-        )
-    )
-    tables.append(
-        breakdown(
+        ),
+        (
             "robustness",
             "MonBench consistency and failure rates",
             [
@@ -146,6 +132,15 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
                 ("truncated_rate", "truncated"),
             ],
             None,
-        )
+        ),
     )
+    for name, title, metrics, plot in breakdowns:
+        rows = []
+        for slots in rows_slots:
+            for task in (None, *TASKS):
+                cells = {metric: value(slots, task, metric) for metric, _ in metrics}
+                if any(v is not None for v in cells.values()):
+                    rows.append(run_row(slots, cells, part=TASK_TITLES[task] if task else "all tasks"))
+        columns = [Column(metric, header) for metric, header in metrics]
+        tables.append(finish(Table("monbench", name, title, columns, rows, plot=plot)))
     return [t for t in tables if t is not None]

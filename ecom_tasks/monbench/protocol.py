@@ -119,7 +119,7 @@ def expand(
     runs: list[Run],
     *,
     fewshot: list[MonBenchRecord] | None = None,
-    shots: int = 0,
+    shots: int | str = 0,
 ) -> list[MonBenchItem]:
     """Every record under every run, question-major so a question's runs sit together.
 
@@ -174,7 +174,7 @@ def build_items(
     if not evaluated:
         raise ValueError(f"no MonBench records for {', '.join(tasks)} in split {split!r}")
     fewshot = [r for r in records if r.split == "fewshot"]
-    return expand(evaluated, runs_for(design, formats), fewshot=fewshot, shots=parse_shots(shots))
+    return expand(evaluated, runs_for(design, formats), fewshot=fewshot, shots=shots)
 
 
 def load_items(data: str | None, **variant: Any) -> list[MonBenchItem]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.data import Problem, Row, fixtures_dir, is_blank, load_validated, require_text, validate_records
@@ -68,16 +69,24 @@ def _choices(row: Row, problems: list[Problem]) -> list[str]:
     return out
 
 
+_MAX_DIGITS = 100
+
+
+def _whole(value: Any) -> Any:
+    """A whole number written as a float (CSV columns with gaps load as floats) or in digits, as an int.
+    Digits int() refuses (``²``, thousands of them in a hostile cell) stay text, reported as the value."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) <= _MAX_DIGITS:
+        return int(value.strip())
+    return value
+
+
 def _answer(row: Row, problems: list[Problem]) -> int:
     value = row.values.get("answer")
-    if isinstance(value, bool):
-        value = None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
     if isinstance(value, str) and value.strip().upper() in LETTERS:
         return LETTERS.index(value.strip().upper())
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    value = None if isinstance(value, bool) else _whole(value)
     if isinstance(value, int) and 0 <= value <= 3:
         return value
     problems.append(Problem(row.source, row.index, "answer", f"must be 0-3 or A-D, got {value!r}"))
@@ -88,10 +97,7 @@ def _category(row: Row, problems: list[Problem]) -> str | None:
     value = row.values.get("category")
     if is_blank(value):
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, float) and value.is_integer():  # CSV columns with gaps load as floats
-        value = int(value)
+    value = _whole(value)
     if isinstance(value, int) and 1 <= value <= len(CATEGORIES):
         return CATEGORIES[value - 1]
     if isinstance(value, str) and value.strip() in CATEGORIES:
