@@ -89,7 +89,7 @@ def regular_file(path: PathLike, *, inside: PathLike | None = None) -> Path:
 
 
 @contextlib.contextmanager
-def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[IO[bytes]]:
+def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[io.BufferedReader]:
     """A binary reader of ``path``, refused unless it is a regular file (within ``inside``)."""
     path = Path(path)
     check_inside(path, inside)
@@ -147,11 +147,8 @@ def package_text(package: str, name: str) -> str:
 
 
 def sha256(path: PathLike, *, inside: PathLike | None = None) -> str:
-    digest = hashlib.sha256()
     with open_regular(path, inside=inside) as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 # --- JSON -----------------------------------------------------------------------------------------
