@@ -157,11 +157,13 @@ def monbench_task(
     names = parse_metric_names(metrics)
     shots = parse_shots(shots)
     strict = parse_flag(strict, "strict")
+    tasks = TASKS if task == "all" else (task,)
+    weights = _weights(category_weights)
     return Task(
-        dataset=monbench_dataset(TASKS if task == "all" else (task,), design, formats, shots, data, split),
+        dataset=monbench_dataset(tasks, design, formats, shots, data, split),
         solver=fan_out_generate(),
         scorer=monbench_scorer(strict=strict),
-        metrics=[monbench_summary(category_weights=_weights(category_weights), metrics=names)],
+        metrics=[monbench_summary(category_weights=weights, metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version=TASK_VERSION,
         epochs=Epochs(1, outcome_mean()),
@@ -171,13 +173,13 @@ def monbench_task(
             task_version=TASK_VERSION,
             prompt_version=PROMPT_VERSION,
             data=data,
-            tasks=list(TASKS if task == "all" else (task,)),
+            tasks=list(tasks),
             design=design,
             formats=list(parse_formats(formats)),
             shots=shots,
             strict=strict,
             split=split,
-            category_weights=_weights(category_weights),
+            category_weights=weights,
         ),
     )
 

@@ -30,6 +30,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.data import parse_flag
+from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import parse_metric_names, select_metrics
@@ -58,9 +59,8 @@ def _outcomes(scores: list[SampleScore]) -> list[Outcome]:
 _summary = last_call_memo(lambda scores, specs: summarize(_outcomes(scores), specs))
 
 
-def _summary_keys(metrics: list[str] | None) -> tuple[str, ...]:
+def _summary_keys(specs: list[MetricSpec]) -> tuple[str, ...]:
     failures = (*(key for key in COUNTS if key != "n"), context_limit.RATE)
-    specs = select_metrics(LABELS, metrics)
     return (*(spec.name for spec in specs), *strict_keys(specs), *failures, "n", "l2_dim_acc")
 
 
@@ -70,7 +70,7 @@ def rair_summary(metrics: list[str] | None = None) -> Metric:
     (``acc2_strict`` ...: exactly the requested output), invalid and truncated rates,
     items, the share of prompts longer than the server's context, L2 mismatch-dimension accuracy."""
     specs = select_metrics(LABELS, metrics)
-    keys = _summary_keys(metrics)
+    keys = _summary_keys(specs)
 
     def compute(scores: list[SampleScore]) -> Value:
         result = _summary(scores, tuple(specs))
@@ -83,7 +83,7 @@ def rair_summary(metrics: list[str] | None = None) -> Metric:
 def rair_breakdown(metrics: list[str] | None = None) -> Metric:
     """Per industry and hard intent, confusion matrix, error share by gold dimension."""
     specs = select_metrics(LABELS, metrics)
-    keys = set(_summary_keys(metrics))
+    keys = set(_summary_keys(specs))
 
     def compute(scores: list[SampleScore]) -> Value:
         result = _summary(scores, tuple(specs))

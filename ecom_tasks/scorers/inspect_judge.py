@@ -22,6 +22,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from ecom_tasks.data import parse_flag
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.judge import GRADER_TEMPERATURE, Ask, Message, PromptTooLong
@@ -105,20 +106,14 @@ def inspect_panel(members: Sequence[tuple[str, Model]], cache: bool | str) -> tu
     return asks, {label: str(model) for label, model in members}
 
 
-#: How a ``cache`` option spelled as a string says yes or no (any other string is an expiry).
-_TRUE_WORDS = ("true", "1", "yes", "on")
-_FALSE_WORDS = ("false", "0", "no", "off", "")
-
-
 def judge_cache(cache: bool | str) -> CachePolicy | bool:
     """``True``: cache grader replies without expiry, shared across epochs (a temperature-0 grade of
     the same text is the same grade); a string: that expiry (``"1W"``); ``False``: no cache."""
-    if isinstance(cache, str):
-        word = cache.strip().lower()
-        if word not in (*_TRUE_WORDS, *_FALSE_WORDS):
-            return CachePolicy(expiry=cache.strip(), per_epoch=False)
-        cache = word in _TRUE_WORDS
-    return CachePolicy(expiry=None, per_epoch=False) if cache else False
+    try:
+        cached = parse_flag(cache, "cache")
+    except ValueError:  # a string that says neither yes nor no is an expiry
+        return CachePolicy(expiry=str(cache).strip(), per_epoch=False)
+    return CachePolicy(expiry=None, per_epoch=False) if cached else False
 
 
 def chat_message(message: Message) -> ChatMessageAssistant | ChatMessageUser:

@@ -77,16 +77,13 @@ def fan_out_generate(cache: bool | CachePolicy | None = None) -> Solver:
         async with anyio.create_task_group() as group:
             for run in spec["runs"]:
                 group.start_soon(one, run)
-        ordered = {
-            run["key"]: {
-                "completion": outputs[run["key"]].completion,
-                "stop_reason": str(outputs[run["key"]].stop_reason),
-            }
-            for run in spec["runs"]
-        }
-        state.store.set(FAN_OUT, ordered)
+        ordered = {run["key"]: outputs[run["key"]] for run in spec["runs"]}  # in run order, not finishing order
+        state.store.set(
+            FAN_OUT,
+            {key: {"completion": o.completion, "stop_reason": str(o.stop_reason)} for key, o in ordered.items()},
+        )
         # The Sample's own output: the first run's reply (its conversation is the Sample's input).
-        first = outputs[spec["runs"][0]["key"]]
+        first = next(iter(ordered.values()))
         state.output = ModelOutput.from_content(
             model=str(model), content=first.completion, stop_reason=first.stop_reason
         )

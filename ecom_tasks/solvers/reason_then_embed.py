@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from inspect_ai.model import ContentImage
+from inspect_ai.model import ChatMessageUser, ContentImage
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS
@@ -63,9 +63,9 @@ def _takes_context(read: Callable[..., Any]) -> bool:
     return any(p.kind is p.VAR_KEYWORD for p in parameters) or {"prompt", "truncated"} <= names
 
 
-def _prompt_text(state: TaskState) -> str | None:
+def _user_message(state: TaskState) -> ChatMessageUser | None:
     try:
-        return state.user_prompt.text
+        return state.user_prompt
     except ValueError:  # no user message
         return None
 
@@ -73,9 +73,8 @@ def _prompt_text(state: TaskState) -> str | None:
 def images_dropped(state: TaskState) -> str | None:
     """Why the image of this request seems not to have reached the model; "" when nothing shows it;
     None when the request held no image."""
-    try:
-        message = state.user_prompt
-    except ValueError:
+    message = _user_message(state)
+    if message is None:
         return None
     content = message.content if isinstance(message.content, list) else []
     if not any(isinstance(part, ContentImage) for part in content):
@@ -108,7 +107,8 @@ def reason_then_embed(parse: Callable[..., tuple[str | None, str]] | None = None
         truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
         completion = state.output.completion
         if with_context:
-            description, status = read(completion, prompt=_prompt_text(state), truncated=truncated)
+            message = _user_message(state)
+            description, status = read(completion, prompt=message.text if message else None, truncated=truncated)
         else:
             description, status = read(completion)
             if truncated:  # the reader cannot tell whether the description ended before the cut
