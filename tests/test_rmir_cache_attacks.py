@@ -205,6 +205,31 @@ def test_a_small_deflated_npz_declaring_a_huge_array_is_refused_from_its_header(
     assert f"{bomb}: unreadable" in warning and says in warning
 
 
+def test_a_shard_key_that_is_not_text_is_no_item_and_no_crash(tmp_path, caplog):
+    inputs = items()
+    embed_pool(Embedder(), inputs, root=tmp_path)
+    first = sorted(shard_files(Embedder(), tmp_path))[0]
+    with np.load(first) as data:
+        keys = data["keys"]
+    first.unlink()
+    # The shard's own items, under keys that are bytes no text decodes to (0xff never starts UTF-8), then the real ones.
+    planted = np.concatenate([np.asarray([b"\xff\xfe" + k[2:] for k in keys], dtype="S64"), keys])
+    crafted_npz(
+        first.parent / SHARD_NAME,
+        {
+            "keys": npy_bytes(planted),
+            "vectors": npy_bytes(np.ones((len(planted), 8), dtype=np.float32)),
+            "embedder": npy_bytes(np.asarray(Embedder().id)),
+        },
+    )
+    again = Embedder()
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        vectors = embed_pool(again, inputs, root=tmp_path)
+    # The real keys are found (with the planted file's vectors); the others match no item.
+    assert (vectors.embedded, vectors.cached, vectors.skipped, again.embedded) == (0, 60, 0, 0)
+    assert warnings_of(caplog) == []
+
+
 # --- the cache's identity: embedder.json is the embedder's, never a shard's ---------------------------
 
 

@@ -183,10 +183,10 @@ class EmbeddingCache:
         return keys, vectors
 
     def get(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        wanted = set(hashes)
+        wanted = {h.encode(): h for h in hashes}  # a shard's keys are compared as bytes: a planted one is never decoded
         max_rows = max(len(wanted), MIN_SHARD_ROWS)
         found: dict[str, np.ndarray] = {}
-        for shard in sorted({self.shard(h) for h in wanted}):
+        for shard in sorted({self.shard(h) for h in wanted.values()}):
             folder = self.dir / shard
             if folder.is_symlink():
                 self._skip(folder, "a symbolic link: not listed (a shard folder is read only as a real folder)")
@@ -207,9 +207,8 @@ class EmbeddingCache:
                     continue
                 used = False
                 for key, vector in zip(read[0].tolist(), read[1]):
-                    key = key.decode() if isinstance(key, bytes) else str(key)
                     if key in wanted:
-                        found[key], used = vector, True
+                        found[wanted[key]], used = vector, True
                 if used and self.dim is None:
                     self._widths[path] = int(read[1].shape[1])
         return found
@@ -264,13 +263,11 @@ class EmbeddingCache:
 
     def record(self, dim: int) -> None:
         """Write ``embedder.json`` with the width of the embedder's own vectors (writable caches only)."""
-        if not self.writable:
-            self.dim = dim
-            return
-        with self._writing():
-            self._folder().write_text(
-                self.relative / "embedder.json", files.dumps_strict({"id": self.embedder_id, "dim": dim})
-            )
+        if self.writable:
+            with self._writing():
+                self._folder().write_text(
+                    self.relative / "embedder.json", files.dumps_strict({"id": self.embedder_id, "dim": dim})
+                )
         self.dim = dim
 
     def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
