@@ -559,6 +559,23 @@ def model_role(text: str) -> tuple[str, str]:
     return role.strip(), model.strip()
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number above 0 (a token limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number above 0, got {text!r}")
+    return value
+
+
+def add_options(parser: argparse.ArgumentParser, *options: tuple[str, Any, Any, str]) -> None:
+    """A pipeline's own options, each ``(flag, type, default, help)``, in the order given."""
+    for flag, kind, default, text in options:
+        parser.add_argument(flag, type=kind, default=default, help=text)
+
+
 def add_input_arguments(
     parser: argparse.ArgumentParser,
     description: str,

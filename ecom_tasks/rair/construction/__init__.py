@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_input_arguments, add_run_arguments
+from ecom_tasks.construction import add_input_arguments, add_options, add_run_arguments, positive_int
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,35 +25,25 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         model_help="Inspect model for every panel seat not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a panel seat: voter_1..k (intent), vlm_1..k (visual necessity), annotator_1..k (rule runs); repeat",
     )
-    parser.add_argument(
-        "--voters", type=int, default=3, help="intent panel size (default 3, the paper's tri-model ensemble)"
+    add_options(
+        parser,
+        ("--voters", int, 3, "intent panel size (default 3, the paper's tri-model ensemble)"),
+        ("--vlms", int, 3, "visual-necessity panel size (default 3)"),
+        ("--rule-runs", int, 3, "rule pre-annotation runs k (default 3)"),
+        ("--temperature", float, 0.0, "the intent and visual panels' temperature (default 0)"),
+        ("--rule-temperature", float, 0.7, "the rule runs' sampling temperature (default 0.7; the paper gives none)"),
+        ("--seed", int, None, "sampling seed of the rule runs; run i gets seed + i"),
+        (
+            "--max-tokens",
+            positive_int,
+            None,
+            "output limit of every panel call (default 4096; raise it for reasoning models)",
+        ),
+        ("--rules", str, "builtin", "structured rules JSON (default builtin: our rules_v1.json)"),
+        ("--min-intent-votes", int, 2, "voters that must give the same hard intent (default 2, Eq. 2)"),
+        ("--min-visual-votes", int, 2, "VLMs that must find the image essential (default 2, Eq. 3)"),
+        ("--min-rule-votes", int, 2, "runs that must name a rule (default 2, Eq. 4)"),
     )
-    parser.add_argument("--vlms", type=int, default=3, help="visual-necessity panel size (default 3)")
-    parser.add_argument("--rule-runs", type=int, default=3, help="rule pre-annotation runs k (default 3)")
-    parser.add_argument(
-        "--temperature", type=float, default=0.0, help="the intent and visual panels' temperature (default 0)"
-    )
-    parser.add_argument(
-        "--rule-temperature",
-        type=float,
-        default=0.7,
-        help="the rule runs' sampling temperature (default 0.7; the paper gives none)",
-    )
-    parser.add_argument("--seed", type=int, default=None, help="sampling seed of the rule runs; run i gets seed + i")
-    parser.add_argument(
-        "--max-tokens",
-        type=int,
-        default=None,
-        help="output limit of every panel call (default 4096; raise it for reasoning models)",
-    )
-    parser.add_argument("--rules", default="builtin", help="structured rules JSON (default builtin: our rules_v1.json)")
-    parser.add_argument(
-        "--min-intent-votes", type=int, default=2, help="voters that must give the same hard intent (default 2, Eq. 2)"
-    )
-    parser.add_argument(
-        "--min-visual-votes", type=int, default=2, help="VLMs that must find the image essential (default 2, Eq. 3)"
-    )
-    parser.add_argument("--min-rule-votes", type=int, default=2, help="runs that must name a rule (default 2, Eq. 4)")
     add_run_arguments(parser, images_default="link", source="candidate file")
 
 

@@ -152,6 +152,6 @@ def parse_rule_ids(reply: str | None, allowed: Iterable[str], *, prompt: Prompt 
         return Vote(())
     lookup = {rule_id.casefold(): rule_id for rule_id in allowed}
     tokens = [token for raw in _SPLIT.split(content.strip("[]")) if (token := raw.strip("[]()`*.\"'"))]
-    chosen = dict.fromkeys(lookup[token.casefold()] for token in tokens if token.casefold() in lookup)
-    unknown = tuple(token for token in tokens if token.casefold() not in lookup)
-    return Vote(tuple(chosen), ANSWERED, unknown)
+    named = [(token, lookup.get(token.casefold())) for token in tokens]
+    chosen = dict.fromkeys(rule_id for _, rule_id in named if rule_id is not None)
+    return Vote(tuple(chosen), ANSWERED, tuple(token for token, rule_id in named if rule_id is None))
