@@ -110,12 +110,8 @@ def _key(text: str) -> str:
 # --- the strict reading (task version 2.0) ---------------------------------------------------------
 
 
-def _strict_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
-    values = {v.strip().strip("().").strip().upper() for v in _LABEL.findall(text)}
-    if len(values) != 1:
-        status = CONFLICTING_TAGS if values else NO_TAG
-        return _invalid(status, f"{status} <Label>")
-    value = values.pop()
+def _strict_letter(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
+    """A ``<Label>`` value (stripped of spaces and parentheses, upper case) that must be a letter."""
     if value not in LETTERS:
         return _invalid(OUT_OF_RANGE, f"label {value!r} is not one of A-D")
     return _ok(LETTERS.index(value), "letter")
@@ -462,23 +458,6 @@ def _combine(readings: list[ParsedAnswer], tag: str) -> ParsedAnswer:
     return _invalid(CONFLICTING_TAGS, f"{CONFLICTING_TAGS} <{tag}>")
 
 
-def _grader_label(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
-    return _combine([_read_label(v, displayed) for v in _answer_tags(text, displayed, echoes)[0]], LABEL_TAG)
-
-
-def _grader_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
-    values = {_key(v): v for v in _answer_tags(text, displayed, echoes)[1]}  # repeats of one answer count once
-    return _combine([_read_content(v, displayed) for v in values.values()], ANSWER_TAG)
-
-
-def _strict_content(text: str, displayed: tuple[str, ...], echoes: Echoes | None) -> ParsedAnswer:
-    values = {_key(v): v for v in _ANSWER.findall(text)}  # repeats of one answer count once
-    return _combine([_strict_match(v, displayed) for v in values.values()], ANSWER_TAG)
-
-
-_READERS = {GRADER: (_grader_label, _grader_content), STRICT: (_strict_label, _strict_content)}
-
-
 @functools.lru_cache(maxsize=8)
 def fixed_prompt_parts(fmt: str) -> tuple[str, ...]:
     """The fixed text of every MonBench prompt in format ``fmt`` (preamble and instruction, output format
@@ -513,31 +492,34 @@ def parse_reply(
         raise ValueError(f"unknown format {fmt!r}")
     if parsing not in PARSINGS:
         raise ConfigurationError(f"MonBench parsing must be one of {', '.join(PARSINGS)}, got {parsing!r}")
-    read_label, read_content = _READERS[parsing]
     text = answer_region(completion)
     if text is None:
         return _invalid(UNCLOSED_THINK, "<think> is never closed (reply cut off while reasoning)")
-    echoes = None
+    displayed = tuple(displayed)
     if parsing == GRADER:
         sent = fixed_prompt_parts(fmt) if prompt is None else prompt
         echoes = find_echoes(text, sent, answers=_TAGS, min_chars=ECHO_MIN_CHARS, truncated=truncated)
-    displayed = tuple(displayed)
-    if fmt == "label":
-        return read_label(text, displayed, echoes)
-    if fmt == "content":
-        return read_content(text, displayed, echoes)
-    by_label = read_label(text, displayed, echoes)
-    if by_label.status != OK:
-        return by_label
-    by_content = read_content(text, displayed, echoes)
-    label_pos, content_pos = by_label.position, by_content.position
-    disagree = by_content.status == OK and label_pos != content_pos
+        labels, answers = _answer_tags(text, displayed, echoes)
+        read_label, read_content = _read_label, _read_content
+    else:  # every tag; a letter's repeats count once
+        labels = list(dict.fromkeys(v.strip().strip("().").strip().upper() for v in _LABEL.findall(text)))
+        answers = _ANSWER.findall(text)
+        read_label, read_content = _strict_letter, _strict_match
+    label = _combine([read_label(v, displayed) for v in labels], LABEL_TAG)
+    contents = {_key(v): v for v in answers}.values()  # repeats of one answer count once
+    content = _combine([read_content(v, displayed) for v in contents], ANSWER_TAG)
+    if fmt != "label_content":
+        return label if fmt == "label" else content
+    if label.status != OK:
+        return label
+    label_pos, content_pos = label.position, content.position
+    disagree = content.status == OK and label_pos != content_pos
     detail = f"label names {LETTERS[label_pos]}, content names {LETTERS[content_pos]}" if disagree else ""  # type: ignore[index]
-    if strict and by_content.status != OK:
-        return by_content
+    if strict and content.status != OK:
+        return content
     if strict and disagree:
         return ParsedAnswer(None, MISMATCH, detail, disagreement=True)
-    return ParsedAnswer(label_pos, OK, detail, disagreement=disagree, rule=by_label.rule)
+    return ParsedAnswer(label_pos, OK, detail, disagreement=disagree, rule=label.rule)
 
 
 def parse_strict(
