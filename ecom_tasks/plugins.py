@@ -37,15 +37,9 @@ def plugin_manager() -> pluggy.PluginManager:
 
 def contributions(hook_name: str) -> list[tuple[str, Any]]:
     """Each plugin's result for a hook, with the plugin's registered name (built-ins first)."""
-    manager = plugin_manager()
-    caller = getattr(manager.hook, hook_name)
-    out = []
-    for impl in caller.get_hookimpls():
-        result = impl.function()
-        if result:
-            out.append((impl.plugin_name, result))
-    out.sort(key=lambda pair: pair[0] != BUILTIN)
-    return out
+    implementations = getattr(plugin_manager().hook, hook_name).get_hookimpls()
+    found = [(impl.plugin_name, result) for impl in implementations if (result := impl.function())]
+    return sorted(found, key=lambda pair: pair[0] != BUILTIN)
 
 
 def _registered(hook: str, entries: Callable[[str, Any], Iterable[tuple[str, Any]]]) -> dict[str, Any]:
