@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
+from ecom_tasks import files
+
 PROMPT_VERSION = "rmir-reason-1"
 DESCRIPTION_MARKER = "Description:"
 #: What the format line asks for in place of the caption.
 PLACEHOLDER = "<the caption>"
 
+#: The prompt; its last line asks for the marker and the placeholder (the file's final newline is not part of it).
 REASON_TEMPLATE = (
-    """\
-You are helping an image search engine find a photograph. Look at the attached image and read the request about it.
-
-Request: {query}
-
-Work out what the request is asking for, using what the image shows; think it through step by step if that helps. \
-Then describe the photograph that would answer the request, as you would caption it: the objects, their state and \
-the scene, in one or two plain sentences, without repeating the request or your reasoning.
-
-Finish with one last line of the form:
-"""
-    + DESCRIPTION_MARKER
-    + " "
-    + PLACEHOLDER
+    files.package_text("ecom_tasks.rmir", "prompt_texts/reason.txt")
+    .removesuffix("\n")
+    .replace("{format_line}", f"{DESCRIPTION_MARKER} {PLACEHOLDER}")
 )
 #: The instructions before and after the request: what every prompt holds.
 FIXED_PARTS = tuple(REASON_TEMPLATE.split("{query}"))
