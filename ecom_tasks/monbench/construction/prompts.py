@@ -7,6 +7,8 @@ which runs record and the offline baseline recognises.
 
 from __future__ import annotations
 
+from ecom_tasks import files
+
 VOTE_VERSION = "monbench-build-vote/1"
 RELEVANT = "relevant"
 IRRELEVANT = "irrelevant"
@@ -24,20 +26,14 @@ EXAMPLES = (
     ("vet open sunday", "Austin, TX", "Premium Dog Food Delivered - 20% Off Your First Box.", IRRELEVANT),
 )
 
-VOTE_SYSTEM = f"""[{VOTE_VERSION}] Query-ad relevance vote.
-
-You review search ads. You are given what a user typed into a search engine (with the user's location and market when known) and one ad shown for it. Decide whether the ad is relevant.
-
-An ad is relevant when a user who typed this query would plausibly want what the ad offers right now: it serves the query's intent (the product, service, or information sought), fits its explicit constraints (place, brand, audience, price level), and a click would move the user toward what they searched for. The advertiser's gain does not make an ad relevant; neither does sharing words with the query.
-An ad is irrelevant when it offers something else, serves a different intent (information when the user wants to buy, or the reverse), contradicts an explicit constraint, or only borrows words from the query.
-
-Examples:
-{chr(10).join(f"Query: {q} | Location: {loc} | Ad: {ad} -> {label}" for q, loc, ad, label in EXAMPLES)}
-
-Think briefly if you need to, then end with one line of exactly the form
-Answer: relevant
-or
-Answer: irrelevant"""
+VOTE_SYSTEM = (
+    files.package_text("ecom_tasks.monbench.construction", "prompt_texts/vote.txt")
+    .removesuffix("\n")
+    .format(
+        version=VOTE_VERSION,
+        examples="\n".join(f"Query: {q} | Location: {loc} | Ad: {ad} -> {label}" for q, loc, ad, label in EXAMPLES),
+    )
+)
 
 
 def _place(location: str, market: str) -> list[str]:
