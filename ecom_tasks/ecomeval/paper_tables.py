@@ -6,32 +6,21 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ecom_tasks.ecomeval.schema import CATEGORY_NAMES
+from ecom_tasks.ecomeval.schema import CATEGORY_NAMES, DIFFICULTIES, LANGUAGE_NAMES
 from ecom_tasks.ecomeval.tasks import TABLE4_ORDER, TASKS, TASKS_BY_ID, EcomEvalTask, find_task
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER
 from ecom_tasks.results import LM_EVAL, MergedRun
 from ecom_tasks.tables import Column, Row, Slots, Table, assemble, data_and_flags, finish, paper_rows, run_row
 
-TEXT_CATEGORIES = (
-    ("ecom_generation", "Ecom Generative Ability"),
-    ("user_understanding", "User Understanding"),
-    ("shopping_reasoning", "Shopping Reasoning"),
-    ("shopping_concepts", "Shopping Concept"),
-    ("ecom_qa", "Ecom QA"),
+#: Table 2's and Table 3's column orders.
+TEXT_CATEGORIES = tuple(
+    (slug, CATEGORY_NAMES[slug])
+    for slug in ("ecom_generation", "user_understanding", "shopping_reasoning", "shopping_concepts", "ecom_qa")
 )
-LANGUAGES = (
-    ("en", "English"),
-    ("id", "Indonesian"),
-    ("ms", "Malay"),
-    ("pt", "Portuguese"),
-    ("th", "Thai"),
-    ("zh", "Chinese"),
-    ("vi", "Vietnamese"),
-)
+LANGUAGES = tuple((code, LANGUAGE_NAMES[code]) for code in ("en", "id", "ms", "pt", "th", "zh", "vi"))
 #: Table 4's columns: the eight multimodal tasks under the paper's abbreviations.
 MULTIMODAL_TASKS = tuple((task_id, TASKS_BY_ID[task_id].abbreviation) for task_id in TABLE4_ORDER)
 TASK_PREFIX = "task/"
-DIFFICULTIES = ("easy", "medium", "hard")
 #: A panel member's Inspect role (``grader_1``, ...).
 PANEL_ROLE = re.compile(r"^grader_(\d+)$")
 

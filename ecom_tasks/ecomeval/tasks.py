@@ -23,95 +23,77 @@ class EcomEvalTask:
         return tuple(s for s in (self.id, self.name, self.abbreviation, *self.aliases) if s)
 
 
-def _tasks(category: str, *tasks: tuple) -> tuple[EcomEvalTask, ...]:
-    return tuple(EcomEvalTask(task[0], task[1], category, *task[2:]) for task in tasks)
+def _tasks(category: str, *tasks: str | tuple[str, ...]) -> tuple[EcomEvalTask, ...]:
+    """A category's tasks: a name, or (name, abbreviation, aliases...); the id is the name's key."""
+    found = []
+    for task in tasks:
+        name, abbreviation, *aliases = (task, "") if isinstance(task, str) else task
+        found.append(EcomEvalTask(key_name(name), name, category, abbreviation, tuple(aliases)))
+    return tuple(found)
 
 
 #: The 37 tasks, in the figure's order within each category, the categories in ``schema.CATEGORIES``' order.
 TASKS: tuple[EcomEvalTask, ...] = (
     *_tasks(
         "ecom_qa",
-        ("after_sales_service", "After-Sales Service"),
-        ("shopping_guide", "Shopping Guide"),
-        ("brand_model", "Brand Model"),
-        ("brand_knowledge", "Brand Knowledge"),
-        ("product_inquiry", "Product Inquiry"),
+        "After-Sales Service",
+        "Shopping Guide",
+        "Brand Model",
+        "Brand Knowledge",
+        "Product Inquiry",
     ),
     *_tasks(
         "shopping_concepts",
-        ("product_attribute_extraction", "Product Attribute Extraction"),
-        ("product_categorization", "Product Categorization", "", ("Product Categorisation",)),
-        ("order_classification", "Order Classification"),
-        ("product_type_understanding", "Product Type Understanding"),
-        ("prohibited_item_identification", "Prohibited Item Identification"),
-        ("logistics_dialogue_classification", "Logistics Dialogue Classification"),
+        "Product Attribute Extraction",
+        ("Product Categorization", "", "Product Categorisation"),
+        "Order Classification",
+        "Product Type Understanding",
+        "Prohibited Item Identification",
+        "Logistics Dialogue Classification",
     ),
     *_tasks(
         "user_understanding",
-        ("query_understanding", "Query Understanding", "", ("query_intent_classification",)),
-        ("query_product_matching", "Query-Product Matching", "", ("Query-Product Relation",)),
-        ("user_review", "User Review"),
-        ("review_sentiment_classification", "Review Sentiment Classification"),
-        ("search_relevance", "Search Relevance", "", ("Search Relevance Assessment",)),
-        ("fraud_risk_analysis", "Fraud Risk Analysis"),
+        ("Query Understanding", "", "query_intent_classification"),
+        ("Query-Product Matching", "", "Query-Product Relation"),
+        "User Review",
+        "Review Sentiment Classification",
+        ("Search Relevance", "", "Search Relevance Assessment"),
+        "Fraud Risk Analysis",
     ),
     *_tasks(
         "shopping_reasoning",
-        ("product_recommendation", "Product Recommendation"),
-        ("numerical_reasoning", "Numerical Reasoning"),
-        ("similar_product_identification", "Similar Product Identification"),
-        ("description_similarity_evaluation", "Description Similarity Evaluation"),
-        ("complementary_product_recommendation", "Complementary Product Recommendation"),
-        ("selling_point_analysis", "Selling Point Analysis"),
+        "Product Recommendation",
+        "Numerical Reasoning",
+        "Similar Product Identification",
+        "Description Similarity Evaluation",
+        "Complementary Product Recommendation",
+        "Selling Point Analysis",
     ),
     *_tasks(
         "ecom_generation",
-        ("product_information_generation", "Product Information Generation"),
-        ("product_title_generation", "Product Title Generation"),
-        ("product_title_refinement", "Product Title Refinement"),
-        ("product_tag_generation", "Product Tag Generation"),
-        (
-            "after_sales_issue_summarization",
-            "After-Sales Issue Summarization",
-            "",
-            ("After-Sales Issue Summarisation",),
-        ),
-        ("product_translation", "Product Translation", "", ("Product Title Translation", "attribute_translation")),
+        "Product Information Generation",
+        "Product Title Generation",
+        "Product Title Refinement",
+        "Product Tag Generation",
+        ("After-Sales Issue Summarization", "", "After-Sales Issue Summarisation"),
+        ("Product Translation", "", "Product Title Translation", "attribute_translation"),
     ),
     *_tasks(
         "ecom_multimodal",
-        ("multimodal_violation_content_detection", "Multimodal Violation Content Detection", "MVCD"),
-        ("multimodal_search_relevance", "Multimodal Search Relevance", "MSR"),
-        (
-            "product_comment_image_summarization",
-            "Product Comment & Image Summarization",
-            "PCISum",
-            ("Product Comment and Image Summarisation",),
-        ),
-        ("multimodal_pickup_reschedule_detection", "Multimodal Pickup Reschedule Detection", "MPRD"),
-        ("multimodal_product_similarity", "Multimodal Product Similarity", "MPS"),
-        ("multimodal_brand_recognition", "Multimodal Brand Recognition", "MBR"),
-        (
-            "product_image_content_analysis",
-            "Product Image Content Analysis",
-            "PICA",
-            ("Product Image Context Analysis",),
-        ),
-        ("product_cover_image_selection", "Product Cover Image Selection", "PCISel"),
+        ("Multimodal Violation Content Detection", "MVCD"),
+        ("Multimodal Search Relevance", "MSR"),
+        ("Product Comment & Image Summarization", "PCISum", "Product Comment and Image Summarisation"),
+        ("Multimodal Pickup Reschedule Detection", "MPRD"),
+        ("Multimodal Product Similarity", "MPS"),
+        ("Multimodal Brand Recognition", "MBR"),
+        ("Product Image Content Analysis", "PICA", "Product Image Context Analysis"),
+        ("Product Cover Image Selection", "PCISel"),
     ),
 )
 TASKS_BY_ID: dict[str, EcomEvalTask] = {task.id: task for task in TASKS}
-#: Table 4's column order (its abbreviations: PCISel, PICA, MBR, MPS, MPRD, PCISum, MSR, MVCD).
-TABLE4_ORDER = (
-    "product_cover_image_selection",
-    "product_image_content_analysis",
-    "multimodal_brand_recognition",
-    "multimodal_product_similarity",
-    "multimodal_pickup_reschedule_detection",
-    "product_comment_image_summarization",
-    "multimodal_search_relevance",
-    "multimodal_violation_content_detection",
-)
+_BY_ABBREVIATION = {task.abbreviation: task.id for task in TASKS if task.abbreviation}
+#: Table 4's column order, by its abbreviations.
+TABLE4_ORDER = tuple(_BY_ABBREVIATION[a] for a in ("PCISel", "PICA", "MBR", "MPS", "MPRD", "PCISum", "MSR", "MVCD"))
 
 
 def task_key(name: str) -> str:
