@@ -82,12 +82,16 @@ def guess_dimension(term: str, position: int, n_terms: int) -> str:
     return "Category" if position == n_terms - 1 else "Attributes"
 
 
-def judge(fields: dict[str, str]) -> tuple[str, str | None, str]:
-    """(level, L2 dimension or None, reasoning) from query-term coverage."""
+def _coverage(fields: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    """The query's terms, those the item's title, shop, CPV and SKU hold, and those they miss."""
     query = terms(fields["query"])
     item = set(terms(" ".join(fields[k] for k in ("title", "shop_name", "cpv", "sku"))))
-    covered = [t for t in query if t in item]
-    missing = [t for t in query if t not in item]
+    return query, [t for t in query if t in item], [t for t in query if t not in item]
+
+
+def judge(fields: dict[str, str]) -> tuple[str, str | None, str]:
+    """(level, L2 dimension or None, reasoning) from query-term coverage."""
+    query, covered, missing = _coverage(fields)
     coverage = len(covered) / len(query) if query else 0.0
     reasoning = (
         f"Query terms: {', '.join(query) or '-'}. Found in the item: {', '.join(covered) or '-'}. "
@@ -162,23 +166,17 @@ def classify_query(query: str) -> str:
 def visual_need(fields: dict[str, str]) -> int:
     """1 when a query term that names something visible (colour, pattern, cut, set size, material,
     season) is missing from the item's text, so only the image can settle it; else 0."""
-    query = terms(fields.get("Query", ""))
-    item = set(terms(" ".join(fields.get(k, "") for k in ("Title", "Shop", "CPV", "SKU"))))
-    for position, term in enumerate(query):
-        if term not in item and guess_dimension(term, position, len(query)) in _VISUAL_DIMENSIONS:
-            return 1
-    return 0
+    query, _, missing = _coverage(fields)
+    return int(any(guess_dimension(t, query.index(t), len(query)) in _VISUAL_DIMENSIONS for t in missing))
 
 
-def choose_rules(system: str, fields: dict[str, str]) -> list[str]:
+def choose_rules(system: str, fields: dict[str, str], label: str) -> list[str]:
     """The listed rules of the annotator's level on the dimension the coverage judge blames; the first
     listed rule of that level when none is on it; none for L4."""
-    label = fields.get("Annotator's level", "")
     listed = _LISTED_RULE.findall(system)
     if label == "L4" or not listed:
         return []
-    names = {"query": "Query", "title": "Title", "shop_name": "Shop", "cpv": "CPV", "sku": "SKU"}
-    _, dimension, _ = judge({field: fields.get(name, "") for field, name in names.items()})
+    _, dimension, _ = judge(fields)
     same_level = [(rule_id, dim) for rule_id, level, dim in listed if level == label]
     on_dimension = [rule_id for rule_id, dim in same_level if dim == (dimension or "Category")]
     return on_dimension[:1] or [rule_id for rule_id, _ in same_level[:1]]
@@ -186,15 +184,17 @@ def choose_rules(system: str, fields: dict[str, str]) -> list[str]:
 
 def respond_rair_construction(messages: Sequence[tuple[str, str]]) -> str | None:
     """Answer the construction stages' prompts (intent, visual necessity, rules), else None."""
-    from ecom_tasks.rair.construction.prompts import INTENT_VERSION, RULES_VERSION, VISUAL_VERSION
+    from ecom_tasks.rair.construction.prompts import INTENT_VERSION, ITEM_FIELDS, RULES_VERSION, VISUAL_VERSION
 
     system = "\n".join(t for role, t in messages if role == "system")
     user = "\n".join(t for role, t in messages if role == "user")
-    fields = {name: value.strip() for name, value in _FIELD.findall(user)}
+    found = {name: value.strip() for name, value in _FIELD.findall(user)}
+    fields = {field: found.get(name, "") for field, name in ITEM_FIELDS}
     if f"[{INTENT_VERSION}]" in system:
-        return f"<think>Surface cues of the query.</think>\n<answer>{classify_query(fields.get('Query', ''))}</answer>"
+        return f"<think>Surface cues of the query.</think>\n<answer>{classify_query(fields['query'])}</answer>"
     if f"[{VISUAL_VERSION}]" in system:
         return f"\\boxed{{{visual_need(fields)}}}"
     if f"[{RULES_VERSION}]" in system:
-        return f"Rule IDs: {', '.join(choose_rules(system, fields)) or 'none'}"
+        rules = choose_rules(system, fields, found.get("Annotator's level", ""))
+        return f"Rule IDs: {', '.join(rules) or 'none'}"
     return None

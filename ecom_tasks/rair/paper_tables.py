@@ -51,21 +51,23 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         d = dims[id(run)]
         return (d[2], d[0]) if d and d[0] in ("general", "hard") and not d[1] else None
 
-    columns = [
-        Column(f"{s}/{m}", f"{title} {label}")
-        for s, title in (("general", "General"), ("hard", "Hard"))
-        for m, label in RUN_METRICS
-    ]
-    rows = [
-        run_row(slots, {c.key: slots.metric(*c.key.split("/", 1)) for c in columns})
-        for slots in assemble(runs, text_subsets, EXCLUDED)
-    ]
-    add(
+    def paper_table(name: str, title: str, classify: Any, columns: list[Column], **options: Any) -> None:
+        """A table of the paper's (its rows beside ours) whose column keys are ``<subset>/<metric>``."""
+        rows = [
+            run_row(slots, {c.key: slots.metric(*c.key.split("/", 1)) for c in columns})
+            for slots in assemble(runs, classify, EXCLUDED)
+        ]
+        add(name, title, columns, rows + paper_rows("rair", name, "fraction"), display="fraction", **options)
+
+    paper_table(
         "table5",
         "RAIR Table 5: General and Hard subsets, Base vs w/ rule",
-        columns,
-        rows + paper_rows("rair", "table5", "fraction"),
-        display="fraction",
+        text_subsets,
+        [
+            Column(f"{s}/{m}", f"{title} {label}")
+            for s, title in (("general", "General"), ("hard", "Hard"))
+            for m, label in RUN_METRICS
+        ],
         note="The paper's closed-source rows are on a random 1,000-item sample; its rule file is not our built-in one.",
     )
 
@@ -76,17 +78,11 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         text = "w/ image" if d[1] else "w/o image"
         return (text if d[2] == "Base" else f"{text}, {d[2]}"), "visual"
 
-    columns = [Column(f"visual/{m}", label) for m, label in RUN_METRICS]
-    rows = [
-        run_row(slots, {c.key: slots.metric("visual", c.key.split("/", 1)[1]) for c in columns})
-        for slots in assemble(runs, visual, EXCLUDED)
-    ]
-    add(
+    paper_table(
         "table4",
         "RAIR Table 4: Visually Salient subset, w/o vs w/ image",
-        columns,
-        rows + paper_rows("rair", "table4", "fraction"),
-        display="fraction",
+        visual,
+        [Column(f"visual/{m}", label) for m, label in RUN_METRICS],
     )
 
     def any_subset(run: MergedRun) -> tuple[str, str] | None:
