@@ -354,22 +354,22 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
 
-def _protocol_difference(design: Design, a: ModelRun, b: ModelRun) -> str | None:
-    """Why two runs of one task are not comparable (data or protocol), or None."""
+def _check_protocol(design: Design, a: ModelRun, b: ModelRun) -> None:
+    """Refuses (:class:`~ecom_tasks.report.stats.NotComparable`) two runs of one task that ran on different data
+    or under a different protocol, saying why."""
     sha_a, sha_b = a.run.info.get("data_sha256"), b.run.info.get("data_sha256")
     if sha_a and sha_b and sha_a != sha_b:
-        return f"different data (sha256 {str(sha_a)[:12]}... vs {str(sha_b)[:12]}...)"
+        raise stats.NotComparable(f"different data (sha256 {str(sha_a)[:12]}... vs {str(sha_b)[:12]}...)")
     # Locations are spelled differently across frameworks (a hash recorded or not, relative or absolute);
     # beyond the hashes above, the bundled fixtures against other data is what a location tells apart.
     known = UNKNOWN_DATA not in (a.run.data, b.run.data)
     if known and (a.run.data == FIXTURES) != (b.run.data == FIXTURES):
-        return f"different data ({a.run.data} vs {b.run.data})"
+        raise stats.NotComparable(f"different data ({a.run.data} vs {b.run.data})")
     settings_a, settings_b = _protocol(a.run), _protocol(b.run)
     for key in design.protocol:
         value_a, value_b = settings_a.get(key), settings_b.get(key)
         if value_a is not None and value_b is not None and value_a != value_b:
-            return f"different {key} ({value_a} vs {value_b})"
-    return None
+            raise stats.NotComparable(f"different {key} ({value_a} vs {value_b})")
 
 
 def _protocol(run: Run) -> dict[str, str]:
@@ -406,9 +406,8 @@ def compare_runs(
         task_runs = _latest_per_model(task_runs, result.notes)
         _distinct_labels(task_runs)
         task_runs.sort(key=lambda r: r.label)
-        metrics = (metric,) if metric else design.metrics
         measure = stats.Measure(design.summarize)
-        for name in metrics:
+        for name in (metric,) if metric else design.metrics:
 
             def record(kind: str, value: stats.Estimate, **more: Any) -> Record:
                 interval = (value.estimate, value.ci_low, value.ci_high, value.n)
@@ -421,25 +420,21 @@ def compare_runs(
                 result.records.append(
                     record("model", estimate, model=run.label, paper_ci=paper_ci, framework=run.run.framework)
                 )
-            pairs = _pairs(task_runs, baseline)
             done: list[Record] = []
-            for a, b in pairs:
-                why = _protocol_difference(design, a, b)
-                if why is None:
-                    try:
-                        diff = stats.compare(
-                            a.units,
-                            b.units,
-                            measure,
-                            name,
-                            binary_key=design.binary.get(name),
-                            n_resamples=n_resamples,
-                            seed=seed,
-                        )
-                    except stats.NotComparable as exc:
-                        why = str(exc)
-                if why is not None:
-                    message = f"{benchmark}/{task}: {a.label} and {b.label} not compared: {why}"
+            for a, b in _pairs(task_runs, baseline):
+                try:
+                    _check_protocol(design, a, b)
+                    diff = stats.compare(
+                        a.units,
+                        b.units,
+                        measure,
+                        name,
+                        binary_key=design.binary.get(name),
+                        n_resamples=n_resamples,
+                        seed=seed,
+                    )
+                except stats.NotComparable as exc:
+                    message = f"{benchmark}/{task}: {a.label} and {b.label} not compared: {exc}"
                     if message not in result.refused:
                         result.refused.append(message)
                     continue
@@ -501,19 +496,23 @@ def _mark(p_adjusted: float | None) -> str:
     return "***" if p_adjusted < 0.001 else "**" if p_adjusted < 0.01 else "*" if p_adjusted < 0.05 else ""
 
 
-def ranked(records: Sequence[Record]) -> list[Record]:
-    """Model records best first (nan last)."""
-    return sorted(
-        records, key=lambda r: (not math.isfinite(r.estimate), -r.estimate if math.isfinite(r.estimate) else 0)
-    )
-
-
-def by_metric(comparison: Comparison) -> dict[tuple[str, str, str], list[Record]]:
-    """The records by (benchmark, task, metric), in the order compared."""
+def by_metric(comparison: Comparison) -> list[tuple[tuple[str, str, str], list[Record], list[Record]]]:
+    """Per (benchmark, task, metric), in the order compared: its model records best first (nan last), its pairs."""
     groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
     for record in comparison.records:
         groups[(record.benchmark, record.task, record.metric)].append(record)
-    return groups
+    return [
+        (
+            key,
+            sorted((r for r in records if r.kind == "model"), key=_best_first),
+            [r for r in records if r.kind == "pair"],
+        )
+        for key, records in groups.items()
+    ]
+
+
+def _best_first(record: Record) -> tuple[bool, float]:
+    return not math.isfinite(record.estimate), -record.estimate if math.isfinite(record.estimate) else 0
 
 
 def _method(benchmark: str, record: Record, separator: str = "; ") -> str:
@@ -527,11 +526,8 @@ def format_comparison(comparison: Comparison) -> str:
     """The comparison as terminal tables: per benchmark, task and metric the models ranked with their
     intervals, then every pair's difference b - a with its interval, p-values and what the run detects."""
     blocks: list[str] = []
-    for (benchmark, task, metric), records in by_metric(comparison).items():
-        models = ranked([r for r in records if r.kind == "model"])
-        pairs = [r for r in records if r.kind == "pair"]
-        first = records[0]
-        lines = [f"{benchmark} / {task} / {metric}  ({_method(benchmark, first)})"]
+    for (benchmark, task, metric), models, pairs in by_metric(comparison):
+        lines = [f"{benchmark} / {task} / {metric}  ({_method(benchmark, models[0])})"]
         paper = any(r.paper_ci is not None for r in models)
         header = f"  {'rank':<5}{'model':<40}{'value':>9}  {'95% CI':<19}{'n':>6}"
         lines.append(header + ("  paper's interval over runs (±)" if paper else ""))
@@ -580,9 +576,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[T
     models: the models ranked with their intervals, the matrix of paired differences (row - column, Holm
     marks), every pair's test in detail, and with ``baseline`` a forest plot of every model against it."""
     tables: list[Table] = []
-    for (benchmark, task, metric), records in by_metric(comparison).items():
-        models = ranked([r for r in records if r.kind == "model"])
-        pairs = [r for r in records if r.kind == "pair"]
+    for (benchmark, task, metric), models, pairs in by_metric(comparison):
         if len(models) < 2:
             continue
         display = DISPLAY.get(benchmark, "fraction")

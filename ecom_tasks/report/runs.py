@@ -301,7 +301,7 @@ def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> li
     ``--log_samples`` files with no results file beside them (same folder, same timestamp) are runs
     that did not finish."""
     results_files = [p for p, _ in found if RESULTS_FILE.match(p.name) or JUDGED_FILE.match(p.name)]
-    samples_files = [p for p, _ in found if SAMPLES_FILE.match(p.name)]
+    samples_files = [(p, m) for p, _ in found if (m := SAMPLES_FILE.match(p.name))]
     runs: list[Run] = []
     finished: set[tuple[Path, str]] = set()
     for path in _tracked(results_files, progress, "lm-eval results"):
@@ -315,9 +315,7 @@ def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> li
             runs += [judged_run(data, str(path))] if JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             runs.append(_unreadable(str(path), LM_EVAL, exc))
-    for path in samples_files:
-        match = SAMPLES_FILE.match(path.name)
-        assert match is not None
+    for path, match in samples_files:
         if (path.parent, match["stamp"]) in finished:
             continue
         task, model, source = match["task"], path.parent.name, str(path)
