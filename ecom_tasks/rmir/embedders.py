@@ -373,17 +373,15 @@ class SentenceTransformerEmbedder:
 
     reads_images = True
 
-    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = 32, _model: Any = None) -> None:
-        if _model is None:
-            if not model:
-                raise ValueError('sentence_transformers needs retriever_args {"model": "<local folder or hub id>"}')
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise _missing_extra("sentence-transformers", "sentence_transformers") from exc
-            _model = SentenceTransformer(model, device=device)
-        self._model, self.batch_size = _model, int(batch_size)
-        self.id = settings_id("sentence_transformers", model=model or f"object-{id(_model)}")
+    def __init__(self, model: str | None = None, device: str = "cpu", batch_size: int = 32) -> None:
+        if not model:
+            raise ValueError('sentence_transformers needs retriever_args {"model": "<local folder or hub id>"}')
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise _missing_extra("sentence-transformers", "sentence_transformers") from exc
+        self._model, self.batch_size = SentenceTransformer(model, device=device), int(batch_size)
+        self.id = settings_id("sentence_transformers", model=model)
 
     def embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
         def encode(values: list[Any]) -> Any:
