@@ -14,6 +14,7 @@ import base64
 import binascii
 import dataclasses
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -490,9 +491,8 @@ def vote_outcomes(stage: str, scored: Iterable[tuple[Sequence[Any], Sequence[str
     """The outcomes of ``(votes, statuses)`` of every item of a stage (a vote None is an abstention)."""
     outcomes = VoteOutcomes(stage)
     for votes, statuses in scored:
-        statuses = list(statuses)
-        for position, vote in enumerate(votes):
-            outcomes.add(vote, statuses[position] if position < len(statuses) else None)
+        for vote, status in itertools.zip_longest(votes, list(statuses)[: len(votes)]):
+            outcomes.add(vote, status)
     return outcomes
 
 

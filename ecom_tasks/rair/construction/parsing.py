@@ -56,18 +56,18 @@ def _asserted(text: str, pattern: str, flags: int = 0) -> bool:
     return any(not _SET_ASIDE.search(text[: m.start()]) for m in re.finditer(pattern, text, flags))
 
 
+#: (pattern, regex flags, class) of every way a reply names a class: its English name in any case, its code
+#: in capitals (Other has only its name), its Chinese names.
+_SPELLINGS = [
+    *((rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", re.IGNORECASE, code) for code, name in INTENT_NAMES.items()),
+    *((rf"(?<![A-Za-z]){code}(?![A-Za-z])", 0, code) for code in INTENT_CLASSES if code != OTHER),
+    *((re.escape(name), 0, code) for name, code in _NAMES_ZH.items()),
+]
+
+
 def _classes_named(text: str) -> list[str]:
     """Every class ``text`` asserts (codes in capitals, English and Chinese names, Fig. 11's numbers)."""
-    found: list[str] = []
-    for code in INTENT_CLASSES:
-        name = rf"(?<![A-Za-z]){re.escape(INTENT_NAMES[code])}(?![A-Za-z])"
-        if _asserted(text, name, re.IGNORECASE) or (
-            code != OTHER and _asserted(text, rf"(?<![A-Za-z]){code}(?![A-Za-z])")
-        ):
-            found.append(code)
-    for name, code in _NAMES_ZH.items():
-        if code not in found and _asserted(text, re.escape(name)):
-            found.append(code)
+    found = list(dict.fromkeys(code for pattern, flags, code in _SPELLINGS if _asserted(text, pattern, flags)))
     bare = text.strip().strip("().[]*` ")
     if not found and bare.isdigit() and 1 <= int(bare) <= len(INTENT_CLASSES):
         found.append(INTENT_CLASSES[int(bare) - 1])  # "(5)": Fig. 11 numbers the classes

@@ -32,8 +32,7 @@ from ecom_tasks.rair.construction.votes import rules_for_label
 from ecom_tasks.rair.rules import BUILTIN, RuleSet
 from ecom_tasks.rair.schema import RairRecord, load_records
 
-STAGE_NAMES = ("intent", "visual", "rules")
-#: Scorer names of the stages (the votes are read from their scores' metadata).
+#: The stages in their order, and their scorers' names (the votes are read from their scores' metadata).
 SCORERS = {"intent": "rair_intent_votes", "visual": "rair_visual_votes", "rules": "rair_rule_votes"}
 #: What the build writes below ``--out`` (besides the stages' Inspect logs in ``logs/``).
 DATA = "data/rair.jsonl"
@@ -124,7 +123,7 @@ def _inputs(options: BuildOptions) -> list[Path]:
 
 def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the three stages, then write the records with the thresholds given."""
-    logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
+    logs = [f"logs/{index}_{name}" for index, name in enumerate(SCORERS, 1)]
     output = open_build_folder(
         options.out, inputs=_inputs(options), files_out=(DATA, DECISIONS), folders=(*logs, IMAGES)
     )
