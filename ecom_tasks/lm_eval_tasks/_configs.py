@@ -64,6 +64,29 @@ def dump(config: Mapping[str, Any], benchmark: str) -> str:
     return HEADER.format(benchmark=benchmark) + body
 
 
+def render_family(
+    benchmark: str,
+    template: Mapping[str, Any],
+    tasks: Mapping[str, Mapping[str, Any]],
+    groups: Mapping[str, tuple[list[str], list[str]]] | None = None,
+) -> dict[str, str]:
+    """A family's files by name: the template, a task file per ``tasks`` entry (its settings beyond
+    ``include`` and ``task``) and a group file per ``groups`` entry (its members, and the metrics it
+    averages over them, unweighted: each member counts once, whatever its size)."""
+    rendered = {TEMPLATE: dump(template, benchmark)}
+    for name, settings in tasks.items():
+        rendered[f"{name}.yaml"] = dump({"include": TEMPLATE, "task": name, **settings}, benchmark)
+    for group, (members, metrics) in (groups or {}).items():
+        config = {
+            "group": group,
+            "task": members,
+            "aggregate_metric_list": [{"metric": m, "aggregation": "mean", "weight_by_size": False} for m in metrics],
+            "metadata": {"version": template["metadata"]["version"]},
+        }
+        rendered[f"_{group}.yaml"] = dump(config, benchmark)
+    return rendered
+
+
 def _written(folder: Path) -> list[Path]:
     """The files a generator owns in ``folder``: task and group YAML plus the template."""
     return files.folder_files(folder, match=lambda p: p.name.endswith((".yaml", TEMPLATE)))

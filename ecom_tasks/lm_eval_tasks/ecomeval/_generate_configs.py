@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ecom_tasks.ecomeval.variants import MAX_TOKENS, VARIANTS
-from ecom_tasks.lm_eval_tasks._configs import TEMPLATE, Function, dump, main, task_template
+from ecom_tasks.lm_eval_tasks._configs import Function, main, render_family, task_template
 
 FOLDER = Path(__file__).parent
 #: Task version, bumped when scores stop being comparable with earlier results.
@@ -17,19 +17,19 @@ TEMPLATE_CONFIG["doc_to_text"] = "question"
 
 
 def render() -> dict[str, str]:
-    files = {TEMPLATE: dump(TEMPLATE_CONFIG, "ecomeval")}
+    tasks: dict[str, dict] = {}
     for variant in VARIANTS.values():
         # Tasks, not groups (see variants.py): ecomeval_exact over the text categories, ecomeval over all.
-        config: dict = {"include": TEMPLATE, "task": variant.name, "dataset_kwargs": {"category": variant.category}}
+        tasks[variant.name] = {"dataset_kwargs": {"category": variant.category}}
         if variant.judged:
             # Responses only, graded afterwards by `ecom-tasks judge`; images as lm-eval's multimodal
             # models take them (doc_to_image: PIL images; dropped when the selected items have none).
-            config["dataset_kwargs"] = {"category": variant.category or "", "judged": True}
-            config.update(
-                {"class": Function("utils.EcomEvalResponseTask"), "doc_to_image": Function("utils.doc_images")}
-            )
-        files[f"{variant.name}.yaml"] = dump(config, "ecomeval")
-    return files
+            tasks[variant.name] = {
+                "dataset_kwargs": {"category": variant.category or "", "judged": True},
+                "class": Function("utils.EcomEvalResponseTask"),
+                "doc_to_image": Function("utils.doc_images"),
+            }
+    return render_family("ecomeval", TEMPLATE_CONFIG, tasks)
 
 
 if __name__ == "__main__":

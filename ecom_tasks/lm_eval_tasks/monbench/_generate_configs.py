@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecom_tasks.lm_eval_tasks._configs import TEMPLATE, dump, main, task_template
+from ecom_tasks.lm_eval_tasks._configs import main, render_family, task_template
 from ecom_tasks.monbench.protocol import runs_for
-from ecom_tasks.monbench.variants import LM_EVAL_GROUPS, MAX_TOKENS, TASK_VERSION, VARIANTS
+from ecom_tasks.monbench.variants import LM_EVAL_GROUPS, MAX_TOKENS, TASK_VERSION, VARIANTS, Variant
 
 FOLDER = Path(__file__).parent
 #: The task version (the Inspect tasks read the same constant); lm-eval prints it as a number.
@@ -25,34 +25,22 @@ GROUP_METRICS = tuple(
 )
 
 
+def _group_metrics(variant: Variant) -> list[str]:
+    if len(runs_for(variant.design, variant.formats)) > 1:
+        return [*GROUP_METRICS[:6], *(f"acc_fmt_{f}" for f in variant.formats), *GROUP_METRICS[6:]]
+    return ["acc", "acc_strict", "invalid_rate", "invalid_rate_strict", "context_exceeded_rate"]
+
+
 def render() -> dict[str, str]:
-    files = {TEMPLATE: dump(TEMPLATE_CONFIG, "monbench")}
-    for variant in VARIANTS.values():
-        if len(variant.tasks) == 1:
-            config: dict[str, object] = {
-                "include": TEMPLATE,
-                "task": variant.name,
-                "dataset_kwargs": {
-                    "tasks": list(variant.tasks),
-                    "design": variant.design,
-                    "formats": list(variant.formats),
-                },
-            }
-            files[f"{variant.name}.yaml"] = dump(config, "monbench")
-    for group, members in LM_EVAL_GROUPS.items():
-        variant = VARIANTS[group]
-        if len(runs_for(variant.design, variant.formats)) > 1:
-            metrics = [*GROUP_METRICS[:6], *(f"acc_fmt_{f}" for f in variant.formats), *GROUP_METRICS[6:]]
-        else:
-            metrics = ["acc", "acc_strict", "invalid_rate", "invalid_rate_strict", "context_exceeded_rate"]
-        config = {
-            "group": group,
-            "task": members,
-            "aggregate_metric_list": [{"metric": m, "aggregation": "mean", "weight_by_size": False} for m in metrics],
-            "metadata": {"version": VERSION},
+    tasks = {
+        variant.name: {
+            "dataset_kwargs": {"tasks": list(variant.tasks), "design": variant.design, "formats": list(variant.formats)}
         }
-        files[f"_{group}.yaml"] = dump(config, "monbench")
-    return files
+        for variant in VARIANTS.values()
+        if len(variant.tasks) == 1
+    }
+    groups = {group: (members, _group_metrics(VARIANTS[group])) for group, members in LM_EVAL_GROUPS.items()}
+    return render_family("monbench", TEMPLATE_CONFIG, tasks, groups)
 
 
 if __name__ == "__main__":

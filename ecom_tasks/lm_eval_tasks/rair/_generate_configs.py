@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecom_tasks.lm_eval_tasks._configs import TEMPLATE, dump, main, task_template
+from ecom_tasks.lm_eval_tasks._configs import main, render_family, task_template
 from ecom_tasks.rair.variants import LM_EVAL_GROUPS, MAX_TOKENS, TASK_VERSION, VARIANTS
 
 FOLDER = Path(__file__).parent
@@ -23,27 +23,14 @@ GROUP_METRICS = tuple(
 
 
 def render() -> dict[str, str]:
-    files = {TEMPLATE: dump(TEMPLATE_CONFIG, "rair")}
-    for variant in VARIANTS.values():
-        if variant.in_lm_eval:
-            config: dict[str, object] = {
-                "include": TEMPLATE,
-                "task": variant.name,
-                "dataset_kwargs": {"subset": variant.subset, "variant_rules": variant.rules},
-            }
-            files[f"{variant.name}.yaml"] = dump(config, "rair")
-    for group, members in LM_EVAL_GROUPS.items():
-        config = {
-            "group": group,
-            "task": members,
-            # The paper reports each subset on its own; the group row is their unweighted mean.
-            "aggregate_metric_list": [
-                {"metric": metric, "aggregation": "mean", "weight_by_size": False} for metric in GROUP_METRICS
-            ],
-            "metadata": {"version": VERSION},
-        }
-        files[f"_{group}.yaml"] = dump(config, "rair")
-    return files
+    tasks = {
+        variant.name: {"dataset_kwargs": {"subset": variant.subset, "variant_rules": variant.rules}}
+        for variant in VARIANTS.values()
+        if variant.in_lm_eval
+    }
+    # The paper reports each subset on its own; the group row is their unweighted mean.
+    groups = {group: (members, list(GROUP_METRICS)) for group, members in LM_EVAL_GROUPS.items()}
+    return render_family("rair", TEMPLATE_CONFIG, tasks, groups)
 
 
 if __name__ == "__main__":
