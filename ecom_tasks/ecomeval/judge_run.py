@@ -125,10 +125,6 @@ class SamplesFile:
     def lm_eval_results(self) -> Path:
         return self.path.parent / f"results_{self.stamp}.json"
 
-    def output_names(self, slug: str) -> tuple[str, str]:
-        stem = f"{self.task}_{self.stamp}.{slug}"
-        return f"{GRADES_PREFIX}{stem}.jsonl", f"{RESULTS_PREFIX}{stem}.json"
-
 
 def _samples_file(path: Path, wanted: set[str], root: Path, inside: Path | None) -> list[SamplesFile]:
     """``path`` as a samples file of a ``wanted`` task (none: another file); a samples file's name on
@@ -319,7 +315,8 @@ def prepare(samples: SamplesFile, slug: str, warn: Warn = warn_stderr) -> Prepar
     inputs = [samples.path] + ([samples.lm_eval_results] if run else [])
     output = files.OutputFolder(samples.path.parent, inputs=inputs, what="lm-eval output folder")
     output.check_writable()
-    grades_name, results_name = samples.output_names(slug)
+    stem = f"{samples.task}_{samples.stamp}.{slug}"
+    grades_name, results_name = f"{GRADES_PREFIX}{stem}.jsonl", f"{RESULTS_PREFIX}{stem}.json"
     for name in (grades_name, results_name):
         path = output.check_target(name)  # a link planted there is replaced by the rename, never followed
         if path.is_dir() and not path.is_symlink():

@@ -134,12 +134,8 @@ def summarize(
     result["n"] = float(len(outcomes))
     group_specs = [s for s in specs if s.name not in HEADLINES]
     for group in GROUP_FIELDS:
-        by_name: dict[str, list[Outcome]] = {}
-        for o in outcomes:
-            if getattr(o, group):
-                by_name.setdefault(getattr(o, group), []).append(o)
-        for name in sorted(by_name):
-            values = compute_metrics(group_specs, _grades(by_name[name]))
+        for name in sorted({getattr(o, group) for o in outcomes} - {""}):
+            values = compute_metrics(group_specs, _grades([o for o in outcomes if getattr(o, group) == name]))
             result.update({group_key(spec, group, name): values[spec.name] for spec in group_specs})
     headline_keys = [*(spec.name for spec in specs), "judge_failure_rate"]
     result.update(panel_summary(outcomes, lambda own: _headlines(own, specs), headline_keys))
