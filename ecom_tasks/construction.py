@@ -561,13 +561,9 @@ def model_role(text: str) -> tuple[str, str]:
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number above 0 (a token limit)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
+    if not text.strip().isdecimal() or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"expected a whole number above 0, got {text!r}")
-    return value
+    return int(text)
 
 
 def add_options(parser: argparse.ArgumentParser, *options: tuple[str, Any, Any, str]) -> None:

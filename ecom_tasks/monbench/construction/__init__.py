@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_input_arguments, add_options, add_run_arguments, positive_int
+from ecom_tasks.construction import add_input_arguments, add_run_arguments, positive_int
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,23 +26,22 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         model_help="Inspect model for every voter not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a voter: voter_1 .. voter_N (repeat; unbound voters are --model)",
     )
-    add_options(
-        parser,
-        ("--voters", int, 4, "panel size N (default 4, as the paper)"),
-        ("--temperature", float, 0.0, "the voters' temperature (default 0)"),
-        (
-            "--max-tokens",
-            positive_int,
-            None,
-            "output limit of every vote (default 4096; raise it for reasoning models)",
-        ),
-        (
-            "--min-positive-votes",
-            int,
-            0,
-            "'irrelevant' votes the correct ad needs (default 0: the paper prioritises, it does not filter)",
-        ),
-        ("--min-negative-votes", int, 0, "'relevant' votes each wrong ad needs (default 0)"),
+    parser.add_argument("--voters", type=int, default=4, help="panel size N (default 4, as the paper)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="the voters' temperature (default 0)")
+    parser.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        default=None,
+        help="output limit of every vote (default 4096; raise it for reasoning models)",
+    )
+    parser.add_argument(
+        "--min-positive-votes",
+        type=int,
+        default=0,
+        help="'irrelevant' votes the correct ad needs (default 0: the paper prioritises, it does not filter)",
+    )
+    parser.add_argument(
+        "--min-negative-votes", type=int, default=0, help="'relevant' votes each wrong ad needs (default 0)"
     )
     parser.add_argument(
         "--split", default="test", choices=("test", "validation", "fewshot"), help="the questions' split (default test)"
