@@ -106,15 +106,10 @@ def inspect_run(log: Any, source: str) -> Run:
                 if value is not None:
                     metrics.setdefault(name, value)
     task_args = spec.task_args or {}
-    settings = dict(task_args)
-    config = spec.config
-    for name in ("limit", "epochs", "sample_id"):
-        value = getattr(config, name, None)
-        if value is not None:
-            settings[name] = value
     roles = {role: getattr(model, "model", str(model)) for role, model in (spec.model_roles or {}).items()}
-    for role, model in roles.items():
-        settings[f"role:{role}"] = model
+    configured = ((name, getattr(spec.config, name, None)) for name in ("limit", "epochs", "sample_id"))
+    config = {name: value for name, value in configured if value is not None}
+    settings = {**task_args, **config, **{f"role:{role}": model for role, model in roles.items()}}
     error = ""
     if log.error is not None:
         error = (log.error.message or "").strip().splitlines()[0] if log.error.message else "error"
