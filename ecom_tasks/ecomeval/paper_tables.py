@@ -156,35 +156,29 @@ def task_tables(rows_slots: Sequence[Slots]) -> list[Table]:
         for slots, (_, outside) in zip(runs, keys)
         if key in outside
     ]
+    specs = (
+        (
+            "tasks",
+            "EcomEval per task: the 37 tasks of the list (0-100)",
+            listed_rows,
+            "A row per task of EcomEval's list (the official repository's task figure), in the figure's "
+            "order within each category, for each run; blank where the run has no item of the task. "
+            "item mean: over the task's graded items. Task names the data spells otherwise (the paper's "
+            "abbreviations, display names) are counted under the task; tasks outside the list are in the "
+            "next table.",
+        ),
+        (
+            "tasks_outside",
+            "EcomEval tasks outside the list of 37 (0-100)",
+            outside_rows,
+            "Task names in the data that are none of EcomEval's 37 tasks (the loader kept them as given "
+            "and warned), as the log names them. A multimodal one counts in score_multimodal.",
+        ),
+    )
     column = [Column("task_mean", "item mean")]
     found = [
-        finish(
-            Table(
-                "ecomeval",
-                "tasks",
-                "EcomEval per task: the 37 tasks of the list (0-100)",
-                column,
-                listed_rows,
-                display="score",
-                note="A row per task of EcomEval's list (the official repository's task figure), in the figure's "
-                "order within each category, for each run; blank where the run has no item of the task. "
-                "item mean: over the task's graded items. Task names the data spells otherwise (the paper's "
-                "abbreviations, display names) are counted under the task; tasks outside the list are in the "
-                "next table.",
-            )
-        ),
-        finish(
-            Table(
-                "ecomeval",
-                "tasks_outside",
-                "EcomEval tasks outside the list of 37 (0-100)",
-                column,
-                outside_rows,
-                display="score",
-                note="Task names in the data that are none of EcomEval's 37 tasks (the loader kept them as given "
-                "and warned), as the log names them. A multimodal one counts in score_multimodal.",
-            )
-        ),
+        finish(Table("ecomeval", name, title, column, rows, display="score", note=note))
+        for name, title, rows, note in specs
     ]
     return [table for table in found if table is not None]
 

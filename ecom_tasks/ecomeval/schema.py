@@ -151,15 +151,20 @@ def canonical_category(value: str) -> str | None:
     return _CATEGORY_LOOKUP.get(value.strip().casefold())
 
 
+def _unknown(row: Row, field: str, value: Any, allowed: Iterable[str], other: str = "") -> Problem:
+    """``unknown <field> <value>; expected one of <allowed><other>``."""
+    return Problem(
+        row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}{other}"
+    )
+
+
 def _lookup(row: Row, field: str, table: dict[str, str], allowed: tuple[str, ...], problems: list[Problem]) -> str:
     value = require_text(row, field, problems)
     if not value:
         return ""
     found = table.get(value.casefold())
     if found is None:
-        problems.append(
-            Problem(row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}")
-        )
+        problems.append(_unknown(row, field, value, allowed))
         return ""
     return found
 
@@ -204,14 +209,7 @@ def _difficulty(row: Row, problems: list[Problem]) -> str | None:
     if is_blank(value):
         return None
     if not isinstance(value, str) or value.strip().casefold() not in DIFFICULTIES:
-        problems.append(
-            Problem(
-                row.source,
-                row.index,
-                "difficulty",
-                f"unknown difficulty {value!r}; expected one of {', '.join(DIFFICULTIES)} or null",
-            )
-        )
+        problems.append(_unknown(row, "difficulty", value, DIFFICULTIES, " or null"))
         return None
     return value.strip().casefold()
 
@@ -338,11 +336,7 @@ def validate_judge_rows(rows: list[Row]) -> list[JudgeCase]:
     def case(row: Row, case_id: str, problems: list[Problem]) -> JudgeCase:
         kind = require_text(row, "kind", problems)
         if kind and kind not in CASE_KINDS:
-            problems.append(
-                Problem(
-                    row.source, row.index, "kind", f"unknown kind {kind!r}; expected one of {', '.join(CASE_KINDS)}"
-                )
-            )
+            problems.append(_unknown(row, "kind", kind, CASE_KINDS))
         response = row.values.get("response")
         if not isinstance(response, str):
             problems.append(Problem(row.source, row.index, "response", "must be a string (may be empty)"))
