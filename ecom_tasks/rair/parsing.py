@@ -85,21 +85,17 @@ _SQUARE_FORM = re.compile(
     r"[\[【][ \t]*" + _LEVEL_TOKEN + r"[ \t]*[-–—:_]?[ \t]*([^\[\]【】\n]{0,60}?)[ \t]*[\]】]", re.IGNORECASE
 )
 _MISMATCH_WORD = r"(?:mismatch(?:ed)?|conflict|不匹配|不符合?|不一致|冲突)"
-# "L2 - Brand Mismatch", "L2-尺码不匹配", "L2 (Brand mismatch)": unbracketed, the dimension must be known.
-_PLAIN_FORM = re.compile(
-    _LEVEL_TOKEN + r"\s*(?:[-–—:_(]\s*|\s+)"
-    r"([^\n\[\]【】()\-–—:,.;!?。]{1,30}?)\s*" + _MISMATCH_WORD + r"(?![A-Za-z])\s*\)?",
-    re.IGNORECASE,
+# "... (Brand mismatch)" later on the line of an L2.
+_NAMED_MISMATCH = re.compile(
+    r"([^\n\[\]【】()\-–—:,.;!?。]{1,30}?)\s*" + _MISMATCH_WORD + r"(?![A-Za-z])", re.IGNORECASE
 )
+# "L2 - Brand Mismatch", "L2-尺码不匹配", "L2 (Brand mismatch)": unbracketed, the dimension must be known.
+_PLAIN_FORM = re.compile(_LEVEL_TOKEN + r"\s*(?:[-–—:_(]\s*|\s+)" + _NAMED_MISMATCH.pattern + r"\s*\)?", re.IGNORECASE)
 # "Mismatch type: Brand", "\"mismatch\": \"Brand\"", "不匹配类型：品牌".
 _DIMENSION_FIELD = re.compile(
     r"(?:mismatch(?:[ _-]?(?:type|dimension|attribute))?|dimension|不匹配(?:类型|维度|属性)?)[\"'*]*\s*[:=]\s*[\"'*\[]*"
     r"([^\"'\n,;.\]}*]+)",
     re.IGNORECASE,
-)
-# "... (Brand mismatch)" later on the line of an L2.
-_NAMED_MISMATCH = re.compile(
-    r"([^\n\[\]【】()\-–—:,.;!?。]{1,30}?)\s*" + _MISMATCH_WORD + r"(?![A-Za-z])", re.IGNORECASE
 )
 
 # What the echo rule keeps whole and does not count as copied text: levels, level names, bracketed forms.
