@@ -386,12 +386,14 @@ def test_vote_outcomes_by_hand_and_where_a_stage_stops(capsys):
     assert abstention_share("0.25") == 0.25
 
 
-@pytest.mark.parametrize("benchmark", ["rair", "monbench"])
+@pytest.mark.parametrize("benchmark", ["rair", "monbench", "rmir"])
 def test_max_tokens_must_be_a_whole_number_above_zero(benchmark, tmp_path, capsys):
     # argparse refuses the value before anything is read or asked: no build folder appears
+    out = tmp_path / "build"
     for value in ("0", "-5", "1.5", "many"):
-        code, printed = run_build(
-            benchmark, tmp_path / "build", BENCHMARKS[benchmark][1], capsys, "--max-tokens", value
-        )
-        assert code == 2 and f"argument --max-tokens: expected a whole number above 0, got {value!r}" in printed
-    assert not (tmp_path / "build").exists()
+        with pytest.raises(SystemExit) as exited:
+            ecom_tasks_main(["build", benchmark, "--out", str(out), "--model", "ecom/baseline", "--max-tokens", value])
+        printed = capsys.readouterr().err
+        assert exited.value.code == 2, printed
+        assert f"argument --max-tokens: expected a whole number above 0, got {value!r}" in printed
+    assert not out.exists()

@@ -76,13 +76,6 @@ def _classes_named(text: str) -> list[str]:
     return found
 
 
-def _one_class(text: str) -> Vote:
-    named = _classes_named(text)
-    if len(named) == 1:
-        return Vote(named[0])
-    return Vote(None, AMBIGUOUS if named else NO_ANSWER)
-
-
 _INTENT_ANSWERS = re.compile(
     _ANSWER_TAG.pattern
     + "".join(f"|(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])" for name in INTENT_NAMES.values())
@@ -102,7 +95,8 @@ def parse_intent(reply: str | None, *, prompt: Prompt = None) -> Vote:
     if offered_as_alternatives(region, tags):
         return Vote(None, AMBIGUOUS)
     answer = tags[-1].group(1) if tags else last_marked(region, _MARKER, 40)
-    return _one_class(answer) if answer is not None else Vote(None, NO_ANSWER)
+    named = _classes_named(answer) if answer is not None else []
+    return Vote(named[0]) if len(named) == 1 else Vote(None, AMBIGUOUS if named else NO_ANSWER)
 
 
 # --- visual necessity (Fig. 12) ---------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_input_arguments, add_run_arguments
+from ecom_tasks.construction import add_input_arguments, add_run_arguments, positive_int
 
 
 def _json_object(text: str) -> dict:
@@ -106,7 +106,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-tokens",
-        type=int,
+        type=positive_int,
         default=None,
         help="output limit of every model call (default: generation 4096, filter and judges 2048; raise it for "
         "reasoning models)",
