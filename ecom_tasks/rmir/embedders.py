@@ -148,8 +148,7 @@ class LexicalEmbedder:
         keep = cols > 0  # token 0 is bm25s' empty-document token, not a word
         counts = sp.csr_matrix(
             (np.ones(int(keep.sum()), dtype=np.float32), (rows[keep], cols[keep])), shape=(len(ids), self._vocab_size)
-        )
-        counts.sum_duplicates()
+        )  # repeated tokens: the COO entries are summed into counts
         return counts
 
 
