@@ -102,73 +102,71 @@ class RuleSet:
         return min(levels, key=LEVELS.index) if levels else "L4"
 
 
-def _text(value: Any, where: str, source: str, problems: list[Problem], index: int) -> dict[str, str]:
-    """A text field: one string for every language, or a ``{"en": ..., "zh": ...}`` mapping."""
-    if isinstance(value, str) and value.strip():
-        return {lang: value.strip() for lang in LANGUAGES}
-    if isinstance(value, dict) and all(isinstance(value.get(lang), str) and value[lang].strip() for lang in LANGUAGES):
-        return {lang: value[lang].strip() for lang in LANGUAGES}
-    problems.append(Problem(source, index, where, "needs a non-empty string or an object with non-empty 'en' and 'zh'"))
-    return {}
-
-
 def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> RuleSet:
     """A structured rule set from a parsed JSON document; lists every problem found."""
     problems: list[Problem] = []
     if not isinstance(doc, dict):
         raise DataValidationError([Problem(source, 0, "-", "a rules JSON file must hold an object")])
+
+    def problem(row: int, where: str, message: str) -> None:
+        problems.append(Problem(source, row, where, message))
+
+    def text(value: Any, where: str, row: int = 0) -> dict[str, str]:
+        """A text field: one string for every language, or a ``{"en": ..., "zh": ...}`` mapping."""
+        if isinstance(value, str) and value.strip():
+            return {lang: value.strip() for lang in LANGUAGES}
+        if isinstance(value, dict) and all(
+            isinstance(value.get(lang), str) and value[lang].strip() for lang in LANGUAGES
+        ):
+            return {lang: value[lang].strip() for lang in LANGUAGES}
+        problem(row, where, "needs a non-empty string or an object with non-empty 'en' and 'zh'")
+        return {}
+
     version = doc.get("version")
     if not isinstance(version, str) or not version.strip():
-        problems.append(Problem(source, 0, "version", "missing or empty (runs record it)"))
+        problem(0, "version", "missing or empty (runs record it)")
         version = ""
     levels: dict[str, dict[str, dict[str, str]]] = {}
     raw_levels = doc.get("levels")
     if not isinstance(raw_levels, dict) or set(raw_levels) != set(LEVELS):
-        problems.append(Problem(source, 0, "levels", f"needs exactly the keys {', '.join(LEVELS)}"))
+        problem(0, "levels", f"needs exactly the keys {', '.join(LEVELS)}")
     else:
         for level in LEVELS:
             entry = raw_levels[level] if isinstance(raw_levels[level], dict) else {}
-            levels[level] = {
-                "name": _text(entry.get("name"), f"levels.{level}.name", source, problems, 0),
-                "definition": _text(entry.get("definition"), f"levels.{level}.definition", source, problems, 0),
-            }
-    severity = _text(doc.get("severity"), "severity", source, problems, 0)
+            levels[level] = {key: text(entry.get(key), f"levels.{level}.{key}") for key in ("name", "definition")}
+    severity = text(doc.get("severity"), "severity")
     dimensions: dict[str, dict[str, str]] = {}
     raw_dims = doc.get("dimensions")
     if not isinstance(raw_dims, list):
-        problems.append(Problem(source, 0, "dimensions", "must be a list"))
+        problem(0, "dimensions", "must be a list")
         raw_dims = []
     for i, entry in enumerate(raw_dims, start=1):
         name = entry.get("name") if isinstance(entry, dict) else None
         if name not in DIMENSIONS:
-            known = ", ".join(DIMENSIONS)
-            problems.append(
-                Problem(source, i, "dimensions.name", f"{name!r} is not one of the 16 dimensions ({known})")
-            )
+            problem(i, "dimensions.name", f"{name!r} is not one of the 16 dimensions ({', '.join(DIMENSIONS)})")
             continue
-        dimensions[name] = _text(entry.get("definition"), "dimensions.definition", source, problems, i)
+        dimensions[name] = text(entry.get("definition"), "dimensions.definition", i)
     rules: list[Rule] = []
     seen: set[str] = set()
     raw_rules = doc.get("rules")
     if not isinstance(raw_rules, list) or not raw_rules:
-        problems.append(Problem(source, 0, "rules", "must be a non-empty list"))
+        problem(0, "rules", "must be a non-empty list")
         raw_rules = []
     for i, entry in enumerate(raw_rules, start=1):
         entry = entry if isinstance(entry, dict) else {}
         rule_id = entry.get("id")
         if not isinstance(rule_id, str) or not rule_id.strip():
-            problems.append(Problem(source, i, "rules.id", "missing or empty"))
+            problem(i, "rules.id", "missing or empty")
             continue
         if rule_id.casefold() in seen:
-            problems.append(Problem(source, i, "rules.id", f"duplicate rule id {rule_id!r}"))
+            problem(i, "rules.id", f"duplicate rule id {rule_id!r}")
         seen.add(rule_id.casefold())
         dimension, rule_level = entry.get("dimension"), entry.get("level")
         if dimension not in DIMENSIONS:
-            problems.append(Problem(source, i, "rules.dimension", f"{dimension!r} is not one of the 16 dimensions"))
+            problem(i, "rules.dimension", f"{dimension!r} is not one of the 16 dimensions")
         if rule_level not in LEVELS:
-            problems.append(Problem(source, i, "rules.level", f"{rule_level!r} is not one of {', '.join(LEVELS)}"))
-        text = _text(entry.get("text"), "rules.text", source, problems, i)
-        rules.append(Rule(rule_id.strip(), str(dimension), str(rule_level), text))
+            problem(i, "rules.level", f"{rule_level!r} is not one of {', '.join(LEVELS)}")
+        rules.append(Rule(rule_id.strip(), str(dimension), str(rule_level), text(entry.get("text"), "rules.text", i)))
     if problems:
         raise DataValidationError(problems)
     return RuleSet(
