@@ -12,6 +12,7 @@ import pytest
 from helpers import check_ok, run_cli
 from inspect_ai.log import list_eval_logs, read_eval_log
 from loopback.embeddings_server import EmbeddingInput, RejectRequest, parse_inputs, serve_embeddings
+from loopback.server import JsonHandler, LoopbackServer
 
 from ecom_tasks.rmir.embedders import EmbeddingRequestError, EmbedInput, OpenAIEmbeddings
 from ecom_tasks.rmir.schema import CATEGORIES, load_data
@@ -363,3 +364,45 @@ def test_the_pool_cache_is_keyed_by_pool_side_settings_only(tmp_path, monkeypatc
         item.text for b in after_pool_change for item in parse_inputs(b) if item.text == "Represent the image."
     ]
     assert len(pool_texts) == 26 and pool_side.samples[0].scores["rmir_scorer"].metadata["pool_embedded"] == 26
+
+
+class _RawReplyHandler(JsonHandler):
+    """Answers every POST with 200 and the owner's raw bytes: a broken or hostile embeddings server."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.server.owner.reply)))
+        self.end_headers()
+        self.wfile.write(self.server.owner.reply)
+
+
+class _RawReplyServer(LoopbackServer):
+    handler = _RawReplyHandler
+
+    def __init__(self, reply: bytes) -> None:
+        super().__init__()
+        self.reply = reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b"<html>gateway</html>",
+        b'{"object": "list"}',
+        b'{"data": {"index": 0, "embedding": [1.0]}}',
+        b'{"data": [{"embedding": [1.0, 2.0]}]}',
+        b'{"data": [{"index": "0", "embedding": [1.0]}]}',
+        b'{"data": [{"index": 0, "embedding": ["1.0", "2.0"]}]}',
+        b'{"data": [{"index": 0, "embedding": [NaN, 1.0]}]}',
+        b'{"data": [{"index": 0, "embedding": [' + b"9" * 5000 + b"]}]}",
+        b"[" * 5000 + b"]" * 5000,
+    ],
+    ids=["html", "no-data", "data-not-list", "no-index", "string-index", "strings", "nan", "huge-int", "deep"],
+)
+def test_a_malformed_embeddings_reply_is_a_request_error_naming_the_server(reply):
+    with _RawReplyServer(reply) as server:
+        embedder = OpenAIEmbeddings(base_url=server.base_url, model="m", max_retries=0)
+        with pytest.raises(EmbeddingRequestError, match=r"/embeddings answered 200 without an OpenAI embeddings list"):
+            embedder.embed([EmbedInput(text="x")], "query")

@@ -159,6 +159,17 @@ class EmbeddingRequestError(RuntimeError):
     pass
 
 
+def _embedding_entry(entry: Any) -> bool:
+    """One entry of an embeddings reply's ``data``: an integer index and a list of numbers."""
+    if (
+        not isinstance(entry, dict)
+        or type(entry.get("index")) is not int
+        or not isinstance(entry.get("embedding"), list)
+    ):
+        return False
+    return all(type(x) in (int, float) for x in entry["embedding"])
+
+
 class OpenAIEmbeddings:
     """An OpenAI-compatible ``/v1/embeddings`` endpoint, as vLLM serves multimodal embedding models
     (README: ``openai_embeddings``, its settings and what ``id`` and ``pool_id`` hold)."""
@@ -265,8 +276,15 @@ class OpenAIEmbeddings:
                     response.raise_for_status()
         if response.status_code != 200:
             raise EmbeddingRequestError(f"{base_url}/embeddings answered {response.status_code}: {response.text[:500]}")
-        data = sorted(response.json()["data"], key=lambda d: d["index"])
-        return [d["embedding"] for d in data]
+        # The reply is the server's, unchecked: strict JSON, then OpenAI's shape (data[].index, data[].embedding).
+        reply, problem = files.json_problem(response.content)
+        data = reply.get("data") if isinstance(reply, dict) else None
+        if problem or not isinstance(data, list) or not all(_embedding_entry(d) for d in data):
+            raise EmbeddingRequestError(
+                f"{base_url}/embeddings answered 200 without an OpenAI embeddings list (data[].index, "
+                f"data[].embedding of numbers): {problem or response.text[:200]}"
+            )
+        return [d["embedding"] for d in sorted(data, key=lambda d: d["index"])]
 
     async def _embed(self, inputs: Sequence[EmbedInput], role: str) -> np.ndarray:
         import httpx
