@@ -155,9 +155,6 @@ def rair_build_visual(
 ) -> Task:
     """Visual-necessity assessment (Sec. 4.3 Stage 2, Fig. 12): every voter sees each pair that has an image."""
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    with_images = [
-        (r, image) for r in candidates(data, data_sha256, check_images=True, image_access=access) if (image := r.image)
-    ]
     samples = [
         Sample(
             id=r.id,
@@ -166,7 +163,8 @@ def rair_build_visual(
             ),
             metadata={"query": r.query, "title": r.title},
         )
-        for r, image in with_images
+        for r in candidates(data, data_sha256, check_images=True, image_access=access)
+        if (image := r.image)
     ]
     scorer = rair_visual_votes()
     sampling = {"seats": vlms, "temperature": temperature, "max_tokens": max_tokens}
@@ -216,19 +214,16 @@ def rair_build_rules(
         raise ConfigurationError(
             f"the rules file {rules} has changed since this stage was started: re-run the build command"
         )
-    samples = []
-    for r in candidates(data, data_sha256):
-        allowed = rules_for_label(ruleset, r.label)
-        if not allowed:
-            continue  # no rule can accompany this label: nothing to ask, no rule ids
-        samples.append(
-            Sample(
-                id=r.id,
-                input=system_user(prompts.rules_system(allowed, r.label, r.language), prompts.rules_user(r)),
-                target=r.label,
-                metadata={"allowed_rules": [rule.id for rule in allowed], "label": r.label},
-            )
+    samples = [
+        Sample(
+            id=r.id,
+            input=system_user(prompts.rules_system(allowed, r.label, r.language), prompts.rules_user(r)),
+            target=r.label,
+            metadata={"allowed_rules": [rule.id for rule in allowed], "label": r.label},
         )
+        for r in candidates(data, data_sha256)
+        if (allowed := rules_for_label(ruleset, r.label))  # none can accompany the label: nothing to ask, no rule ids
+    ]
     scorer = rair_rule_votes(rules=rules)
     facts = {"rules_version": ruleset.version, "rules_sha256": ruleset.sha256}
     sampling = {"seats": runs, "temperature": temperature, "max_tokens": max_tokens, "seed": seed}
