@@ -210,10 +210,6 @@ def _stem_keys(text: str) -> tuple[str, str]:
     return tuple("".join(stemmer.stem(w) for w in words) for stemmer in _stemmers())  # type: ignore[return-value]
 
 
-def _is_label_set(displayed: tuple[str, ...]) -> bool:
-    return frozenset(_key(d) for d in displayed) in _LABEL_SETS
-
-
 def _morphology(value: str, displayed: tuple[str, ...]) -> list[int]:
     if not _words(value):
         return []
@@ -319,7 +315,7 @@ def _explained_label(value: str, displayed: tuple[str, ...]) -> tuple[int | None
 def _named(value: str, displayed: tuple[str, ...]) -> tuple[list[int], str, str]:
     """The options ``value`` names as text (open-answer options: also partly; relation labels: also a label
     followed by an explanation), the rule that found them, and why it names two ("" unless it does)."""
-    label_set = _is_label_set(displayed)
+    label_set = frozenset(_key(d) for d in displayed) in _LABEL_SETS
     named, rule = _resolve_text(value, displayed, partial=not label_set)
     if named or not label_set:
         return named, rule, ""
@@ -402,14 +398,6 @@ def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     return _invalid(UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option")
 
 
-def _placeholder(kind: str, value: str) -> bool:
-    return _key(value) == _LABEL_PLACEHOLDER if kind == "label" else _key(value) in _ANSWER_PLACEHOLDERS
-
-
-def _same_line_blank(text: str) -> bool:
-    return not text.strip(" \t" + _MARKDOWN)
-
-
 def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = None) -> tuple[list[str], list[str]]:
     """The values of the ``<Label>`` and ``<Answer>`` tags that are not an echo of the prompt: tags
     inside ``echoes``, placeholder values (``A/B/C/D``), an ``<Answer>`` copied from the prompt that
@@ -423,7 +411,7 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
         key=lambda tag: tag[1].start(),
     )
     copied_format = [
-        _placeholder(kind, m.group(1))
+        (_key(m.group(1)) == _LABEL_PLACEHOLDER if kind == "label" else _key(m.group(1)) in _ANSWER_PLACEHOLDERS)
         or (
             kind == "answer"
             and echoes is not None
@@ -433,7 +421,7 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
         for kind, m in tags
     ]
     # blank[i]: only spaces and markdown, on one line, between tag i - 1 and tag i
-    blank = [False, *(_same_line_blank(text[a.end() : b.start()]) for (_, a), (_, b) in zip(tags, tags[1:]))]
+    blank = [False, *(not text[a.end() : b.start()].strip(" \t" + _MARKDOWN) for (_, a), (_, b) in zip(tags, tags[1:]))]
     echo = False
     for index, (kind, m) in enumerate(tags):
         before = text[tags[index - 1][1].end() if index else 0 : m.start()].rstrip()

@@ -274,10 +274,6 @@ class _Mention:
             self.role, self.why, self.carries = REJECTED, why, carries
 
 
-def _normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")
-
-
 def _number(match: re.Match[str]) -> int:
     """The level a mention names: by a name of ``LEVEL_NAMES``, in digits, or as an English or Chinese number."""
     if match.re is _NAME:
@@ -617,7 +613,7 @@ def parse_reply(
     region = _answer(completion)
     if isinstance(region, ParsedRelevance):
         return region
-    region = _normalize(region)
+    region = unicodedata.normalize("NFKC", region).replace("’", "'").replace("‘", "'")
     echoes = find_echoes(
         region, fixed_prompt_parts() if prompt is None else prompt, answers=_ANSWERS, truncated=truncated
     )
