@@ -5,7 +5,7 @@ Tasks, parameters, metrics, reference numbers and deviations are in ``ecom_tasks
 
 from __future__ import annotations
 
-import json
+import math
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -14,7 +14,8 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.data import parse_flag
+from ecom_tasks.data import ConfigurationError, parse_flag
+from ecom_tasks.files import parse_json
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.monbench.metrics import RunOutcome
 from ecom_tasks.monbench.prompts import PROMPT_VERSION
@@ -132,8 +133,20 @@ def monbench_dataset(
 def _weights(category_weights: str | dict[str, Any] | None) -> dict[str, float] | None:
     if not category_weights:
         return None
-    mapping = json.loads(category_weights) if isinstance(category_weights, str) else category_weights
-    return {str(int(k)): float(v) for k, v in mapping.items()}
+    # A -T value from the command line: strict JSON (files' limits), then category number -> weight >= 0.
+    mapping = (
+        parse_json(category_weights, "category_weights") if isinstance(category_weights, str) else category_weights
+    )
+    try:
+        weights = {str(int(k)): float(v) for k, v in mapping.items()}
+    except (AttributeError, TypeError, ValueError):
+        weights = {"": math.nan}
+    if not all(k.isdigit() and math.isfinite(w) and w >= 0 for k, w in weights.items()):
+        raise ConfigurationError(
+            f'category_weights must be a JSON object of category numbers to weights >= 0 (e.g. {{"1": 0.5, "2": 0.5}}), '
+            f"got {category_weights!r}"
+        )
+    return weights
 
 
 def monbench_task(
