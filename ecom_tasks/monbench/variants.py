@@ -51,19 +51,18 @@ TASK_TITLES = {
 }
 
 
-def _variants() -> dict[str, Variant]:
-    table: dict[str, Variant] = {}
-    for short, (design, formats, what) in _DESIGNS.items():
-        name = f"monbench_{short}"
-        table[name] = Variant(name, TASKS, design, formats, f"MonBench, all four tasks, {what}")
-        for task in TASKS:
-            table[f"{name}_{task}"] = Variant(
-                f"{name}_{task}", (task,), design, formats, f"MonBench {TASK_TITLES[task]}, {what}"
-            )
-    return table
-
-
-VARIANTS = _variants()
+#: Per design: the all-task variant, then one per task.
+VARIANTS = {
+    variant.name: variant
+    for short, (design, formats, what) in _DESIGNS.items()
+    for variant in (
+        Variant(f"monbench_{short}", TASKS, design, formats, f"MonBench, all four tasks, {what}"),
+        *(
+            Variant(f"monbench_{short}_{task}", (task,), design, formats, f"MonBench {TASK_TITLES[task]}, {what}")
+            for task in TASKS
+        ),
+    )
+}
 
 #: lm-eval has no multi-task tasks: the all-task variants are groups of their per-task variants.
 LM_EVAL_GROUPS = {

@@ -38,30 +38,22 @@ class Variant:
         return self.name.removesuffix("_builtin_rules"), ({} if self.rules == NONE else {"rules": self.rules})
 
 
-_SUBSET_TEXT = {
-    "general": "General subset (industry-balanced; Table 5)",
-    "hard": "Hard subset (intents DJ ER SS QA NC MA; Table 5)",
-    "visual": "Visually Salient subset",
+#: Each subset's tasks (without and with the built-in rules): name, subset, image shown, description.
+_SETTINGS = (
+    ("rair_general", "general", False, "General subset (industry-balanced; Table 5)"),
+    ("rair_hard", "hard", False, "Hard subset (intents DJ ER SS QA NC MA; Table 5)"),
+    ("rair_visual_text", "visual", False, "Visually Salient subset, text only (Table 4 w/o image)"),
+    ("rair_visual", "visual", True, "Visually Salient subset, with the item image (Table 4 w/ image)"),
+)
+_RULES = (
+    (NONE, "", "no rules (the paper's Base)"),
+    (BUILTIN, "_builtin_rules", "our built-in rules document (not the paper's)"),
+)
+VARIANTS = {
+    base + suffix: Variant(base + suffix, subset, rules, image, f"RAIR {what}; {how}")
+    for base, subset, image, what in _SETTINGS
+    for rules, suffix, how in _RULES
 }
-
-
-def _variants() -> dict[str, Variant]:
-    table: dict[str, Variant] = {}
-    for subset in ("general", "hard", "visual"):
-        for image in (False, True) if subset == "visual" else (False,):
-            base = f"rair_{subset}" if image or subset != "visual" else "rair_visual_text"
-            what = _SUBSET_TEXT[subset] + (", with the item image (Table 4 w/ image)" if image else "")
-            if subset == "visual" and not image:
-                what += ", text only (Table 4 w/o image)"
-            table[base] = Variant(base, subset, NONE, image, f"RAIR {what}; no rules (the paper's Base)")
-            name = f"{base}_builtin_rules"
-            table[name] = Variant(
-                name, subset, BUILTIN, image, f"RAIR {what}; our built-in rules document (not the paper's)"
-            )
-    return table
-
-
-VARIANTS = _variants()
 
 #: lm-eval groups: the base and rule-guided text tasks, never averaged together.
 LM_EVAL_GROUPS = {
