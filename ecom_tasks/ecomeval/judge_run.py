@@ -8,7 +8,6 @@ import asyncio
 import hashlib
 import os
 import re
-import stat
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -91,9 +90,7 @@ def graders_from(models: Sequence[str], api_bases: Sequence[str] = ()) -> list[G
         raise ConfigurationError(
             f"--api-base: give one URL for all graders or one per grader ({len(models)}), not {len(api_bases)}"
         )
-    bases: list[str | None] = (
-        [*api_bases] * len(models) if len(api_bases) == 1 else [*api_bases] or [None] * len(models)
-    )
+    bases = [api_bases[i if len(api_bases) > 1 else 0] if api_bases else None for i in range(len(models))]
     labels = ["grader"] if len(models) == 1 else [f"grader_{i}" for i in range(1, len(models) + 1)]
     return [Grader(label, model, base) for label, model, base in zip(labels, models, bases)]
 
@@ -163,11 +160,9 @@ def find_samples(output_dir: str | os.PathLike[str], tasks: Sequence[str] | None
         raise ConfigurationError(
             f"not a judged EcomEval task: {', '.join(unknown)}; judged tasks: {', '.join(sorted(JUDGED_TASKS))}"
         )
-    try:
-        mode = root.stat().st_mode
-    except OSError:
-        raise ConfigurationError(f"no such folder: {root}") from None
-    if stat.S_ISDIR(mode):
+    if not os.path.exists(root):  # os.path: False, not an error, for what cannot be looked at either
+        raise ConfigurationError(f"no such folder: {root}")
+    if os.path.isdir(root):
         return _samples_in(root, root, wanted)
     return _samples_file(root, wanted, root.parent, None)
 
