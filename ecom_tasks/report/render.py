@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import DictLoader, Environment, StrictUndefined
+from jinja2 import Environment, FunctionLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from ecom_tasks import files
@@ -206,35 +206,31 @@ def _settings_json(settings: Sequence[tuple[str, str]]) -> str:
     return files.dumps_strict({key: json_value(value) for key, value in settings}, sort_keys=True, ensure_ascii=False)
 
 
-def run_records(merged: Sequence[MergedRun], failed: Sequence[Run]) -> list[dict[str, object]]:
-    records: list[dict[str, object]] = []
-    everything: list[MergedRun | Run] = [*merged, *failed]
-    for run in everything:
-        merged_run = run if isinstance(run, MergedRun) else None
-        records.append(
-            {
-                "status": run.status,
-                "benchmark": run.benchmark or "?",
-                "task": run.task,
-                "framework": run.framework,
-                "model": run.model,
-                "model_in_tables": run.model_name,
-                "data": run.data,
-                "settings": _settings_json(run.settings),
-                "runs_merged": merged_run.count if merged_run else 0,
-                "disagree": " ".join(merged_run.disagree) if merged_run else "",
-                "created": run.created,
-                "source": merged_run.latest.source if merged_run else run.source,
-                "error": run.error,
-            }
-        )
-    return records
+def run_record(run: MergedRun | Run) -> dict[str, object]:
+    """A run's line of the run listing (``RUN_FIELDS``)."""
+    merged_run = run if isinstance(run, MergedRun) else None
+    return {
+        "status": run.status,
+        "benchmark": run.benchmark or "?",
+        "task": run.task,
+        "framework": run.framework,
+        "model": run.model,
+        "model_in_tables": run.model_name,
+        "data": run.data,
+        "settings": _settings_json(run.settings),
+        "runs_merged": merged_run.count if merged_run else 0,
+        "disagree": " ".join(merged_run.disagree) if merged_run else "",
+        "created": run.created,
+        "source": merged_run.latest.source if merged_run else run.source,
+        "error": run.error,
+    }
 
 
 def runs_view(merged: Sequence[MergedRun], failed: Sequence[Run], fields: Sequence[str]) -> Grid:
     rows = []
-    everything: list[MergedRun | Run] = [*merged, *failed]
-    for run, record in zip(everything, run_records(merged, failed)):
+    listed: list[MergedRun | Run] = [*merged, *failed]
+    for run in listed:
+        record = run_record(run)
         texts = {**{k: str(v) for k, v in record.items()}, "settings": settings_text(run.settings)}
         cells = [Cell(texts[k], css="num" if k == "runs_merged" else "") for k in fields]
         rows.append(GridRow(cells, "" if record["status"] == "success" else "failed"))
@@ -255,20 +251,19 @@ def md_escape(value: Any) -> str:
 
 
 @functools.cache
-def _environments() -> tuple[Environment, Environment]:
-    def environment(template: str, text: str, **options: Any) -> Environment:
-        return Environment(
-            loader=DictLoader({template: text}),
-            undefined=StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=True,
-            **options,
-        )
-
-    html_env = environment("report.html", _template("report.html.j2"), autoescape=True)
-    md_env = environment("report.md", _template("report.md.j2"), autoescape=False, finalize=md_escape)
-    return html_env, md_env
+def _page(name: str) -> Template:
+    """``report.md.j2`` (:func:`md_escape` on every value) or ``report.html.j2`` (autoescape), from ``templates/``."""
+    markdown = name.endswith(".md.j2")
+    environment = Environment(
+        loader=FunctionLoader(_template),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=not markdown,
+        finalize=md_escape if markdown else None,
+    )
+    return environment.get_template(name)
 
 
 def _template(name: str) -> str:
@@ -297,8 +292,7 @@ def _context(
 def markdown(
     tables: Sequence[Table], merged: Sequence[MergedRun], failed: Sequence[Run], plots: Mapping[str, str], notice: str
 ) -> str:
-    _, env = _environments()
-    return env.get_template("report.md").render(
+    return _page("report.md.j2").render(
         **_context(tables, merged, failed, notice),
         sections=sections(tables, headline_first=False, images=plots),
         runs=runs_view(merged, failed, _MD_RUN_FIELDS),
@@ -327,7 +321,8 @@ def runs_csv(merged: Sequence[MergedRun], failed: Sequence[Run]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=RUN_FIELDS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(run_records(merged, failed))
+    listed: list[MergedRun | Run] = [*merged, *failed]
+    writer.writerows(run_record(run) for run in listed)
     return buffer.getvalue()
 
 
@@ -341,14 +336,13 @@ def html_page(
     images: Mapping[str, bytes],
     notice: str,
 ) -> str:
-    env, _ = _environments()
     uris = {slug: "data:image/png;base64," + base64.b64encode(png).decode("ascii") for slug, png in images.items()}
     # The page's only script (ours, static) records script errors, console.error calls and whatever the
     # page's Content-Security-Policy blocked into the page, for a headless browser's --dump-dom, and flags
     # that it ran; the policy admits it by the hash of its exact text.
     probe = _asset("probe.js")
     probe_hash = base64.b64encode(hashlib.sha256(probe.encode("utf-8")).digest()).decode("ascii")
-    return env.get_template("report.html").render(
+    return _page("report.html.j2").render(
         # Our own files, not data: the only markup that is not escaped.
         probe=Markup(probe),
         probe_sha256=probe_hash,
