@@ -325,16 +325,11 @@ def _named(value: str, displayed: tuple[str, ...]) -> tuple[list[int], str, str]
 
 def _split_letter(value: str) -> tuple[str, str] | None:
     """``(letter, rest)`` when ``value`` names an option letter: bare, dressed or followed by text."""
-    for pattern in (_BARE_LETTER, _LETTER_ITEM):
-        m = pattern.match(value)
-        if m:
-            return m.group(1).upper(), ""
-    m = _OPTION_WORD.match(value)
-    if m:
-        return m.group(1).upper(), m.group(2).strip()
-    m = _LETTER_THEN_TEXT.match(value)
-    if m:
-        return (m.group(1) or m.group(2)).upper(), m.group(3).strip()
+    for pattern in (_BARE_LETTER, _LETTER_ITEM, _OPTION_WORD, _LETTER_THEN_TEXT):
+        if m := pattern.match(value):
+            letter = next(group for group in m.groups() if group)  # the first group that took part
+            rest = m.group(pattern.groups) if pattern.groups > 1 else ""  # the text after it: the last group
+            return letter.upper(), rest.strip()
     return None
 
 
