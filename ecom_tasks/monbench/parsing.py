@@ -121,22 +121,19 @@ def _strict_match(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     """The one displayed option ``value`` names: its text, optionally after its own letter."""
     keys = [_key(choice) for choice in displayed]
     whole = [i for i, key in enumerate(keys) if key == _key(value)]
-    if len(whole) == 1:
+    prefixed = None if whole else _LETTER_PREFIX.match(_normalize(value))
+    rest = [i for i, key in enumerate(keys) if key == _key(prefixed.group(3))] if prefixed else []
+    if len(whole or rest) > 1:
+        return _invalid(UNKNOWN_CONTENT, f"answer {value[:80]!r} matches options {_letters(whole or rest)}")
+    if whole:
         return _ok(whole[0], "text")
-    if len(whole) > 1:
-        return _invalid(UNKNOWN_CONTENT, f"answer {value[:80]!r} matches options {_letters(whole)}")
-    prefixed = _LETTER_PREFIX.match(_normalize(value))
-    if prefixed:
+    if prefixed and rest:
         letter = (prefixed.group(1) or prefixed.group(2)).upper()
-        rest = [i for i, key in enumerate(keys) if key == _key(prefixed.group(3))]
-        if len(rest) > 1:
-            return _invalid(UNKNOWN_CONTENT, f"answer {value[:80]!r} matches options {_letters(rest)}")
-        if len(rest) == 1:
-            if letter in LETTERS[: len(displayed)] and LETTERS.index(letter) == rest[0]:
-                return _ok(rest[0], "letter_text")
-            return _invalid(
-                UNKNOWN_CONTENT, f"answer {value[:80]!r}: letter {letter} but the text is option {LETTERS[rest[0]]}"
-            )
+        if letter in LETTERS[: len(displayed)] and LETTERS.index(letter) == rest[0]:
+            return _ok(rest[0], "letter_text")
+        return _invalid(
+            UNKNOWN_CONTENT, f"answer {value[:80]!r}: letter {letter} but the text is option {LETTERS[rest[0]]}"
+        )
     return _invalid(UNKNOWN_CONTENT, f"answer {value[:80]!r} matches no option")
 
 
