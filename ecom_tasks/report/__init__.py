@@ -107,10 +107,8 @@ def write_report(
         result.files.append(folder.write_bytes(relative, data))
         return relative
 
-    plot_paths: dict[str, str] = {}
     if "md" in chosen:
-        for slug, png in images.items():
-            plot_paths[slug] = write(f"plots/{slug}.png", png)
+        plot_paths = {slug: write(f"plots/{slug}.png", png) for slug, png in images.items()}
         text = render.markdown(tables, merged, failed, plot_paths, result.notice)
         write("report.md", text.encode("utf-8"))
     if "csv" in chosen:

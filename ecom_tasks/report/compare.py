@@ -592,7 +592,6 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[T
         tables.append(table(slug, title, columns, rows, note=f"Models ranked by {metric}; {design}."))
         if not pairs:
             continue
-        columns_a = list(dict.fromkeys(r.a or "" for r in pairs))
         matrix_rows: dict[str, Row] = {}
         for r in pairs:
             row = matrix_rows.setdefault(r.b or "", Row(r.b or "", "b", "", {}, comparison=True))
@@ -602,7 +601,7 @@ def report_tables(comparison: Comparison, baseline: str | None = None) -> list[T
             table(
                 f"{slug}_pairs",
                 f"Paired differences: {task}, {metric} (row − column)",
-                [Column(a, f"− {a}") for a in columns_a],
+                [Column(a, f"− {a}") for a in dict.fromkeys(r.a or "" for r in pairs)],
                 list(matrix_rows.values()),
                 note="Each cell is the row model's value minus the column model's on the items both ran. "
                 "* Holm-adjusted p < 0.05, ** < 0.01, *** < 0.001 (over the pairs of this metric).",
@@ -648,6 +647,5 @@ def _interval_columns(header: str) -> list[Column]:
 
 def _row(record: Record, model: str | None, setting: str | None, source: str | None, columns: Sequence[Column]) -> Row:
     """A comparison row of the report: ``record``'s values of the ``columns`` it holds."""
-    values = {column.key: getattr(record, column.key) for column in columns}
-    cells = {key: float(value) for key, value in values.items() if value is not None}
+    cells = {column.key: float(value) for column in columns if (value := getattr(record, column.key)) is not None}
     return Row(model or "", setting or "", source or "", cells, comparison=True)

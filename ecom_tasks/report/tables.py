@@ -44,19 +44,14 @@ BUILDERS: dict[str, Callable[[Sequence[MergedRun]], list[Table]]] = {
 }
 
 
-def is_build_stage(run: MergedRun) -> bool:
-    """A stage of a benchmark's data-building pipeline (``ecom-tasks build``): its log records the
-    stage; its numbers (votes, abstentions) are no benchmark result, so it is in the run listing only."""
-    return bool(run.info.get("construction_stage"))
-
-
 def build_tables(runs: Sequence[MergedRun]) -> list[Table]:
-    """Every table for the runs, benchmark by benchmark, then the runs no layout used; build stages
-    are in no table."""
+    """Every table for the runs, benchmark by benchmark, then the runs no layout used. A stage of a data
+    build (``ecom-tasks build``, its log records the stage) is in no table: its numbers (votes, abstentions)
+    are no benchmark result, so it is in the run listing only."""
     tables: list[Table] = []
     by_benchmark: dict[str, list[MergedRun]] = {}
     for run in runs:
-        if not is_build_stage(run):
+        if not run.info.get("construction_stage"):
             by_benchmark.setdefault(run.benchmark, []).append(run)
     for benchmark, group in by_benchmark.items():
         built = BUILDERS[benchmark](group) if benchmark in BUILDERS else []
