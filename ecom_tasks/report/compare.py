@@ -18,9 +18,11 @@ from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.plugins import select_metrics
 from ecom_tasks.report import stats
 from ecom_tasks.report.runs import JUDGED_FILE, SAMPLES_FILE, read_runs
 from ecom_tasks.results import FIXTURES, INSPECT, UNKNOWN_DATA, UNREADABLE, Run
+from ecom_tasks.scorers.kinds import CHOICE_RUNS, LABELS, RANKING, RUBRIC
 from ecom_tasks.tables import Column, Row, Table, file_slug
 
 
@@ -41,9 +43,7 @@ class Design:
 
 
 def _rair_headline(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
-    from ecom_tasks.plugins import select_metrics
     from ecom_tasks.rair.metrics import headline
-    from ecom_tasks.scorers.kinds import LABELS
 
     return headline(outcomes, select_metrics(LABELS))
 
@@ -52,8 +52,6 @@ def _monbench_headline(tables: list[Any]) -> Mapping[str, float]:
     import numpy as np
 
     from ecom_tasks.monbench.metrics import headline
-    from ecom_tasks.plugins import select_metrics
-    from ecom_tasks.scorers.kinds import CHOICE_RUNS
 
     return headline(np.concatenate(tables), select_metrics(CHOICE_RUNS))
 
@@ -71,8 +69,6 @@ def _monbench_runs(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
 
 def _ecomeval_summary(outcomes: list[Any]) -> Mapping[str, float]:
     from ecom_tasks.ecomeval.metrics import summarize
-    from ecom_tasks.plugins import select_metrics
-    from ecom_tasks.scorers.kinds import RUBRIC
 
     if any(o is None for o in outcomes):
         raise ValueError("responses without grades (run ecom-tasks judge on them)")
@@ -86,9 +82,7 @@ def _ecomeval_outcome(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> A
 
 
 def _rmir_summary(outcomes: list[Any]) -> Mapping[str, float]:
-    from ecom_tasks.plugins import select_metrics
     from ecom_tasks.rmir.metrics import summarize
-    from ecom_tasks.scorers.kinds import RANKING
 
     # The cut-offs a run computed are the keys its outcomes carry (recall@<k>, ndcg@<k>, mrr).
     names = {key for outcome in outcomes[:1] for key in outcome.values}
