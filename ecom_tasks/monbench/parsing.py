@@ -286,7 +286,7 @@ def _unnegated_labels(text: str, displayed: tuple[str, ...]) -> set[int]:
             if start + length > len(words):
                 break
             span = text[words[start].start() : words[start + length - 1].end()]
-            hits = [i for i, d in enumerate(displayed) if _key(d) == _key(span)] or _morphology(span, displayed)
+            hits, _ = _resolve_text(span, displayed, partial=False)
             if len(hits) == 1 and not _NEGATION.search(text[: words[start].start()]):
                 found.add(hits[0])
     return found
