@@ -120,18 +120,17 @@ def mismatch_dimension_table(outcomes: Sequence[Outcome], dimensions: Sequence[s
             named = f"pred:{o.dimension or NO_DIMENSION}"
             row[named] = row.get(named, 0.0) + float(o.numbers["pred_L2"])
     total_errors = sum(r["errors"] for r in rows.values())
-    table = {}
-    for name in (*dimensions, NO_DIMENSION):
-        if name in rows:
-            row = rows[name]
-            table[name] = {
-                "n": row["n"],
-                "errors": row["errors"],
-                "error_share": _ratio(row["errors"], total_errors),
-                "acc4": _ratio(row["correct"], row["n"]),
-                **{k: v for k, v in sorted(row.items()) if k.startswith("pred:")},
-            }
-    return table
+    return {
+        name: {
+            "n": counts["n"],
+            "errors": counts["errors"],
+            "error_share": _ratio(counts["errors"], total_errors),
+            "acc4": _ratio(counts["correct"], counts["n"]),
+            **{k: v for k, v in sorted(counts.items()) if k.startswith("pred:")},
+        }
+        for name in (*dimensions, NO_DIMENSION)
+        if (counts := rows.get(name))
+    }
 
 
 def _group_key(field: str, name: str) -> str:
