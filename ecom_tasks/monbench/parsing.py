@@ -485,13 +485,15 @@ def parse_reply(
         labels = list(dict.fromkeys(v.strip().strip("().").strip().upper() for v in _LABEL.findall(text)))
         answers = _ANSWER.findall(text)
         read_label, read_content = _strict_letter, _strict_match
-    label = _combine([read_label(v, displayed) for v in labels], LABEL_TAG)
+    # Only the tags the format asks for are read (a reply may hold thousands of the other kind).
+    if fmt != "content":
+        label = _combine([read_label(v, displayed) for v in labels], LABEL_TAG)
+        if fmt == "label" or label.status != OK:
+            return label
     contents = {_key(v): v for v in answers}.values()  # repeats of one answer count once
     content = _combine([read_content(v, displayed) for v in contents], ANSWER_TAG)
-    if fmt != "label_content":
-        return label if fmt == "label" else content
-    if label.status != OK:
-        return label
+    if fmt == "content":
+        return content
     label_pos, content_pos = label.position, content.position
     disagree = content.status == OK and label_pos != content_pos
     detail = f"label names {LETTERS[label_pos]}, content names {LETTERS[content_pos]}" if disagree else ""  # type: ignore[index]
