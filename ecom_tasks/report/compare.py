@@ -34,11 +34,11 @@ class Design:
     summarize: Callable[[list[Mapping[str, Any]]], Mapping[str, float]]
     unit_field: str  # the lm-eval document field naming a unit (Inspect: the sample id)
     unit: str  # what a unit is, for the tables
-    stratum_field: str | None = None  # resampled within (EcomEval: category)
-    binary: Mapping[str, str] = field(default_factory=dict)  # metric -> per-unit right/wrong key (McNemar)
     # (logged outcome, the item's fields: Inspect's sample metadata, lm-eval's doc) -> the benchmark's outcome
     # record, for metrics that read the item's groups (category, ...) from its fields, not from Score.value.
-    record: Callable[[Mapping[str, Any], Mapping[str, Any]], Any] | None = None
+    record: Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
+    stratum_field: str | None = None  # resampled within (EcomEval: category)
+    binary: Mapping[str, str] = field(default_factory=dict)  # metric -> per-unit right/wrong key (McNemar)
     protocol: tuple[str, ...] = ()  # settings that must agree between two compared runs
 
 
@@ -197,8 +197,7 @@ def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], Mapping[
     grouped: dict[str, list[Any]] = defaultdict(list)
     strata: dict[str, str | None] = {}
     for unit_id, logged, fields in rows:
-        outcome = design.record(logged, fields) if design.record else logged
-        grouped[unit_id].append(outcome)
+        grouped[unit_id].append(design.record(logged, fields))
         strata.setdefault(unit_id, fields.get(design.stratum_field) if design.stratum_field else None)
     ids = tuple(sorted(grouped))
     with_strata = design.stratum_field is not None

@@ -19,9 +19,7 @@ from ecom_tasks.tables import Column, Slots, Table, distinguish, residual, run_r
 
 def other_table(benchmark: str, runs: Sequence[MergedRun]) -> Table | None:
     """Runs no benchmark's layout uses (e.g. a benchmark's lm-eval exact-match group): their top-level metrics."""
-    names: list[str] = []
-    for run in runs:
-        names += [n for n in run.metrics if "/" not in n and n not in names]
+    names = list(dict.fromkeys(name for run in runs for name in run.metrics if "/" not in name))
     if not names:
         return None
     rows = []
