@@ -296,12 +296,12 @@ def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> li
     ``--log_samples`` files with no results file beside them (same folder, same timestamp) are runs
     that did not finish."""
     results_files = [p for p, _ in found if RESULTS_FILE.match(p.name) or JUDGED_FILE.match(p.name)]
-    samples_files = [(p, m) for p, _ in found if (m := SAMPLES_FILE.match(p.name))]
+    finished = {(p.parent, m["stamp"]) for p in results_files if (m := RESULTS_FILE.match(p.name))}
+    unfinished = [
+        (p, m) for p, _ in found if (m := SAMPLES_FILE.match(p.name)) and (p.parent, m["stamp"]) not in finished
+    ]
     runs: list[Run] = []
-    finished: set[tuple[Path, str]] = set()
     for path in _tracked(results_files, progress, "lm-eval results"):
-        if stamped := RESULTS_FILE.match(path.name):
-            finished.add((path.parent, stamped["stamp"]))
         try:
             # lm-eval writes a metric that does not apply as a bare NaN: read, never written back.
             data = files.read_json(path, allow_nan=True)
@@ -310,9 +310,7 @@ def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> li
             runs += [judged_run(data, str(path))] if JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             runs.append(_unreadable(str(path), LM_EVAL, exc))
-    for path, match in samples_files:
-        if (path.parent, match["stamp"]) in finished:
-            continue
+    for path, match in unfinished:
         task, model, source = match["task"], path.parent.name, str(path)
         why = "samples file without a results file (the run did not finish)"
         runs.append(Run(benchmark_of(task), task, LM_EVAL, model, (), {}, UNFINISHED, source, match["stamp"], why))
