@@ -30,12 +30,12 @@ from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, T
 from ecom_tasks.ecomeval.scoring import score_exact
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.inspect_evals._task_parameters import parameters_of
-from ecom_tasks.plugins import parse_metric_names, select_metrics
+from ecom_tasks.inspect_evals._task_parameters import metric_names, parameters_of, refused_as_setting
+from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
-from ecom_tasks.scorers.inspect_judge import GRADER_ROLE, grader_names, inspect_panel, require_grader
+from ecom_tasks.scorers.inspect_judge import GRADER_ROLE, grader_names, inspect_panel, judge_cache, require_grader
 from ecom_tasks.scorers.inspect_judge import panel_models as _panel_models
 from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, outcome_values, within_context
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
@@ -109,6 +109,7 @@ def ecomeval_judge(
     the settings as the task's, README "Settings")."""
     # Checked here too, not only in the task: `inspect score` builds this scorer from its logged options.
     settings = JudgeSettings.from_options(grader_max_tokens, panel)
+    judge_cache(cache)  # a wrong cache is refused now, not at the first grade
 
     async def score(state: TaskState, target: Target) -> Score:
         refused = context_exceeded_of(state.output)
@@ -194,7 +195,7 @@ def ecomeval_task(
     """EcomEval's one task builder; every parameter is a ``-T`` setting of the tasks below (EcomEval's
     README, "Settings"; ``allow_outside_images`` / ``allow_url_images``: image paths outside the data's
     folder, http(s) URLs, refused by default). ``JUDGE_SETTINGS`` are the judge's."""
-    names = parse_metric_names(metrics)
+    names = metric_names(RUBRIC, metrics)
     settings = JudgeSettings.from_options(grader_max_tokens, panel, judge_failure_threshold)
     filters = {
         "category": category,
@@ -204,7 +205,8 @@ def ecomeval_task(
         "multimodal": multimodal,
     }
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    dataset = ecomeval_dataset(data, image_access=access, **filters, exact=exact)
+    with refused_as_setting():  # an unknown category, task, language or difficulty
+        dataset = ecomeval_dataset(data, image_access=access, **filters, exact=exact)
     # Table 2's Average for text items; a run of multimodal items alone has Table 4's as headline.
     only_multimodal = all((s.metadata or {}).get("category") == MULTIMODAL_CATEGORY for s in dataset)
     headline = "score_multimodal" if only_multimodal else "score"

@@ -16,9 +16,10 @@ from ecom_tasks.ecomeval.judging import JudgeSettings, judgement_explanation, ju
 from ecom_tasks.ecomeval.metrics import judge_agreement
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.schema import load_judge_cases
+from ecom_tasks.inspect_evals._task_parameters import check_settings
 from ecom_tasks.inspect_evals.ecomeval import FIXTURES, GRADERS, VERSION, judge_item, judge_record, outcomes_of
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.scorers.inspect_judge import gold_response, require_grader
+from ecom_tasks.scorers.inspect_judge import gold_response, judge_cache, require_grader
 from ecom_tasks.scorers.inspect_scorers import outcome_mean
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.panel import MEDIAN
@@ -47,6 +48,7 @@ def ecomeval_judge_meta_scorer(
 ) -> Scorer:
     """Grade a gold case with the ``grader`` role (or a panel) exactly as ``ecomeval_judge`` grades responses."""
     settings = JudgeSettings.from_options(grader_max_tokens, panel)  # as ecomeval_judge: `inspect score`
+    judge_cache(cache)
 
     async def score(state: TaskState, target: Target) -> Score:
         judgement = await judge_item(state, state.metadata["response"], cache, settings, graders)
@@ -70,6 +72,7 @@ def ecomeval_judge_meta(
 ) -> Task:
     """Check the ``grader`` role (or a panel) on the gold set (App. D verdicts, adversarial responses, controls:
     the README's "Metrics"). Run with ``--model none``: only graders are called."""
+    check_settings({"data": data, "graders": graders, "panel": panel})
     settings = JudgeSettings.from_options(grader_max_tokens, panel)
     location = f"{FIXTURES}/judge_meta"
     samples = [

@@ -16,14 +16,14 @@ from inspect_ai.solver import TaskState
 
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.files import parse_json
-from ecom_tasks.inspect_evals._task_parameters import parameters_of
+from ecom_tasks.inspect_evals._task_parameters import metric_names, parameters_of, refused_as_setting, shown
 from ecom_tasks.monbench.metrics import RunOutcome
 from ecom_tasks.monbench.prompts import PROMPT_VERSION
 from ecom_tasks.monbench.protocol import MonBenchItem, Run, load_items, parse_formats, parse_shots
 from ecom_tasks.monbench.schema import LETTERS, TASKS
 from ecom_tasks.monbench.scoring import pack_question, refused_outcome, score_reply, summarize, unpack_question
 from ecom_tasks.monbench.variants import MAX_TOKENS, TASK_VERSION
-from ecom_tasks.plugins import parse_metric_names, select_metrics
+from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS, context_exceeded_reply, outcome_mean
@@ -166,14 +166,18 @@ def monbench_task(
     or one of the four tasks; ``design``: ``full``, ``cyclic`` or ``canonical``; ``formats``: a comma list
     of ``label``, ``content``, ``label_content`` (default all three)."""
     if task != "all" and task not in TASKS:
-        raise ValueError(f"unknown MonBench task {task!r}; expected 'all' or one of {', '.join(TASKS)}")
-    names = parse_metric_names(metrics)
+        raise ConfigurationError(f"unknown MonBench task {shown(task)}; expected 'all' or one of {', '.join(TASKS)}")
+    names = metric_names(CHOICE_RUNS, metrics)
     shots = parse_shots(shots)
     strict = parse_flag(strict, "strict")
     tasks = TASKS if task == "all" else (task,)
     weights = _weights(category_weights)
+    with refused_as_setting("formats"):
+        chosen_formats = parse_formats(formats)
+    with refused_as_setting():  # an unknown design, format or split
+        dataset = monbench_dataset(tasks, design, formats, shots, data, split)
     return Task(
-        dataset=monbench_dataset(tasks, design, formats, shots, data, split),
+        dataset=dataset,
         solver=fan_out_generate(),
         scorer=monbench_scorer(strict=strict),
         metrics=[monbench_summary(category_weights=weights, metrics=names)],
@@ -188,7 +192,7 @@ def monbench_task(
             data=data,
             tasks=list(tasks),
             design=design,
-            formats=list(parse_formats(formats)),
+            formats=list(chosen_formats),
             shots=shots,
             strict=strict,
             split=split,

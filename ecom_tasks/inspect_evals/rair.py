@@ -32,8 +32,8 @@ from inspect_ai.solver import TaskState, generate
 from ecom_tasks.data import parse_flag
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.inspect_evals._task_parameters import parameters_of
-from ecom_tasks.plugins import parse_metric_names, select_metrics
+from ecom_tasks.inspect_evals._task_parameters import metric_names, parameters_of, refused_as_setting
+from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.rair.metrics import COUNTS, Outcome, groups_of, strict_keys
 from ecom_tasks.rair.prompts import PROMPT_VERSION
@@ -158,10 +158,12 @@ def rair_task(
     (the paper's Base), ``builtin`` (our rules document, not the paper's) or a rules file."""
     show_image = parse_flag(image, "image")
     ruleset = load_rules(rules)
-    names = parse_metric_names(metrics)
+    names = metric_names(LABELS, metrics)
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
+    with refused_as_setting():  # an unknown language
+        dataset = rair_dataset(subset, ruleset, show_image, data, language, access)
     return Task(
-        dataset=rair_dataset(subset, ruleset, show_image, data, language, access),
+        dataset=dataset,
         solver=within_context(generate()),
         scorer=rair_scorer(),
         metrics=[rair_summary(metrics=names), rair_breakdown(metrics=names)],

@@ -13,11 +13,13 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.data import parse_flag
+from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.images import ImageAccess
-from ecom_tasks.inspect_evals._task_parameters import parameters_of
+from ecom_tasks.inspect_evals._task_parameters import parameters_of, shown
+from ecom_tasks.plugins import retrievers
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
+from ecom_tasks.rmir.index import SEARCH_BACKENDS
 from ecom_tasks.rmir.metrics import QueryOutcome, summarize
 from ecom_tasks.rmir.parsing import parse_reply
 from ecom_tasks.rmir.prompts import PROMPT_VERSION
@@ -169,6 +171,11 @@ def rmir_task(
     """RMIR's one task builder; every parameter is a ``-T`` setting of the tasks below. ``mode``: ``embed``
     (the query itself is embedded) or ``reason_then_embed`` (the model's description of the answer image)."""
     mode = parse_mode(mode)
+    # Both are first used at the first score: after the model's calls in reason_then_embed mode.
+    if retriever not in retrievers():
+        raise ConfigurationError(f"unknown retriever {shown(retriever)}; registered: {', '.join(retrievers())}")
+    if search not in SEARCH_BACKENDS:
+        raise ConfigurationError(f"unknown search {shown(search)}; expected one of {', '.join(SEARCH_BACKENDS)}")
     ks = parse_k(k)
     args = parse_retriever_args(retriever_args)
     specs = ranking_specs(ks, metrics)  # the union of k and metrics; a bad selection fails here, before any work

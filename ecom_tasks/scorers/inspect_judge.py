@@ -108,11 +108,19 @@ def inspect_panel(members: Sequence[tuple[str, Model]], cache: bool | str) -> tu
 
 def judge_cache(cache: bool | str) -> CachePolicy | bool:
     """``True``: cache grader replies without expiry, shared across epochs (a temperature-0 grade of
-    the same text is the same grade); a string: that expiry (``"1W"``); ``False``: no cache."""
+    the same text is the same grade); a string: that expiry (``"1W"``); ``False``: no cache. Anything else
+    is refused here: Inspect reads the expiry only when it first caches a grade, after the model's calls."""
+    expiry = cache.strip() if isinstance(cache, str) else ""
+    if re.fullmatch(r"[0-9]{1,9}[smhDWMY]", expiry):  # a count and one of Inspect's units
+        return CachePolicy(expiry=expiry, per_epoch=False)
     try:
-        cached = parse_flag(cache, "cache")
-    except ValueError:  # a string that says neither yes nor no is an expiry
-        return CachePolicy(expiry=str(cache).strip(), per_epoch=False)
+        cached = (
+            parse_flag(cache, "cache") if cache is None or isinstance(cache, str | bool) or cache in (0, 1) else None
+        )
+    except ValueError:
+        cached = None
+    if cached is None:
+        raise ConfigurationError(f"cache must be true, false or an expiry such as 1W or 12h, got {cache!r:.80}")
     return CachePolicy(expiry=None, per_epoch=False) if cached else False
 
 
