@@ -252,3 +252,24 @@ def test_runs_pair_by_their_data_not_by_how_a_framework_spells_its_location():
     other_hash = run("d", "inspect", "mine.jsonl (sha256:999999999999)", {"data_sha256": "999999999999"})
     refused = compare_runs([inspect_run, fixtures, other_hash], metric="recall@20", n_resamples=50).refused
     assert len(refused) == 3 and all("different data" in line for line in refused)
+
+
+@pytest.mark.parametrize("line", ["[1]", '"text"', "3"])
+def test_a_samples_line_that_is_no_object_is_refused_with_its_place(tmp_path, line):
+    """A hostile --log_samples file whose line is JSON but not an object: refused by file and line (it crashed
+    with AttributeError before), like a line that lacks the unit's field."""
+    from ecom_tasks.errors import ConfigurationError
+    from ecom_tasks.report.compare import read_model_runs
+
+    stamp = "2026-01-01T00-00-00.000000"
+    results = {
+        "results": {"rair_general": {"acc4,none": 0.5}},
+        "configs": {"rair_general": {"metadata": {"benchmark": "rair"}}},
+        "config": {"model": "m"},
+        "date": 1.0,
+    }
+    (tmp_path / f"results_{stamp}.json").write_text(json.dumps(results), encoding="utf-8")
+    samples = tmp_path / f"samples_rair_general_{stamp}.jsonl"
+    samples.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=rf"{samples}:1: not a sample of ours"):
+        read_model_runs([tmp_path])

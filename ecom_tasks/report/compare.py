@@ -229,8 +229,9 @@ def _lm_eval_rows(path: Path, design: Design, *, judged: bool) -> list[tuple[str
         raise ConfigurationError(str(problems[0]))
     rows = []
     for line, value in values:
-        doc = value if judged else value.get("doc") if isinstance(value, dict) else None
-        outcome = value.get("outcome") if judged else _first_metric(value)
+        record = value if isinstance(value, dict) else {}  # a line that is no object is refused below
+        doc = record if judged else record.get("doc")
+        outcome = record.get("outcome") if judged else _first_metric(record)
         if not isinstance(doc, dict) or not isinstance(outcome, dict) or design.unit_field not in doc:
             raise ConfigurationError(f"{path}:{line}: not a sample of ours (no {design.unit_field!r} or outcome)")
         rows.append((str(doc[design.unit_field]), outcome, doc))
