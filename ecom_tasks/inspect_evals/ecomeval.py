@@ -30,7 +30,7 @@ from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, T
 from ecom_tasks.ecomeval.scoring import score_exact
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.inspect_evals._task_parameters import metric_names, parameters_of, refused_as_setting
+from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers import context_limit
@@ -41,6 +41,7 @@ from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN
+from ecom_tasks.scorers.settings import metric_names, refused_as_setting
 
 FIXTURES = FIXTURES_LOCATION
 #: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``). 3: ``Score.value``

@@ -16,13 +16,13 @@ from ecom_tasks.ecomeval.judging import JudgeSettings, judgement_explanation, ju
 from ecom_tasks.ecomeval.metrics import judge_agreement
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.schema import load_judge_cases
-from ecom_tasks.inspect_evals._task_parameters import check_settings
 from ecom_tasks.inspect_evals.ecomeval import FIXTURES, GRADERS, VERSION, judge_item, judge_record, outcomes_of
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers.inspect_judge import gold_response, judge_cache, require_grader
 from ecom_tasks.scorers.inspect_scorers import outcome_mean
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.panel import MEDIAN
+from ecom_tasks.scorers.settings import check_settings
 
 
 @metric

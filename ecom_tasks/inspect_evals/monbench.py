@@ -16,7 +16,7 @@ from inspect_ai.solver import TaskState
 
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.files import parse_json
-from ecom_tasks.inspect_evals._task_parameters import metric_names, parameters_of, refused_as_setting, shown
+from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.monbench.metrics import RunOutcome
 from ecom_tasks.monbench.prompts import PROMPT_VERSION
 from ecom_tasks.monbench.protocol import MonBenchItem, Run, load_items, parse_formats, parse_shots
@@ -28,6 +28,7 @@ from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS, context_exceeded_reply, outcome_mean
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
+from ecom_tasks.scorers.settings import metric_names, refused_as_setting, shown
 from ecom_tasks.solvers.fan_out import FAN_OUT, fan_out_generate, fan_out_replies, fan_out_spec
 
 FIXTURES = "ecom_tasks/fixtures/monbench"

@@ -32,7 +32,7 @@ from inspect_ai.solver import TaskState, generate
 from ecom_tasks.data import parse_flag
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.inspect_evals._task_parameters import metric_names, parameters_of, refused_as_setting
+from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.rair.metrics import COUNTS, Outcome, groups_of, strict_keys
@@ -46,6 +46,7 @@ from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, truncated_reply, within_context
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.memo import last_call_memo
+from ecom_tasks.scorers.settings import metric_names, refused_as_setting
 
 FIXTURES = "ecom_tasks/fixtures/rair"
 

@@ -15,7 +15,7 @@ from inspect_ai.solver import TaskState
 
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.images import ImageAccess
-from ecom_tasks.inspect_evals._task_parameters import parameters_of, shown
+from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import retrievers
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
@@ -34,6 +34,7 @@ from ecom_tasks.scorers.inspect_scorers import (
     outcome_mean,
     within_context,
 )
+from ecom_tasks.scorers.settings import shown
 from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, IMAGES_DROPPED_KEY, STATUS_KEY, reason_then_embed
 
 FIXTURES = "ecom_tasks/fixtures/rmir"

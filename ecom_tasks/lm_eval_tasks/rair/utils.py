@@ -19,6 +19,7 @@ from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.lm_eval import OutcomeTask, documents
+from ecom_tasks.scorers.settings import check_settings
 
 
 def load_docs(
@@ -54,6 +55,7 @@ class RairTask(OutcomeTask):
         # The rules shown go into the results' config: version, sha256 and source (builtin = ours).
         config = dict(config or {})
         metadata = dict(config.get("metadata") or {})
+        check_settings(metadata)  # before the rules are read
         user_rules = metadata.get("rules")
         ruleset = load_rules(user_rules if user_rules is not None else config["dataset_kwargs"]["variant_rules"])
         config["metadata"] = {**metadata, **provenance(ruleset)}

@@ -1,0 +1,99 @@
+"""The settings a user gives a task (Inspect ``-T name=value``, lm-eval ``--metadata``) checked for their kind
+before a benchmark reads them: every value is the user's, so a list, a number, NaN or a 5,000-character text
+where a yes/no, a count or a name belongs is one ConfigurationError naming the setting, not a raw TypeError
+deep in the benchmark (or a run that took it as "true")."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ecom_tasks.data import parse_flag
+from ecom_tasks.errors import ConfigurationError, EcomTasksError
+from ecom_tasks.plugins import parse_metric_names, select_metrics
+
+#: Yes/no settings (``parse_flag`` words, a bool, 0/1 or unset).
+FLAGS = frozenset(
+    ("image", "strict", "exact", "multimodal", "pool_captions", "allow_outside_images", "allow_url_images")
+)
+#: Settings that name one thing: a path or dataset id, a design, a split, a backend...
+NAMES = frozenset(("data", "design", "split", "panel", "search", "retriever", "mode"))
+#: Settings that take a name or several (``-T category=a,b`` arrives as a list from Inspect's YAML reading).
+NAME_LISTS = frozenset(("task", "language", "category", "difficulty", "formats", "metrics", "graders"))
+#: No model writes more than this in one reply: a larger max_tokens (1e30) is a typo the server would refuse late.
+MAX_TOKENS_LIMIT = 10_000_000
+
+
+def shown(value: Any) -> str:
+    """``value`` for a message: its repr, cut short (a -T value may be 5,000 characters)."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
+def _flag_problem(name: str, value: Any) -> str | None:
+    if isinstance(value, bool) or (type(value) is int and value in (0, 1)):
+        return None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            parse_flag(value, name)
+            return None
+    return "must be true or false"
+
+
+def _problem(name: str, value: Any) -> str | None:
+    """What is wrong with the kind of ``value`` for the setting ``name`` (None: nothing checked here)."""
+    if value is None:
+        return None
+    if name in FLAGS:
+        return _flag_problem(name, value)
+    if name == "max_tokens":
+        number = int(value) if isinstance(value, str) and value.strip().isdigit() and len(value) < 20 else value
+        in_range = type(number) is int and 1 <= number <= MAX_TOKENS_LIMIT
+        return None if in_range else f"must be a whole number of tokens from 1 to {MAX_TOKENS_LIMIT:,}"
+    if name == "shots":  # parse_shots names the counts; a float such as inf must not reach its int()
+        return "must be 0, 1 or 5" if isinstance(value, float) and not value.is_integer() else None
+    if name in ("data", "rules") and isinstance(value, str):
+        # No file name is longer than 255 bytes; an empty data would read the current folder.
+        if any(len(os.fsencode(part)) > 255 for part in value.split("/")) or (name == "data" and not value):
+            return "must be a file, a folder or a dataset id" if name == "data" else "must be a rules file"
+        return None
+    if name == "rules" and not isinstance(value, str):  # -T rules=true arrives as a bool: the builtin rules
+        return None if isinstance(value, bool) else "must be none, builtin or a rules file"
+    if name == "retriever_args":
+        return None if isinstance(value, str | dict) else "must be a JSON object"
+    if name not in NAMES | NAME_LISTS:
+        return None
+    items = value if name in NAME_LISTS and isinstance(value, list | tuple) else [value]
+    if all(isinstance(item, str) for item in items):
+        return None
+    return "must be a name or a comma list of names" if name in NAME_LISTS else "must be a name (text)"
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Refuse a ``-T`` value of the wrong kind with one ConfigurationError naming the setting, before the
+    benchmark reads it (where a list, a number or NaN failed as a raw TypeError, or ran as "true")."""
+    for name, value in settings.items():
+        if (problem := _problem(name, value)) is not None:
+            raise ConfigurationError(f"{name} {problem}, got {shown(value)}")
+
+
+@contextlib.contextmanager
+def refused_as_setting(setting: str | None = None) -> Iterator[None]:
+    """Around a benchmark's selection by the task's settings (subset, language, design, split, filters):
+    its plain ValueError ("unknown design 'x'; expected one of ...") is a settings error, so say so (and
+    name the ``setting`` when the benchmark's message does not)."""
+    try:
+        yield
+    except EcomTasksError:
+        raise
+    except ValueError as exc:
+        raise ConfigurationError(f"{setting}: {exc}" if setting else str(exc)) from exc
+
+
+def metric_names(kind: str, metrics: str | list[str] | None) -> list[str] | None:
+    """``parse_metric_names(metrics)``, each name checked now against the registered metrics of ``kind``."""
+    with refused_as_setting("metrics"):  # "unknown labels metric(s) x; registered for this kind: ..."
+        select_metrics(kind, metrics)
+    return parse_metric_names(metrics)
