@@ -18,6 +18,7 @@ from inspect_ai.log import (
     EvalResults,
     EvalScore,
     EvalSpec,
+    read_eval_log,
     write_eval_log,
 )
 from inspect_ai.model import ModelConfig
@@ -394,3 +395,15 @@ def test_an_unreadable_log_or_results_file_is_listed_not_skipped(tmp_path: Path)
         "results_2026-01-01T10-00-00.000001.json": ("unreadable", "lm-eval"),
     }
     assert float(run_rows(out, "monbench_table2")[0]["acc"]) == 0.5
+
+
+@pytest.mark.parametrize(("message", "shown"), [(" \n ", "error"), ("", "error"), ("\n  boom\nmore", "boom")])
+def test_a_failed_logs_error_is_its_first_line_or_error(tmp_path: Path, message: str, shown: str):
+    """A log whose error message is blank (a hostile or truncated log) is listed as failed with "error"; it
+    crashed the report with IndexError before."""
+    from ecom_tasks.report.runs import inspect_run
+
+    log = read_eval_log(str(make_log(tmp_path / "err.eval", "rair_general", {}, status="error")))
+    assert log.error is not None
+    log.error.message = message
+    assert inspect_run(log, "err.eval").error == shown

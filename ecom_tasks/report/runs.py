@@ -110,9 +110,8 @@ def inspect_run(log: Any, source: str) -> Run:
     configured = ((name, getattr(spec.config, name, None)) for name in ("limit", "epochs", "sample_id"))
     config = {name: value for name, value in configured if value is not None}
     settings = {**task_args, **config, **{f"role:{role}": model for role, model in roles.items()}}
-    error = ""
-    if log.error is not None:
-        error = (log.error.message or "").strip().splitlines()[0] if log.error.message else "error"
+    # The message's first line ("error" when it has none).
+    error = "" if log.error is None else ((log.error.message or "").strip().splitlines() or ["error"])[0]
     benchmark = benchmark_of(task, spec.metadata)
     recorded = "data" in task_args and benchmark in BENCHMARKS
     return Run(
