@@ -254,10 +254,13 @@ def test_runs_pair_by_their_data_not_by_how_a_framework_spells_its_location():
     assert len(refused) == 3 and all("different data" in line for line in refused)
 
 
-@pytest.mark.parametrize("line", ["[1]", '"text"', "3"])
+@pytest.mark.parametrize(
+    "line", ["[1]", '"text"', "3", '{"doc": {"id": "a"}, "metrics": 5}', '{"doc": {"id": "a"}, "metrics": [["x"]]}']
+)
 def test_a_samples_line_that_is_no_object_is_refused_with_its_place(tmp_path, line):
-    """A hostile --log_samples file whose line is JSON but not an object: refused by file and line (it crashed
-    with AttributeError before), like a line that lacks the unit's field."""
+    """A hostile --log_samples file whose line is JSON but not an object, or names its metrics with no list of
+    names: refused by file and line (it crashed with AttributeError or TypeError before), like a line that
+    lacks the unit's field."""
     from ecom_tasks.errors import ConfigurationError
     from ecom_tasks.report.compare import read_model_runs
 

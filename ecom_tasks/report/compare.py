@@ -240,8 +240,8 @@ def _lm_eval_rows(path: Path, design: Design, *, judged: bool) -> list[tuple[str
 
 def _first_metric(sample: Mapping[str, Any]) -> Mapping[str, Any] | None:
     # Every metric of a document carries the same outcome object (OutcomeTask.process_results).
-    names = sample.get("metrics") or []
-    value = sample.get(names[0]) if names else None
+    names = sample.get("metrics")
+    value = sample.get(names[0]) if isinstance(names, list) and names and isinstance(names[0], str) else None
     return value if isinstance(value, dict) else None
 
 
