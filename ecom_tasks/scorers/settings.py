@@ -6,6 +6,7 @@ deep in the benchmark (or a run that took it as "true")."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -42,6 +43,17 @@ def _flag_problem(name: str, value: Any) -> str | None:
     return "must be true or false"
 
 
+def _number(value: Any) -> float | None:
+    """``value`` as a finite number when it is one (an int, a float or their text; not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str) or len(str(value)) > 40:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _problem(name: str, value: Any) -> str | None:
     """What is wrong with the kind of ``value`` for the setting ``name`` (None: nothing checked here)."""
     if value is None:
@@ -52,6 +64,12 @@ def _problem(name: str, value: Any) -> str | None:
         number = int(value) if isinstance(value, str) and value.strip().isdigit() and len(value) < 20 else value
         in_range = type(number) is int and 1 <= number <= MAX_TOKENS_LIMIT
         return None if in_range else f"must be a whole number of tokens from 1 to {MAX_TOKENS_LIMIT:,}"
+    if name == "temperature":  # a number (or its text, which Inspect's GenerateConfig reads) from 0 to 2
+        number = _number(value)
+        return None if number is not None and 0 <= number <= 2 else "must be a number from 0 to 2"
+    if name == "seed":
+        number = _number(value)
+        return None if number is not None and number.is_integer() and abs(number) < 2**63 else "must be a whole number"
     if name == "shots":  # parse_shots names the counts; a float such as inf must not reach its int()
         return "must be 0, 1 or 5" if isinstance(value, float) and not value.is_integer() else None
     if name in ("data", "rules") and isinstance(value, str):
