@@ -18,6 +18,7 @@ from ecom_tasks.rmir.metrics import ranking_outcome
 from ecom_tasks.rmir.schema import RmirData, load_data
 from ecom_tasks.rmir.variants import RANK_DEPTH, parse_cache, parse_k, parse_mode
 from ecom_tasks.scorers.kinds import RANKING, recall_at
+from ecom_tasks.scorers.settings import shown
 
 _RECALL = "recall@"
 
@@ -61,25 +62,35 @@ def rank_depth(specs: Sequence[MetricSpec]) -> int:
     return max([RANK_DEPTH, *(_recall_cutoff(s.name) or 0 for s in specs)])
 
 
-def parse_retriever_args(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
+def parse_retriever_args(value: str | Mapping[str, Any] | None, setting: str = "retriever_args") -> dict[str, Any]:
+    """``-T <setting>=`` (JSON text, or the object Inspect already read) as a dict; anything else is one
+    ConfigurationError naming ``setting``."""
     if value is None or value == "":
         return {}
     if isinstance(value, Mapping):
         return dict(value)
+    if not isinstance(value, str):  # a number or a list would reach json_problem and fail there as a TypeError
+        raise ConfigurationError(f"{setting} must be a JSON object, got {shown(value)}")
     parsed, problem = files.json_problem(value)
     if problem is not None:
-        raise ConfigurationError(f"retriever_args must be a JSON object, got {value[:200]!r}: {problem}")
+        raise ConfigurationError(f"{setting} must be a JSON object, got {value[:200]!r}: {problem}")
     if not isinstance(parsed, dict):
-        raise ConfigurationError(f"retriever_args must be a JSON object, got {value!r}")
+        raise ConfigurationError(f"{setting} must be a JSON object, got {shown(value)}")
     return parsed
+
+
+def retriever_factory(retriever: Any, setting: str = "retriever") -> Any:
+    """The registered embedder factory named ``retriever`` (the ``setting``); one ConfigurationError listing
+    the registered names otherwise, so a task can refuse an unknown name before its first search."""
+    factories = retrievers()
+    if not isinstance(retriever, str) or retriever not in factories:
+        raise ConfigurationError(f"unknown {setting} {shown(retriever)}; registered: {', '.join(factories)}")
+    return factories[retriever]
 
 
 def make_embedder(retriever: str = DEFAULT_RETRIEVER, retriever_args: str | Mapping[str, Any] | None = None) -> Any:
     """The registered embedder ``retriever``, built with ``retriever_args``; checked for an ``id`` and ``embed``."""
-    factories = retrievers()
-    if retriever not in factories:
-        raise ConfigurationError(f"unknown retriever {retriever!r}; registered: {', '.join(factories)}")
-    embedder = factories[retriever](**parse_retriever_args(retriever_args))
+    embedder = retriever_factory(retriever)(**parse_retriever_args(retriever_args))
     if not (
         isinstance(getattr(embedder, "id", None), str) and embedder.id and callable(getattr(embedder, "embed", None))
     ):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from ecom_tasks.data import ConfigurationError
+from ecom_tasks.scorers.settings import shown
 
 MODES = ("embed", "reason_then_embed")
 DEFAULT_K = (20, 50)
+#: The largest cut-off taken: no pool is larger (k=10**30 asked for recall@1e30, ranking the whole pool).
+MAX_K = 10_000_000
 #: How deep each query is ranked: recall@K needs K, ``mrr`` finds the first positive within it
 #: (below it the reciprocal rank is 0), ``ndcg@10`` needs 10.
 RANK_DEPTH = 100
@@ -22,9 +25,11 @@ def parse_k(k: int | str | list | tuple | None) -> tuple[int, ...]:
     try:
         ks = tuple(dict.fromkeys(int(str(v).strip()) for v in values if str(v).strip()))
     except ValueError as exc:
-        raise ConfigurationError(f"k must be positive integers like 20,50; got {k!r}") from exc
+        raise ConfigurationError(f"k must be positive integers like 20,50; got {shown(k)}") from exc
     if not ks or min(ks) < 1:
-        raise ConfigurationError(f"k must be positive integers like 20,50; got {k!r}")
+        raise ConfigurationError(f"k must be positive integers like 20,50; got {shown(k)}")
+    if max(ks) > MAX_K:
+        raise ConfigurationError(f"k must be at most {MAX_K:,} (no pool is larger); got {shown(k)}")
     return ks
 
 
@@ -49,5 +54,5 @@ def parse_cache(value: bool | str | None) -> str:
     word = str(value).strip().lower()
     word = _CACHE_WORDS.get(word, word)
     if word not in CACHE_MODES:
-        raise ConfigurationError(f"cache must be one of {', '.join(CACHE_MODES)}; got {value!r}")
+        raise ConfigurationError(f"cache must be one of {', '.join(CACHE_MODES)}; got {shown(value)}")
     return word

@@ -17,10 +17,12 @@ from ecom_tasks.plugins import parse_metric_names, select_metrics
 
 #: Yes/no settings (``parse_flag`` words, a bool, 0/1 or unset).
 FLAGS = frozenset(
-    ("image", "strict", "exact", "multimodal", "pool_captions", "allow_outside_images", "allow_url_images")
+    ("image", "strict", "exact", "multimodal", "pool_captions", "captions", "allow_outside_images", "allow_url_images")
 )
 #: Settings that name one thing: a path or dataset id, a design, a split, a backend...
 NAMES = frozenset(("data", "design", "split", "panel", "search", "retriever", "mode"))
+#: RMIR's build stages: the seed table, the stage's input file, their sha256s and the caption index's embedder.
+NAMES |= frozenset(("seeds", "input", "seeds_sha256", "input_sha256", "text_retriever"))
 #: Settings that take a name or several (``-T category=a,b`` arrives as a list from Inspect's YAML reading).
 NAME_LISTS = frozenset(("task", "language", "category", "difficulty", "formats", "metrics", "graders"))
 #: No model writes more than this in one reply: a larger max_tokens (1e30) is a typo the server would refuse late.
@@ -52,6 +54,15 @@ def _number(value: Any) -> float | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
+
+
+def whole_number(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` (a whole number or its text) as an int from ``low`` to ``high``; else one ConfigurationError
+    naming the setting (a count of 'abc', NaN, -5 or 5,000 digits raised a raw error, or ran)."""
+    number = _number(value)
+    if number is None or not number.is_integer() or not low <= number <= high:
+        raise ConfigurationError(f"{name} must be a whole number from {low:,} to {high:,}, got {shown(value)}")
+    return int(number)
 
 
 def _problem(name: str, value: Any) -> str | None:

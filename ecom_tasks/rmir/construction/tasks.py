@@ -26,9 +26,18 @@ from ecom_tasks.rmir.construction.seeds import Seeds, check_seed_images, load_se
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput
 from ecom_tasks.rmir.index import PoolIndex, is_sparse
 from ecom_tasks.rmir.schema import RmirData
-from ecom_tasks.rmir.scoring import POOL_CAPTION, make_embedder, parse_retriever_args, pool_input_kind, pool_inputs
+from ecom_tasks.rmir.scoring import (
+    POOL_CAPTION,
+    make_embedder,
+    parse_retriever_args,
+    pool_input_kind,
+    pool_inputs,
+    retriever_factory,
+)
+from ecom_tasks.rmir.variants import MAX_K, parse_cache
 from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS, PROMPT_TOO_LONG
-from ecom_tasks.solvers.panel_votes import panel_replies
+from ecom_tasks.scorers.settings import check_settings, whole_number
+from ecom_tasks.solvers.panel_votes import MAX_JUDGES, panel_replies
 
 VERSION = "1.0.0"
 BENCHMARK = "rmir_build"
@@ -151,6 +160,7 @@ def rmir_build_generate(
     """RMIR construction, stage 1: one functional, temporal and causal query (or an abstention) per
     input seed image. ``input``: JSON Lines of ``{"seed": id}`` (default: the seeds flagged
     ``input``, else every seed)."""
+    check_settings(locals())  # every -T value of the wrong kind refused by name, before any is read
     table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     show = parse_flag(captions, "captions")
     ids = (
@@ -170,7 +180,7 @@ def rmir_build_generate(
         dataset=MemoryDataset(samples, name="rmir_build_generate", location=str(input or table.file)),
         solver=[generate()],
         scorer=rmir_generation_scorer(),
-        config=GenerateConfig(temperature=float(temperature), max_tokens=int(max_tokens)),
+        config=GenerateConfig(temperature=float(temperature), max_tokens=int(max_tokens)),  # both checked above
         version=VERSION,
         metadata=_metadata("generate", table, captions=show),
     )
@@ -212,6 +222,7 @@ def rmir_build_filter(
 ) -> Task:
     """RMIR construction, stage 2: does each generated query meet the constraints (yes / no)?
     ``input``: the generated queries (JSON Lines: ``id``, ``seed``, ``category``, ``query_text``, ``target_desc``)."""
+    check_settings(locals())  # every -T value of the wrong kind refused by name, before any is read
     table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     show = parse_flag(captions, "captions")
     rows = _input_rows(input, input_sha256, "generated queries")
@@ -334,10 +345,30 @@ def rmir_build_retrieve(
     """RMIR construction, stage 3 (no chat model: ``--model none``): each filtered query's target
     description searched in the seed set, top ``k`` by ``retriever`` and top ``text_k`` by
     ``text_retriever`` over the captions (none by default), the query's own image left out."""
+    check_settings(locals())  # every -T value of the wrong kind refused by name, before any is read
+    # Each retriever and depth checked now: an unknown name failed at the first search, after the index was built.
+    retriever_factory(retriever)
+    text_name = text_retriever or None
+    if text_name is not None:
+        retriever_factory(text_name, "text_retriever")
+    depth = whole_number("k", k, 1, MAX_K)
+    text_depth = whole_number("text_k", text_k, 0, MAX_K)
+    if text_name is not None and text_depth == 0:  # the caption index asked for would be silently skipped
+        raise ConfigurationError(
+            f"text_k must be at least 1 with a text_retriever ({text_name!r}); leave text_retriever unset for no "
+            "caption index"
+        )
+    retrieval: dict[str, Any] = {
+        "retriever": retriever,
+        "retriever_args": parse_retriever_args(retriever_args),
+        "k": depth,
+        "text_retriever": text_name,
+        "text_retriever_args": parse_retriever_args(text_retriever_args, "text_retriever_args"),
+        "text_k": text_depth,
+    }
+    cache_mode = parse_cache(cache)
     table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     rows = _input_rows(input, input_sha256, "filtered queries")
-    if int(k) < 1 or int(text_k) < 0:
-        raise ConfigurationError(f"k must be at least 1 and text_k at least 0, got k={k}, text_k={text_k}")
     samples = [
         Sample(
             id=row["id"],
@@ -346,19 +377,13 @@ def rmir_build_retrieve(
         )
         for row in rows
     ]
-    retrieval: dict[str, Any] = {
-        "retriever": retriever,
-        "retriever_args": parse_retriever_args(retriever_args),
-        "k": int(k),
-        "text_retriever": text_retriever or None,
-        "text_retriever_args": parse_retriever_args(text_retriever_args),
-        "text_k": int(text_k),
-    }
     access_args: dict[str, Any] = {"allow_outside_images": access.outside, "allow_url_images": access.urls}
     return Task(
         dataset=MemoryDataset(samples, name="rmir_build_retrieve", location=str(input)),
         solver=[],
-        scorer=rmir_retrieval_scorer(seeds=seeds, seeds_sha256=seeds_sha256, cache=cache, **retrieval, **access_args),
+        scorer=rmir_retrieval_scorer(
+            seeds=seeds, seeds_sha256=seeds_sha256, cache=cache_mode, **retrieval, **access_args
+        ),
         version=VERSION,
         metadata=_metadata("retrieve", table, **retrieval, pool_input=pool_input_kind(retriever, False)),
     )
@@ -427,6 +452,8 @@ def rmir_build_judge(
     the evaluated model unless bound with ``--model-role``) votes True / False / ABSTAIN on every
     (query, candidate) triplet at ``temperature``. ``input``: JSON Lines of triplets (``id``,
     ``query_id``, ``seed``, ``query_text``, ``candidate``)."""
+    check_settings(locals())  # every -T value of the wrong kind refused by name, before any is read
+    seats = whole_number("judges", judges, 1, MAX_JUDGES)
     table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     show = parse_flag(captions, "captions")
     rows = _input_rows(input, input_sha256, "triplets")
@@ -450,13 +477,13 @@ def rmir_build_judge(
         samples,
         str(input),
         role="judge",
-        seats=int(judges),
+        seats=seats,
         temperature=float(temperature),
         max_tokens=int(max_tokens),
         parse=parse_judgement,
         reminders=(prompts.JUDGE_REMINDER, prompts.JUDGE_LIMIT_REMINDER),
         scorer=rmir_panel_scorer(),
         version=VERSION,
-        metadata=_metadata("judge", table, judges=int(judges), temperature=float(temperature), captions=show),
+        metadata=_metadata("judge", table, judges=seats, temperature=float(temperature), captions=show),
         seed=seed,
     )
