@@ -39,9 +39,14 @@ class StageFailed(EcomTasksError):
 # --- files and hashes ---------------------------------------------------------------------------
 
 
-def check_sha256(path: str | os.PathLike[str], expected: str | None, what: str) -> str:
+def check_sha256(path: str | os.PathLike[str], expected: str | None, what: str, *, setting: str = "") -> str:
     """The file's sha256; a :class:`ConfigurationError` when ``expected`` is given and differs (a resumed
-    stage must read what it started with)."""
+    stage must read what it started with), or is not text (``-T data_sha256=-5``): ``setting`` names it."""
+    if expected and not isinstance(expected, str):  # 0, False: unset, as before
+        raise ConfigurationError(
+            f"{setting or f'the sha256 of {what}'} must be the file's sha256 (64 hex digits, as the build command "
+            f"writes it) or empty, got {expected!r:.80}"
+        )
     actual = file_sha256(path)
     if expected and actual != expected:
         raise ConfigurationError(

@@ -88,15 +88,20 @@ def id_list(row: Row, field: str, problems: list[Problem], what: str = "ids") ->
 
 
 def parse_flag(value: bool | str | int | None, name: str) -> bool:
-    """A yes/no task setting that may arrive as a string (``-T image=false``, JSON metadata)."""
+    """A yes/no task setting that may arrive as a string (``-T image=false``, JSON metadata): a bool, None
+    (no), 0/1 or a yes/no word. Anything else (a list, NaN, 2) is a ConfigurationError naming ``name``, not
+    "true" because it is not empty."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if type(value) is int and value in (0, 1):
+        return bool(value)
     if isinstance(value, str):
         word = value.strip().lower()
         if word in ("1", "true", "yes", "on"):
             return True
         if word in ("0", "false", "no", "off", ""):
             return False
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-    return bool(value)
+    raise ConfigurationError(f"{name} must be true or false (yes/no, on/off, 1/0), got {value!r:.80}")
 
 
 def fixtures_dir(benchmark: str) -> Path:

@@ -77,6 +77,8 @@ def parse_metric_names(names: str | Sequence[str] | None) -> list[str] | None:
     """``"acc2, macro_f1"`` or a list -> names; None, ``""`` or ``"all"`` -> None (every metric)."""
     if names is None:
         return None
+    if not isinstance(names, str | list | tuple):  # a number or a mapping: not names
+        raise ConfigurationError(f"metrics must be a metric name or a comma list of names, got {names!r:.80}")
     if isinstance(names, str):
         if names.strip().lower() in ("", "all"):
             return None
@@ -92,8 +94,8 @@ def select_metrics(kind: str, names: str | Sequence[str] | None = None) -> list[
         return list(of_kind.values())
     unknown = [name for name in chosen if name not in of_kind]
     if unknown:
-        raise ValueError(
-            f"unknown {kind} metric(s) {', '.join(unknown)}; registered for this kind: {', '.join(of_kind) or 'none'}"
+        raise ConfigurationError(
+            f"metrics: unknown {kind} metric(s) {', '.join(unknown)}; registered for this kind: {', '.join(of_kind) or 'none'}"
         )
     return [of_kind[name] for name in dict.fromkeys(chosen)]
 

@@ -63,9 +63,11 @@ class EcomEvalItem:
         }
 
 
-def _names(value: str | Sequence[str] | None) -> list[str] | None:
+def _names(value: str | Sequence[str] | None, setting: str) -> list[str] | None:
     if value is None or value == "" or value == "all":
         return None
+    if not isinstance(value, str | list | tuple):  # a number or a mapping: not names
+        raise ConfigurationError(f"{setting} must be a name or a comma list of names, got {value!r:.80}")
     if isinstance(value, str):
         value = value.split(",")
     return [str(v).strip() for v in value if str(v).strip()]
@@ -76,7 +78,9 @@ def _check(kind: str, chosen: list[str] | None, allowed: Sequence[str]) -> set[s
         return None
     unknown = [c for c in chosen if c not in allowed]
     if unknown:
-        raise ValueError(f"unknown {kind} {', '.join(map(repr, unknown))}; expected one of {', '.join(allowed)}")
+        raise ConfigurationError(
+            f"unknown {kind} {', '.join(map(repr, unknown))}; expected one of {', '.join(allowed)}"
+        )
     return set(chosen)
 
 
@@ -92,15 +96,15 @@ def select(
 ) -> list[EcomEvalRecord]:
     """The records passing every filter (the README's "Settings"; None or ``all``: no filter); ``exact`` keeps
     text items with an exact-answer reference."""
-    categories = _names(category)
+    categories = _names(category, "category")
     # Any accepted spelling of a listed task selects it (records hold canonical ids); other names as given.
-    task_names = _names(task)
+    task_names = _names(task, "task")
     wanted = {
         "category": _check(
             "category", None if categories is None else [canonical_category(c) or c for c in categories], CATEGORIES
         ),
-        "language": _check("language", _names(language), LANGUAGES),
-        "difficulty": _check("difficulty", _names(difficulty), DIFFICULTIES),
+        "language": _check("language", _names(language, "language"), LANGUAGES),
+        "difficulty": _check("difficulty", _names(difficulty, "difficulty"), DIFFICULTIES),
         "task": None if task_names is None else {canonical_task(t) for t in task_names},
     }
     modality = None if multimodal in (None, "", "all") else parse_flag(multimodal, "multimodal")
@@ -124,11 +128,11 @@ def load_items(
         shown = ", ".join(f"{k}={v!r}" for k, v in filters.items() if v not in (None, "", False))
         raise NoItemsSelected(
             f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}"
-            + unlisted_hint(_names(filters.get("task")) or [])
+            + unlisted_hint(_names(filters.get("task"), "task") or [])
         )
     items = [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]  # in data order
     present = {item.record.category for item in items}
-    named = [canonical_category(c) or c for c in _names(filters.get("category")) or []]
+    named = [canonical_category(c) or c for c in _names(filters.get("category"), "category") or []]
     missing = [slug for slug in named if slug not in present] if filters.get("exact") else []
     if missing:  # a category without exact-answer items leaves ecomeval_exact's score: said, not silent
         logging.getLogger(__name__).warning(

@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ecom_tasks.data import ConfigurationError
+from ecom_tasks.data import ConfigurationError, DataValidationError
 from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt, render_answer
 from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord, load_records
 
@@ -46,8 +46,8 @@ class Run:
 
 def runs_for(design: str = "full", formats: tuple[str, ...] | list[str] | str | None = None) -> list[Run]:
     """The runs of a design, in a fixed order (ordering-major)."""
-    if design not in DESIGNS:
-        raise ValueError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
+    if not isinstance(design, str) or design not in DESIGNS:  # a list is not hashable: no raw TypeError
+        raise ConfigurationError(f"unknown design {design!r}; expected one of {', '.join(DESIGNS)}")
     chosen = parse_formats(formats)
     return [Run(o, f) for o in DESIGNS[design] for f in chosen]
 
@@ -57,9 +57,13 @@ def parse_formats(formats: tuple[str, ...] | list[str] | str | None) -> tuple[st
         return FORMATS
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",") if f.strip()]
+    if not isinstance(formats, list | tuple):  # a number or a mapping: not names
+        raise ConfigurationError(f"formats must be a comma list of {', '.join(FORMATS)}, got {formats!r:.80}")
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
-        raise ValueError(f"unknown return format(s) {unknown}; expected a subset of {', '.join(FORMATS)}")
+        raise ConfigurationError(
+            f"formats: unknown return format(s) {unknown}; expected a subset of {', '.join(FORMATS)}"
+        )
     return tuple(f for f in FORMATS if f in formats)
 
 
@@ -105,12 +109,12 @@ class MonBenchItem:
 
 def parse_shots(value: int | str | None) -> int:
     """The few-shot count from a task setting (``-T shots=5``, JSON metadata): 0, 1 or 5 (Sec. 3.4, App. C)."""
-    try:
-        shots = int(value if value is not None else 0)
-    except (TypeError, ValueError):
+    try:  # a fraction is not a count (1.5 is not 1); inf would raise OverflowError in int()
+        shots = -1 if isinstance(value, float) and not value.is_integer() else int(value if value is not None else 0)
+    except (TypeError, ValueError, OverflowError):
         shots = -1
     if shots not in SHOTS or isinstance(value, bool):
-        raise ConfigurationError(f"MonBench shots must be one of {', '.join(map(str, SHOTS))}, got {value!r}")
+        raise ConfigurationError(f"MonBench shots must be one of {', '.join(map(str, SHOTS))}, got {value!r:.80}")
     return shots
 
 
@@ -166,10 +170,10 @@ def build_items(
 ) -> list[MonBenchItem]:
     """The evaluated split of ``tasks`` under the design's runs, few-shot examples from the ``fewshot`` split."""
     if split not in ("validation", "test"):
-        raise ValueError(f"evaluate the 'test' or 'validation' split, not {split!r}")
+        raise ConfigurationError(f"evaluate the 'test' or 'validation' split, not {split!r}")
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:
-        raise ValueError(f"unknown MonBench task(s) {', '.join(unknown)}; expected any of {', '.join(TASKS)}")
+        raise ConfigurationError(f"unknown MonBench task(s) {', '.join(unknown)}; expected any of {', '.join(TASKS)}")
     evaluated = [r for r in records if r.split == split and r.task in tasks]
     if not evaluated:
         raise ValueError(f"no MonBench records for {', '.join(tasks)} in split {split!r}")
@@ -182,5 +186,7 @@ def load_items(data: str | None, **variant: Any) -> list[MonBenchItem]:
     records = load_records(data, split=None)
     try:
         return build_items(records, **variant)
-    except ValueError as exc:
-        raise ValueError(f"{exc} (data: {data or 'the bundled fixtures'})") from exc
+    except DataValidationError:
+        raise
+    except ValueError as exc:  # a setting the data cannot serve (unknown design, too few few-shot records...)
+        raise ConfigurationError(f"{exc} (data: {data or 'the bundled fixtures'})") from exc

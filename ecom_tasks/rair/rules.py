@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ecom_tasks import files
-from ecom_tasks.data import DataValidationError, Problem, refusal
+from ecom_tasks.data import ConfigurationError, DataValidationError, Problem, refusal
 from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, DIMENSIONS, LANGUAGES, LEVELS, canonical_dimension
 
 NONE = "none"
@@ -210,14 +211,21 @@ def _parse_file(path: Path, mtime_ns: int, size: int) -> RuleSet:
     )
 
 
-def load_rules(spec: str | None) -> RuleSet | None:
+def load_rules(spec: str | os.PathLike[str] | None) -> RuleSet | None:
     """``none``/``false``/None -> no rules; ``builtin``/``true`` -> rules_v1.json; otherwise a file path."""
+    accepted = "none, builtin or a rules file"
+    if not isinstance(spec, str | os.PathLike | bool | None):  # -T rules=true arrives as a bool; a list is a mistake
+        raise ConfigurationError(f"rules must be {accepted}, got {spec!r:.80}")
     if spec is None or str(spec).strip().lower() in ("", NONE, "false"):
         return None
     if str(spec).strip().lower() in (BUILTIN, "true"):
         return builtin_rules()
     path = Path(str(spec)).expanduser()
-    if not path.exists():
+    try:
+        found = path.exists()
+    except OSError as exc:  # a value too long to be a file name (ENAMETOOLONG) or one we may not look at
+        raise ConfigurationError(f"rules must be {accepted}, got {spec!r:.80} ({exc.strerror})") from None
+    if not found:
         raise DataValidationError([Problem(str(path), 0, "rules", "rules file not found")])
     try:
         files.regular_file(path)  # a FIFO or device is refused by name, never read

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from ecom_tasks.data import (
+    ConfigurationError,
     Problem,
     Row,
     fixtures_dir,
@@ -242,9 +243,9 @@ def load_records(
     The whole file is validated before filtering, so a bad row anywhere fails loudly.
     """
     if subset is not None and subset not in SUBSETS:
-        raise ValueError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
+        raise ConfigurationError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
     if language is not None and language not in LANGUAGES:
-        raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
+        raise ConfigurationError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
     records = load_validated(
         data if data is not None else fixtures_dir("rair"),
         validate_rows,

@@ -60,7 +60,7 @@ def monbench_build_votes(
     max_tokens: int = MAX_TOKENS,
 ) -> Task:
     """Relevance votes on query-ad pairs (App. B.1.2): every voter (roles ``voter_1..N``) labels every pair."""
-    check_sha256(data, data_sha256 or None, "the query-ad pairs file")
+    check_sha256(data, data_sha256 or None, "the query-ad pairs file", setting="data_sha256")
     samples = [
         Sample(
             id=p.id,

@@ -71,7 +71,7 @@ def _panel_task(
 def candidates(
     data: str, data_sha256: str = "", *, check_images: bool = False, image_access: ImageAccess = DEFAULT_ACCESS
 ) -> list[RairRecord]:
-    check_sha256(data, data_sha256 or None, "the candidate pairs file")
+    check_sha256(data, data_sha256 or None, "the candidate pairs file", setting="data_sha256")
     return load_records(data, check_images=check_images, image_access=image_access)
 
 
