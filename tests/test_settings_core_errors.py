@@ -44,17 +44,18 @@ def test_a_seed_cell_that_is_no_yes_no_stays_that_cells_problem(tmp_path):
     shutil.copytree(fixtures_dir("rmir"), folder)
     seeds = folder / "seeds.jsonl"
     rows = [json.loads(line) for line in seeds.read_text(encoding="utf-8").splitlines()]
-    rows[0]["input"], rows[2]["input"] = 2, ["yes"]  # 2 was taken as "true"
+    rows[0]["input"], rows[1]["input"], rows[2]["input"] = 2, 1.5, ["yes"]  # 2 and 1.5 (as 1) were "true"
     seeds.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     with pytest.raises(DataValidationError) as refused:
         load_seeds(seeds)
-    assert [(p.row, p.field) for p in refused.value.problems] == [(1, "input"), (3, "input")]
+    assert [(p.row, p.field) for p in refused.value.problems] == [(1, "input"), (2, "input"), (3, "input")]
     assert refused.value.problems[0].message == "input must be true or false (yes/no, on/off, 1/0), got 2"
+    assert refused.value.problems[1].message == "input must be true or false (yes/no, on/off, 1/0), got 1.5"
 
-    rows[0]["input"], rows[2]["input"] = 1, "no"
+    rows[0]["input"], rows[1]["input"], rows[2]["input"] = 1, 0.0, "no"  # a whole float is its number
     seeds.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     chosen = load_seeds(seeds).inputs
-    assert rows[0]["id"] in chosen and rows[2]["id"] not in chosen
+    assert rows[0]["id"] in chosen and rows[1]["id"] not in chosen and rows[2]["id"] not in chosen
 
 
 @pytest.mark.parametrize("rules", ["[" * 5000, "b" * 300, ["builtin"], 5, math.nan])

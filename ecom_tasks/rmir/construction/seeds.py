@@ -7,6 +7,7 @@ and an optional ``input`` flag (the RMIR README, "Building a data set").
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +73,10 @@ def _inputs(rows: list[Row], problems: list[Problem]) -> tuple[str, ...]:
         value: Any = row.values.get(INPUT_COLUMN)  # a JSON, CSV or Parquet cell
         if is_blank(value):
             continue
+        if isinstance(value, numbers.Real) and not isinstance(value, (bool, int)) and float(value).is_integer():
+            value = int(float(value))  # a whole number from a JSON or Parquet cell; 1.5 or inf stays a problem below
         try:
-            flagged = parse_flag(value if isinstance(value, (str, bool)) else int(value), INPUT_COLUMN)
+            flagged = parse_flag(value, INPUT_COLUMN)
         except (TypeError, ValueError) as exc:
             problems.append(Problem(row.source, row.index, INPUT_COLUMN, str(exc)))
             continue
