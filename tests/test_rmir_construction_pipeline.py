@@ -353,3 +353,20 @@ def test_unknown_roles_are_refused_before_any_stage(tmp_path):
         build(BuildOptions(out=tmp_path, model="ecom/baseline", model_roles={"grader": "ecom/baseline"}))
     with pytest.raises(ConfigurationError, match="judge_6"):
         build(BuildOptions(out=tmp_path, model="ecom/baseline", model_roles={"judge_6": "ecom/baseline"}))
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"text_retriever": "lexical", "text_k": 0}, "text_k must be at least 1 with a text_retriever"),
+        ({"retriever": "no_such_embedder"}, "no_such_embedder"),
+        ({"k": 0}, "k must be a whole number from 1"),
+        ({"judges": 0}, "judges must be a whole number from 1 to 100"),
+    ],
+)
+def test_a_later_stages_setting_is_refused_before_the_first_stage(tmp_path, settings, message):
+    # Stages 1-2 call models; a retrieve or judge setting no stage can use must not wait for them.
+    out = tmp_path / "out"
+    with pytest.raises(ConfigurationError, match=message):
+        build(BuildOptions(out=out, model="ecom/baseline", **settings))
+    assert not out.exists()

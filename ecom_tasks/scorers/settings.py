@@ -25,6 +25,13 @@ NAMES = frozenset(("data", "design", "split", "panel", "search", "retriever", "m
 NAMES |= frozenset(("seeds", "input", "seeds_sha256", "input_sha256", "text_retriever"))
 #: Settings that take a name or several (``-T category=a,b`` arrives as a list from Inspect's YAML reading).
 NAME_LISTS = frozenset(("task", "language", "category", "difficulty", "formats", "metrics", "graders"))
+#: Settings that name a file or folder, with what each must be.
+PATHS = {
+    "data": "must be a file, a folder or a dataset id",
+    "rules": "must be a rules file",
+    "seeds": "must be a seed table or its folder",
+    "input": "must be the file the previous build stage wrote",
+}
 #: No model writes more than this in one reply: a larger max_tokens (1e30) is a typo the server would refuse late.
 MAX_TOKENS_LIMIT = 10_000_000
 
@@ -83,11 +90,12 @@ def _problem(name: str, value: Any) -> str | None:
         return None if number is not None and number.is_integer() and abs(number) < 2**63 else "must be a whole number"
     if name == "shots":  # parse_shots names the counts; a float such as inf must not reach its int()
         return "must be 0, 1 or 5" if isinstance(value, float) and not value.is_integer() else None
-    if name in ("data", "rules") and isinstance(value, str):
-        # No file name is longer than 255 bytes; an empty data would read the current folder.
-        if any(len(os.fsencode(part)) > 255 for part in value.split("/")) or (name == "data" and not value):
-            return "must be a file, a folder or a dataset id" if name == "data" else "must be a rules file"
-        return None
+    if name in PATHS and isinstance(value, str):
+        # No file name is longer than 255 bytes, nor a path than 4,096 (the OS refuses it with an OSError
+        # from wherever it is first looked at); an empty data would read the current folder.
+        encoded = os.fsencode(value)
+        too_long = len(encoded) > 4096 or any(len(part) > 255 for part in encoded.split(b"/"))
+        return PATHS[name] if too_long or (name == "data" and not value) else None
     if name == "rules" and not isinstance(value, str):  # -T rules=true arrives as a bool: the builtin rules
         return None if isinstance(value, bool) else "must be none, builtin or a rules file"
     if name == "retriever_args":

@@ -41,8 +41,16 @@ from ecom_tasks.rmir.construction.assembly import (
 )
 from ecom_tasks.rmir.construction.prompts import ABSTAIN, CATEGORY_TAGS
 from ecom_tasks.rmir.construction.seeds import Seeds, load_seeds
-from ecom_tasks.rmir.construction.tasks import SCORER_FILTER, SCORER_GENERATE, SCORER_JUDGE, SCORER_RETRIEVE
+from ecom_tasks.rmir.construction.tasks import (
+    SCORER_FILTER,
+    SCORER_GENERATE,
+    SCORER_JUDGE,
+    SCORER_RETRIEVE,
+    checked_searches,
+)
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
+from ecom_tasks.scorers.settings import whole_number
+from ecom_tasks.solvers.panel_votes import MAX_JUDGES
 
 STAGE_NAMES = ("generate", "filter", "retrieve", "judge")
 #: What the build writes below ``--out`` (besides the stages' Inspect logs in ``logs/``).
@@ -270,6 +278,9 @@ def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the stages up to ``options.until`` and, after the judge stage, write the data set."""
     if options.until not in STAGE_NAMES:
         raise ConfigurationError(f"--until must be one of {', '.join(STAGE_NAMES)}, got {options.until!r}")
+    # The later stages' settings are checked before the first stage's model calls, as each stage checks them.
+    checked_searches(options.retriever, options.text_retriever, options.k, options.text_k)
+    whole_number("judges", options.judges, 1, MAX_JUDGES)
     unknown = [r for r in options.model_roles if not ((m := _JUDGE_ROLE.fullmatch(r)) and int(m[1]) <= options.judges)]
     if unknown:
         raise ConfigurationError(

@@ -326,6 +326,23 @@ def rmir_retrieval_scorer(
     return score
 
 
+def checked_searches(retriever: str, text_retriever: Any, k: Any, text_k: Any) -> tuple[str | None, int, int]:
+    """The retrieve stage's searches, checked before any index is built (an unknown name failed at the first
+    search): the caption retriever (None: no caption index), ``k`` and ``text_k``."""
+    retriever_factory(retriever)
+    text_name = text_retriever or None
+    if text_name is not None:
+        retriever_factory(text_name, "text_retriever")
+    depth = whole_number("k", k, 1, MAX_K)
+    text_depth = whole_number("text_k", text_k, 0, MAX_K)
+    if text_name is not None and text_depth == 0:  # the caption index asked for would be silently skipped
+        raise ConfigurationError(
+            f"text_k must be at least 1 with a text_retriever ({text_name!r}); leave text_retriever unset for no "
+            "caption index"
+        )
+    return text_name, depth, text_depth
+
+
 @task
 def rmir_build_retrieve(
     seeds: str,
@@ -346,18 +363,7 @@ def rmir_build_retrieve(
     description searched in the seed set, top ``k`` by ``retriever`` and top ``text_k`` by
     ``text_retriever`` over the captions (none by default), the query's own image left out."""
     check_settings(locals())  # every -T value of the wrong kind refused by name, before any is read
-    # Each retriever and depth checked now: an unknown name failed at the first search, after the index was built.
-    retriever_factory(retriever)
-    text_name = text_retriever or None
-    if text_name is not None:
-        retriever_factory(text_name, "text_retriever")
-    depth = whole_number("k", k, 1, MAX_K)
-    text_depth = whole_number("text_k", text_k, 0, MAX_K)
-    if text_name is not None and text_depth == 0:  # the caption index asked for would be silently skipped
-        raise ConfigurationError(
-            f"text_k must be at least 1 with a text_retriever ({text_name!r}); leave text_retriever unset for no "
-            "caption index"
-        )
+    text_name, depth, text_depth = checked_searches(retriever, text_retriever, k, text_k)
     retrieval: dict[str, Any] = {
         "retriever": retriever,
         "retriever_args": parse_retriever_args(retriever_args),
