@@ -6,6 +6,8 @@ Our own commands use :func:`short_errors`; ``inspect eval`` and plain ``lm_eval`
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import sys
 from collections.abc import Iterator
 from types import TracebackType
@@ -47,6 +49,11 @@ def short_errors() -> Iterator[None]:
         yield
     except BaseException as exc:
         error = find_user_error(exc)
+        if error is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+            # A path argument longer than the system allows (a pasted blob): the user's, wherever it is first used.
+            name = os.fsdecode(exc.filename) if exc.filename is not None else "a path"
+            print(f"{PREFIX}{name[:60]}... ({len(name)} characters): file name too long", file=sys.stderr)
+            sys.exit(1)
         if error is None:
             raise
         print(user_message(error), file=sys.stderr)
