@@ -43,13 +43,11 @@ def shown(value: Any) -> str:
 
 
 def _flag_problem(name: str, value: Any) -> str | None:
-    if isinstance(value, bool) or (type(value) is int and value in (0, 1)):
-        return None
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            parse_flag(value, name)
-            return None
-    return "must be true or false"
+    try:  # parse_flag is the one reading of a yes/no value (a bool, 0/1, a yes/no word)
+        parse_flag(value, name)
+    except ConfigurationError:
+        return "must be true or false"
+    return None
 
 
 def _number(value: Any) -> float | None:
