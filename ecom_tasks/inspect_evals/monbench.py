@@ -140,9 +140,10 @@ def _weights(category_weights: str | dict[str, Any] | None) -> dict[str, float] 
     )
     try:
         weights = {str(int(k)): float(v) for k, v in mapping.items()}
-    except (AttributeError, TypeError, ValueError):
-        weights = {"": math.nan}
-    if not all(k.isdigit() and math.isfinite(w) and w >= 0 for k, w in weights.items()):
+        valid = all(k.isdigit() and math.isfinite(w) and w >= 0 for k, w in weights.items())
+    except (AttributeError, TypeError, ValueError):  # not a mapping, or a key or weight that is no number
+        valid = False
+    if not valid:
         raise ConfigurationError(
             f'category_weights must be a JSON object of category numbers to weights >= 0 (e.g. {{"1": 0.5, "2": 0.5}}), '
             f"got {category_weights!r}"
