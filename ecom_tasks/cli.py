@@ -124,6 +124,7 @@ def _our_warnings_as_lines() -> Iterator[None]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from ecom_tasks import files
     from ecom_tasks.data import DataValidationError, EcomTasksError
     from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
     from ecom_tasks.names import nearest
@@ -140,6 +141,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if data is None:
         print(f"{args.benchmark}: give the data file, folder or Hugging Face id to check", file=sys.stderr)
         return 2
+    files.checked_path(data)  # a pasted blob is one short line (short_errors), not echoed whole by INVALID below
     access = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
     with _our_warnings_as_lines():
         try:

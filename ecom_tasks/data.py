@@ -151,7 +151,7 @@ def _local_files(path: Path) -> tuple[list[Path], list[Problem]]:
 
 def data_files(data: str | os.PathLike[str]) -> list[Path]:
     """The files :func:`load_rows` reads for a local file or folder (a folder's sub-folders are not read)."""
-    return _local_files(Path(os.fspath(data)).expanduser())[0]
+    return _local_files(files.checked_path(Path(os.fspath(data)).expanduser()))[0]
 
 
 def _json_lines(path: Path, inside: Path | None) -> list[dict[str, Any]]:
@@ -259,7 +259,7 @@ def load_rows(data: str | os.PathLike[str]) -> list[Row]:
     A hub id needs network access (the only network use; offline flags make it fail fast); all its splits
     are read, each row getting a ``split`` column named after its hub split unless it has one.
     """
-    path = Path(os.fspath(data)).expanduser()
+    path = files.checked_path(Path(os.fspath(data)).expanduser())
     if path.exists():
         found, skipped = _local_files(path)
         for problem in skipped:
@@ -357,7 +357,7 @@ def validate_records(rows: list[Row], build: Callable[[Row, str, list[Problem]],
 
 def _source_key(data: str | os.PathLike[str]) -> tuple[str, int, int]:
     """What identifies a data source's current content: path + mtime + size (hub ids: the id)."""
-    path = Path(os.fspath(data)).expanduser()
+    path = files.checked_path(Path(os.fspath(data)).expanduser())
     if path.is_file():
         stat = path.stat()
         return str(path.resolve()), stat.st_mtime_ns, stat.st_size

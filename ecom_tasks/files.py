@@ -7,6 +7,7 @@ symlinked folder; strict JSON (too deep, a huge integer, ``NaN`` where a number 
 (:class:`OutputFolder`): a relative name below the folder, never through a symlink; an exclusive temporary file in
 the same folder, fsynced, renamed over the target (a kill leaves the old file or the new); a folder removed only when
 it is a real one below the output folder; an output that is, or lies inside, an input refused before any work.
+A path longer than the system takes is refused naming its start (:func:`checked_path`), not met as a raw OSError.
 """
 
 from __future__ import annotations
@@ -60,6 +61,31 @@ def _kind(mode: int) -> str:
     return next((name for is_kind, name in _KINDS if is_kind(mode)), "not a regular file")
 
 
+#: The longest file name and path Linux takes (NAME_MAX, PATH_MAX, in bytes).
+MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4096
+
+
+def is_too_long(path: PathLike) -> bool:
+    """Whether a name in ``path`` is over :data:`MAX_NAME_BYTES` or the whole over :data:`MAX_PATH_BYTES`:
+    every call on such a path fails with OSError ENAMETOOLONG wherever it is first looked at."""
+    encoded = os.fsencode(path)
+    return len(encoded) > MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/"))
+
+
+def too_long_refusal(path: PathLike) -> FileRefused:
+    """The refusal of a path :func:`is_too_long` (or the system) finds too long, naming only its start."""
+    name = os.fsdecode(path)
+    return FileRefused(f"{name[:60]}... ({len(name)} characters): file name too long")
+
+
+def checked_path(path: PathLike) -> Path:
+    """``path`` as a :class:`Path`, refused by :func:`too_long_refusal` when :func:`is_too_long` (a pasted
+    blob, a runaway expansion): the one check every entry point here and every loader of a user's path calls."""
+    if is_too_long(path):
+        raise too_long_refusal(path)
+    return Path(path)
+
+
 def is_inside(path: PathLike, root: PathLike) -> bool:
     """Whether ``path``, with every symlink resolved, is ``root`` or lies below it."""
     return Path(path).resolve().is_relative_to(Path(root).resolve())
@@ -75,7 +101,7 @@ def check_inside(path: PathLike, root: PathLike | None) -> None:
 def regular_file(path: PathLike, *, inside: PathLike | None = None) -> Path:
     """``path`` checked to be an existing regular file (a symlink to one is followed only within
     ``inside``); for handing a path to a library that opens it itself (datasets, Pillow, Inspect)."""
-    path = Path(path)
+    path = checked_path(path)
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -91,7 +117,7 @@ def regular_file(path: PathLike, *, inside: PathLike | None = None) -> Path:
 @contextlib.contextmanager
 def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[io.BufferedReader]:
     """A binary reader of ``path``, refused unless it is a regular file (within ``inside``)."""
-    path = Path(path)
+    path = checked_path(path)
     check_inside(path, inside)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -293,7 +319,7 @@ def folder_files(
 ) -> list[Path]:
     """The regular files of ``folder`` (of its real sub-folders too when ``recursive``), sorted; a
     symlink is listed only when it stays inside ``folder`` and names a regular file."""
-    root = Path(folder)
+    root = checked_path(folder)
     try:
         found = list(_walk_files(root, recursive))
     except NotADirectoryError:
@@ -305,14 +331,14 @@ def folder_files(
 
 def sub_folders(folder: PathLike) -> list[Path]:
     """The real (not symlinked) sub-folders of ``folder``, sorted."""
-    return sorted(Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False))
+    return sorted(Path(e.path) for e in os.scandir(checked_path(folder)) if e.is_dir(follow_symlinks=False))
 
 
 def refused_entries(folder: PathLike, *, match: Callable[[Path], bool] | None = None) -> list[tuple[Path, FileRefused]]:
     """Each entry of ``folder`` (not of its sub-folders) that :func:`folder_files` leaves out, with what
     reading it would raise: a FIFO, socket or device, or a symlink that leaves the folder, dangles or
     names no regular file. Only entries ``match`` takes; real sub-folders are not entries here."""
-    root = Path(folder)
+    root = checked_path(folder)
     refused: list[tuple[Path, FileRefused]] = []
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
@@ -416,10 +442,16 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()
 
 
+def _temporary_prefix(target: Path) -> str:
+    # At most 60 characters of the name (240 bytes of UTF-8): with the random part and ".tmp" the
+    # temporary's name stays within MAX_NAME_BYTES even when the target's own name is at the limit.
+    return f".{target.name[:60]}."
+
+
 def create_parents(path: PathLike) -> None:
     """The missing folders above ``path`` (an output the user named, e.g. ``--out runs/new/build``), made
     as ``mkdir -p`` makes them; the output folder itself is made by :class:`OutputFolder`."""
-    parent = Path(path).expanduser().absolute().parent
+    parent = checked_path(Path(path).expanduser()).absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -434,9 +466,9 @@ class OutputFolder:
     """
 
     def __init__(self, root: PathLike, *, inputs: Iterable[PathLike] = (), what: str = "output folder") -> None:
-        self.root = Path(root).expanduser()
+        self.root = checked_path(Path(root).expanduser())
         self.what = what
-        self.inputs = [Path(p).expanduser() for p in inputs]
+        self.inputs = [checked_path(Path(p).expanduser()) for p in inputs]
         try:
             mode = self.root.lstat().st_mode
         except FileNotFoundError:
@@ -465,7 +497,7 @@ class OutputFolder:
         relative = Path(name)
         if relative.is_absolute() or ".." in relative.parts or not relative.parts:
             raise FileRefused(f"{name}: not a plain name below the {self.what} {self.root}")
-        return self.root / relative
+        return checked_path(self.root / relative)
 
     def check_target(self, name: PathLike) -> Path:
         """Where ``name`` will be written, refused now when it is, or lies inside, an input (a command
@@ -510,7 +542,7 @@ class OutputFolder:
     def _temporary(self, target: Path) -> tuple[int, Path]:
         parent = self._real_folder(target.parent, create=True)
         try:
-            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+            fd, temp = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix=".tmp", dir=parent)
         except OSError as exc:
             raise FileRefused(f"{target}: cannot write in {parent} ({exc.strerror})") from None
         os.fchmod(fd, _FILE_MODE)
@@ -590,7 +622,7 @@ class OutputFolder:
         target = self.check_target(name)
         if link:
             parent = self._real_folder(target.parent, create=True)
-            temp = parent / f".{target.name}.{os.urandom(8).hex()}.tmp"
+            temp = parent / f"{_temporary_prefix(target)}{os.urandom(8).hex()}.tmp"
             try:
                 os.link(source, temp, follow_symlinks=True)
             except OSError:

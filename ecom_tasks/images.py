@@ -137,7 +137,11 @@ def _inside_path(value: str, row: Row, access: ImageAccess) -> Path:
             raise _Refused(f"relative image path {value!r} but the data is not a local file to resolve it against")
         path = base / path
     try:
-        resolved = path.expanduser().resolve()  # symlinks followed: one pointing out leaves the folder too
+        path = files.checked_path(path.expanduser())
+    except files.FileRefused as refused:
+        raise _Refused(f"image path {refused}") from None
+    try:
+        resolved = path.resolve()  # symlinks followed: one pointing out leaves the folder too
         inside = base is not None and resolved.is_relative_to(base.resolve())
     except (OSError, RuntimeError):  # a symlink loop, an unreadable folder on the way
         resolved, inside = path, False

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 import sys
 from collections.abc import Iterator
 from types import TracebackType
 
+from ecom_tasks import files
 from ecom_tasks.data import DataValidationError, EcomTasksError
 
 #: Problems shown by the short message; ``ecom-tasks validate`` lists them all.
@@ -51,8 +51,7 @@ def short_errors() -> Iterator[None]:
         error = find_user_error(exc)
         if error is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
             # A path argument longer than the system allows (a pasted blob): the user's, wherever it is first used.
-            name = os.fsdecode(exc.filename) if exc.filename is not None else "a path"
-            print(f"{PREFIX}{name[:60]}... ({len(name)} characters): file name too long", file=sys.stderr)
+            print(user_message(files.too_long_refusal(exc.filename or "a path")), file=sys.stderr)
             sys.exit(1)
         if error is None:
             raise

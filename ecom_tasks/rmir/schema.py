@@ -303,7 +303,7 @@ def select_split(
 
 
 def _source_key(data: str) -> tuple:
-    path = Path(data).expanduser()
+    path = files.checked_path(Path(data).expanduser())
     if path.is_dir():
         tables = sorted(_table_files(path).values())
         return (str(path.resolve()), *((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in tables))

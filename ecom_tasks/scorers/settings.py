@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from collections.abc import Iterator
 from typing import Any
 
+from ecom_tasks import files
 from ecom_tasks.data import parse_flag
 from ecom_tasks.errors import ConfigurationError, EcomTasksError
 from ecom_tasks.plugins import parse_metric_names, select_metrics
@@ -89,11 +89,9 @@ def _problem(name: str, value: Any) -> str | None:
     if name == "shots":  # parse_shots names the counts; a float such as inf must not reach its int()
         return "must be 0, 1 or 5" if isinstance(value, float) and not value.is_integer() else None
     if name in PATHS and isinstance(value, str):
-        # No file name is longer than 255 bytes, nor a path than 4,096 (the OS refuses it with an OSError
-        # from wherever it is first looked at); an empty data would read the current folder.
-        encoded = os.fsencode(value)
-        too_long = len(encoded) > 4096 or any(len(part) > 255 for part in encoded.split(b"/"))
-        return PATHS[name] if too_long or (name == "data" and not value) else None
+        # A path the system refuses (files.is_too_long) fails wherever it is first looked at; an empty data
+        # would read the current folder.
+        return PATHS[name] if files.is_too_long(value) or (name == "data" and not value) else None
     if name == "rules" and not isinstance(value, str):  # -T rules=true arrives as a bool: the builtin rules
         return None if isinstance(value, bool) else "must be none, builtin or a rules file"
     if name == "retriever_args":

@@ -42,7 +42,7 @@ def _is_seed_table(path: Path) -> bool:
 def seed_file(seeds: str | os.PathLike[str]) -> Path:
     """The table file of ``seeds`` (a regular file, or a folder with exactly one ``seeds.*`` that is a
     regular file or a symlink staying inside it); anything else is a problem naming it."""
-    path = Path(os.fspath(seeds)).expanduser()
+    path = files.checked_path(Path(os.fspath(seeds)).expanduser())
     if path.is_dir():
         try:
             found = files.folder_files(path, match=_is_seed_table)
