@@ -41,7 +41,7 @@ from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN
-from ecom_tasks.scorers.settings import metric_names, refused_as_setting
+from ecom_tasks.scorers.settings import metric_names
 
 FIXTURES = FIXTURES_LOCATION
 #: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``). 3: ``Score.value``
@@ -206,8 +206,7 @@ def ecomeval_task(
         "multimodal": multimodal,
     }
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    with refused_as_setting():  # an unknown category, task, language or difficulty
-        dataset = ecomeval_dataset(data, image_access=access, **filters, exact=exact)
+    dataset = ecomeval_dataset(data, image_access=access, **filters, exact=exact)
     # Table 2's Average for text items; a run of multimodal items alone has Table 4's as headline.
     only_multimodal = all((s.metadata or {}).get("category") == MULTIMODAL_CATEGORY for s in dataset)
     headline = "score_multimodal" if only_multimodal else "score"

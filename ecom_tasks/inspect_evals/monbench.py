@@ -28,7 +28,7 @@ from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS, context_exceeded_reply, outcome_mean
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
-from ecom_tasks.scorers.settings import metric_names, refused_as_setting, shown
+from ecom_tasks.scorers.settings import metric_names, shown
 from ecom_tasks.solvers.fan_out import FAN_OUT, fan_out_generate, fan_out_replies, fan_out_spec
 
 FIXTURES = "ecom_tasks/fixtures/monbench"
@@ -174,12 +174,9 @@ def monbench_task(
     strict = parse_flag(strict, "strict")
     tasks = TASKS if task == "all" else (task,)
     weights = _weights(category_weights)
-    with refused_as_setting("formats"):
-        chosen_formats = parse_formats(formats)
-    with refused_as_setting():  # an unknown design, format or split
-        dataset = monbench_dataset(tasks, design, formats, shots, data, split)
+    chosen_formats = parse_formats(formats)
     return Task(
-        dataset=dataset,
+        dataset=monbench_dataset(tasks, design, formats, shots, data, split),
         solver=fan_out_generate(),
         scorer=monbench_scorer(strict=strict),
         metrics=[monbench_summary(category_weights=weights, metrics=names)],

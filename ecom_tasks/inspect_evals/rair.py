@@ -46,7 +46,7 @@ from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, truncated_reply, within_context
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.memo import last_call_memo
-from ecom_tasks.scorers.settings import metric_names, refused_as_setting
+from ecom_tasks.scorers.settings import metric_names
 
 FIXTURES = "ecom_tasks/fixtures/rair"
 
@@ -161,10 +161,8 @@ def rair_task(
     ruleset = load_rules(rules)
     names = metric_names(LABELS, metrics)
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
-    with refused_as_setting():  # an unknown language
-        dataset = rair_dataset(subset, ruleset, show_image, data, language, access)
     return Task(
-        dataset=dataset,
+        dataset=rair_dataset(subset, ruleset, show_image, data, language, access),
         solver=within_context(generate()),
         scorer=rair_scorer(),
         metrics=[rair_summary(metrics=names), rair_breakdown(metrics=names)],

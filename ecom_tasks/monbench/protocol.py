@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ecom_tasks.data import ConfigurationError, DataValidationError
+from ecom_tasks.data import ConfigurationError
 from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt, render_answer
 from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord, load_records
 
@@ -138,7 +138,7 @@ def expand(
             if key not in system_cache:
                 pool = [r for r in fewshot or [] if r.task == record.task]
                 if len(pool) < count:
-                    raise ValueError(
+                    raise ConfigurationError(
                         f"{count}-shot needs {count} few-shot records of {record.task}, the data has {len(pool)}"
                     )
                 system_cache[key] = build_system_prompt(record.task, run.format, pool[:count])
@@ -176,7 +176,7 @@ def build_items(
         raise ConfigurationError(f"unknown MonBench task(s) {', '.join(unknown)}; expected any of {', '.join(TASKS)}")
     evaluated = [r for r in records if r.split == split and r.task in tasks]
     if not evaluated:
-        raise ValueError(f"no MonBench records for {', '.join(tasks)} in split {split!r}")
+        raise ConfigurationError(f"no MonBench records for {', '.join(tasks)} in split {split!r}")
     fewshot = [r for r in records if r.split == "fewshot"]
     return expand(evaluated, runs_for(design, formats), fewshot=fewshot, shots=shots)
 
@@ -186,7 +186,5 @@ def load_items(data: str | None, **variant: Any) -> list[MonBenchItem]:
     records = load_records(data, split=None)
     try:
         return build_items(records, **variant)
-    except DataValidationError:
-        raise
-    except ValueError as exc:  # a setting the data cannot serve (unknown design, too few few-shot records...)
+    except ConfigurationError as exc:  # a setting the data cannot serve (unknown design, too few few-shot records...)
         raise ConfigurationError(f"{exc} (data: {data or 'the bundled fixtures'})") from exc

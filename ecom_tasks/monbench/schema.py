@@ -8,6 +8,7 @@ from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.data import Problem, Row, fixtures_dir, is_blank, load_validated, require_text, validate_records
+from ecom_tasks.errors import ConfigurationError
 
 TASKS = ("query_ad_relevance", "product_co_purchase", "query_product_relation", "query_query_intent")
 SPLITS = ("fewshot", "validation", "test")
@@ -147,9 +148,9 @@ def load_records(
 ) -> list[MonBenchRecord]:
     """Validated MonBench records of one split (``None``: all), bundled fixtures by default."""
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        raise ConfigurationError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
     for task in tasks or ():
         if task not in TASKS:
-            raise ValueError(f"unknown MonBench task {task!r}; expected one of {', '.join(TASKS)}")
+            raise ConfigurationError(f"unknown MonBench task {task!r}; expected one of {', '.join(TASKS)}")
     records = load_validated(data if data is not None else fixtures_dir("monbench"), validate_rows)
     return [r for r in records if (split is None or r.split == split) and (not tasks or r.task in tasks)]

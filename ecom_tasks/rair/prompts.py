@@ -7,6 +7,7 @@ The static system prompt and per-sample user prompt, and our additions to Fig. 9
 from __future__ import annotations
 
 from ecom_tasks import files
+from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.rair.rules import RuleSet
 from ecom_tasks.rair.schema import DIMENSION_NAMES_ZH, LANGUAGES, RairRecord
 
@@ -34,7 +35,7 @@ _NO_IMAGE_LINE = {"en": "Item Image: (none)", "zh": "商品图片：（无）"}
 def build_system_prompt(language: str = "en", rules: RuleSet | None = None, image: bool = False) -> str:
     """The static prefix: Fig. 9 instructions, then (rule-guided) the rules document."""
     if language not in LANGUAGES:
-        raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
+        raise ConfigurationError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
     text = _SYSTEM[language].format(image=_IMAGE_SOURCE[language] if image else "")
     if rules is not None:
         text += "\n" + _RULES_HEADER[language] + "\n" + rules.render(language) + "\n"

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.prompts import PROMPT_VERSION, build_system_prompt, build_user_prompt
 from ecom_tasks.rair.rules import RuleSet, gold_dimension, load_rules, provenance
-from ecom_tasks.rair.schema import SUBSETS, RairRecord, load_records
+from ecom_tasks.rair.schema import RairRecord, load_records
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,13 @@ def load_items(
 
     Images are opened with pillow at load time when they will be sent.
     """
-    if subset not in SUBSETS:
-        raise ValueError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
     ruleset = rules if isinstance(rules, RuleSet) or rules is None else load_rules(rules)
     records = load_records(
         data, subset=subset, language=language or None, check_images=image, image_access=image_access
     )
     if not records:
         in_language = f" in language {language!r}" if language else ""
-        raise ValueError(f"no RAIR records of subset {subset!r}{in_language} in {data or 'the bundled fixtures'}")
+        raise ConfigurationError(
+            f"no RAIR records of subset {subset!r}{in_language} in {data or 'the bundled fixtures'}"
+        )
     return build_items(records, rules=ruleset, image=image)

@@ -22,7 +22,7 @@ from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.scorers.memo import last_call_memo
-from ecom_tasks.scorers.settings import check_settings, refused_as_setting
+from ecom_tasks.scorers.settings import check_settings
 from ecom_tasks.user_errors import install_excepthook
 
 # Every lm-eval task of ours imports this module (plain `lm_eval --include_path ...` too): an uncaught
@@ -82,8 +82,7 @@ class OutcomeTask(ConfigurableTask):
         config.pop("class", None)  # lm-eval's marker for this route, not a TaskConfig field
         metadata = config.get("metadata") or {}
         check_settings(metadata)  # --metadata is the user's: a wrong kind is refused before any work
-        with refused_as_setting("metrics"):
-            self.metric_specs = select_metrics(self.metric_kind, metadata.get("metrics"))
+        self.metric_specs = select_metrics(self.metric_kind, metadata.get("metrics"))
         keys = self.metric_keys(config, self.metric_specs)
         aggregations = summary_aggregations(keys, lambda items: self.summarize(items, self.metric_specs))
         worse_up = self.lower_is_better | {spec.name for spec in self.metric_specs if not spec.higher_is_better}
@@ -113,8 +112,7 @@ class OutcomeTask(ConfigurableTask):
                 f"--metadata {name}: the task {self.config.task} sets {name} itself ({fixed[name]!r}); "
                 f"run the task of the {name} you want instead"
             )
-        with refused_as_setting():  # the benchmark's "unknown language 'x'; expected one of ..."
-            self.dataset = load(**metadata, **fixed)
+        self.dataset = load(**metadata, **fixed)
 
     def fewshot_context(
         self,

@@ -5,14 +5,12 @@ deep in the benchmark (or a run that took it as "true")."""
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.data import parse_flag
-from ecom_tasks.errors import ConfigurationError, EcomTasksError
+from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 
 #: Yes/no settings (``parse_flag`` words, a bool, 0/1 or unset).
@@ -112,21 +110,7 @@ def check_settings(settings: dict[str, Any]) -> None:
             raise ConfigurationError(f"{name} {problem}, got {shown(value)}")
 
 
-@contextlib.contextmanager
-def refused_as_setting(setting: str | None = None) -> Iterator[None]:
-    """Around a benchmark's selection by the task's settings (subset, language, design, split, filters):
-    its plain ValueError ("unknown design 'x'; expected one of ...") is a settings error, so say so (and
-    name the ``setting`` when the benchmark's message does not)."""
-    try:
-        yield
-    except EcomTasksError:
-        raise
-    except ValueError as exc:
-        raise ConfigurationError(f"{setting}: {exc}" if setting else str(exc)) from exc
-
-
 def metric_names(kind: str, metrics: str | list[str] | None) -> list[str] | None:
     """``parse_metric_names(metrics)``, each name checked now against the registered metrics of ``kind``."""
-    with refused_as_setting("metrics"):  # "unknown labels metric(s) x; registered for this kind: ..."
-        select_metrics(kind, metrics)
+    select_metrics(kind, metrics)
     return parse_metric_names(metrics)
