@@ -313,3 +313,32 @@ def builtin_rules_bytes() -> bytes:
     from importlib import resources
 
     return (resources.files("ecom_tasks") / "rair" / "rules_v1.json").read_bytes()
+
+
+def test_every_stage_reads_the_candidates_with_the_builds_image_access(tmp_path):
+    """An image outside the candidate file's folder, allowed by --allow-outside-images: every stage reads
+    the candidate file (the intent and rules stages refused it before, stopping the build at stage 1)."""
+    import shutil
+
+    from ecom_tasks.data import DataValidationError
+    from ecom_tasks.images import ImageAccess
+    from ecom_tasks.rair.construction.pipeline import stages
+
+    shutil.copytree(CANDIDATES.parent, tmp_path / "inputs")
+    (tmp_path / "pictures").mkdir()
+    shutil.move(tmp_path / "inputs" / "images" / "color_blue.png", tmp_path / "pictures" / "color_blue.png")
+    moved = tmp_path / "inputs" / "candidates.jsonl"
+    moved.write_text(
+        moved.read_text(encoding="utf-8").replace('"images/color_blue.png"', '"../pictures/color_blue.png"'),
+        encoding="utf-8",
+    )
+    options = BuildOptions(out=tmp_path / "build", model="ecom/baseline", candidates=moved)
+    options.image_access = ImageAccess.from_options(True, False)
+    records = load_records(moved, check_images=True, image_access=options.image_access)
+    planned = stages(options, records, builtin_rules(), "")
+    assert [stage.task_args["allow_outside_images"] for stage in planned] == [True, True, True]
+    samples = {"intent": 9, "visual": 4, "rules": 11}
+    for stage, make in zip(planned, (rair_build_intent, rair_build_visual, rair_build_rules)):
+        assert len(make(**stage.task_args).dataset) == samples[stage.name]
+        with pytest.raises(DataValidationError, match="leaves the dataset's folder"):
+            make(data=str(moved))

@@ -71,7 +71,7 @@ class BuildResult:
 def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, data_sha256: str) -> list[Stage]:
     """The three stages, with their items and calls (what the cost lines print)."""
     common = {"data": str(Path(options.candidates).resolve()), "data_sha256": data_sha256}
-    common.update(given(max_tokens=options.max_tokens))
+    common.update(given(max_tokens=options.max_tokens), **image_access_args(options.image_access))
     rules_args = {"rules": options.rules, "rules_sha256": ruleset.sha256, "runs": options.rule_runs}
     rules_args.update(temperature=options.rule_temperature, **given(seed=options.seed))
 
@@ -80,7 +80,7 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
         return options.panel_stage(name, task, {**common, **args}, items, seats, unit, role=PANELS[name][0])
 
     intent_args = {"voters": options.voters, "temperature": options.temperature}
-    visual_args = {**image_access_args(options.image_access), "vlms": options.vlms, "temperature": options.temperature}
+    visual_args = {"vlms": options.vlms, "temperature": options.temperature}
     with_rules = sum(1 for r in records if rules_for_label(ruleset, r.label))
     return [
         panel("intent", intent_args, len(unique_queries(records)), options.voters, "voters"),
@@ -92,21 +92,26 @@ def stages(options: BuildOptions, records: list[RairRecord], ruleset: RuleSet, d
 # --- the data set --------------------------------------------------------------------------------
 
 
+def check_image_targets(records: list[RairRecord], output: OutputFolder) -> None:
+    """Refuse, before the first model call, a candidate whose image is where the build would place another
+    candidate's (``data/images/<name>``): placing it would replace an input."""
+    sources = {Path(r.image).resolve() for r in records if r.image and Path(r.image).is_absolute()}
+    for record in records:
+        if record.image:
+            target = output.path(f"{IMAGES}/{image_file_name(record.id, record.image)}")
+            if target.resolve() in sources and target.resolve() != Path(record.image).resolve():
+                raise FileRefused(f"{target}: is another candidate's image (an input); choose another --out")
+
+
 def write_data(assembly: Assembly, folder: Path, *, images: str, output: OutputFolder) -> Path:
     """``rair.jsonl`` (images placed in ``images/``) in ``folder``, written through ``output``: never
-    through a symlink, never over a candidate's own image."""
-    sources = {
-        Path(row["image"]).resolve() for row in assembly.rows if row["image"] and Path(row["image"]).is_absolute()
-    }
+    through a symlink, never over another candidate's image (:func:`check_image_targets`)."""
     rows = []
     for row in assembly.rows:
         image = row["image"]
         if image:
             name = image_file_name(row["candidate"], image)
-            target = folder / "images" / name
-            if target.resolve() in sources and target.resolve() != Path(image).resolve():
-                raise FileRefused(f"{target}: is another candidate's image (an input); choose another --out")
-            place_image(image, target, images, output=output)
+            place_image(image, folder / "images" / name, images, output=output)
         rows.append({**row, "image": f"images/{name}" if image else None})
     path = folder / "rair.jsonl"
     write_jsonl(path, rows, output=output)
@@ -129,6 +134,7 @@ def build(options: BuildOptions) -> BuildResult:
     )
     out = output.root
     records = load_records(options.candidates, check_images=True, image_access=options.image_access)
+    check_image_targets(records, output)
     ruleset = structured_rules(options.rules, "--rules must be")
     result = BuildResult()
     planned = stages(options, records, ruleset, file_sha256(options.candidates))

@@ -13,7 +13,7 @@ from inspect_ai.solver import TaskState
 
 from ecom_tasks.construction import Vote, check_sha256, panel_task, read_panel, stage_metadata, system_user
 from ecom_tasks.data import ConfigurationError
-from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
+from ecom_tasks.images import ImageAccess
 from ecom_tasks.rair.construction import parsing, prompts
 from ecom_tasks.rair.construction.assembly import unique_queries
 from ecom_tasks.rair.construction.votes import MIN_VOTES, intent_decision, rule_vote, rules_for_label, visual_decision
@@ -69,10 +69,17 @@ def _panel_task(
 
 
 def candidates(
-    data: str, data_sha256: str = "", *, check_images: bool = False, image_access: ImageAccess = DEFAULT_ACCESS
+    data: str,
+    data_sha256: str = "",
+    allow_outside_images: bool | str = False,
+    allow_url_images: bool | str = False,
+    *,
+    check_images: bool = False,
 ) -> list[RairRecord]:
+    """The candidate pairs (every stage reads them, so every stage is given the build's image access)."""
     check_sha256(data, data_sha256 or None, "the candidate pairs file", setting="data_sha256")
-    return load_records(data, check_images=check_images, image_access=image_access)
+    access = ImageAccess.from_options(allow_outside_images, allow_url_images)
+    return load_records(data, check_images=check_images, image_access=access)
 
 
 def structured_rules(rules: str, needs: str = "rule pre-annotation needs") -> RuleSet:
@@ -111,9 +118,11 @@ def rair_build_intent(
     voters: int = VOTERS,
     temperature: float = 0.0,
     max_tokens: int = MAX_TOKENS,
+    allow_outside_images: bool | str = False,
+    allow_url_images: bool | str = False,
 ) -> Task:
     """Hard-query intent classification (Sec. 4.2 Step 2, Fig. 11): every voter classes every distinct query."""
-    queries = unique_queries(candidates(data, data_sha256))
+    queries = unique_queries(candidates(data, data_sha256, allow_outside_images, allow_url_images))
     samples = [
         Sample(id=qid, input=system_user(prompts.INTENT_SYSTEM, prompts.intent_user(query)), metadata={"query": query})
         for qid, query in queries.items()
@@ -154,7 +163,6 @@ def rair_build_visual(
     allow_url_images: bool | str = False,
 ) -> Task:
     """Visual-necessity assessment (Sec. 4.3 Stage 2, Fig. 12): every voter sees each pair that has an image."""
-    access = ImageAccess.from_options(allow_outside_images, allow_url_images)
     samples = [
         Sample(
             id=r.id,
@@ -163,7 +171,7 @@ def rair_build_visual(
             ),
             metadata={"query": r.query, "title": r.title},
         )
-        for r in candidates(data, data_sha256, check_images=True, image_access=access)
+        for r in candidates(data, data_sha256, allow_outside_images, allow_url_images, check_images=True)
         if (image := r.image)
     ]
     scorer = rair_visual_votes()
@@ -205,6 +213,8 @@ def rair_build_rules(
     temperature: float = RULE_TEMPERATURE,
     max_tokens: int = MAX_TOKENS,
     seed: int | None = None,
+    allow_outside_images: bool | str = False,
+    allow_url_images: bool | str = False,
 ) -> Task:
     """Rule pre-annotation (Sec. 4.4, Eq. 4): ``runs`` annotators (roles ``annotator_1..k``, each the
     evaluated model unless bound: k independent samples at ``temperature``, ``seed + i`` when a seed
@@ -221,7 +231,7 @@ def rair_build_rules(
             target=r.label,
             metadata={"allowed_rules": [rule.id for rule in allowed], "label": r.label},
         )
-        for r in candidates(data, data_sha256)
+        for r in candidates(data, data_sha256, allow_outside_images, allow_url_images)
         if (allowed := rules_for_label(ruleset, r.label))  # none can accompany the label: nothing to ask, no rule ids
     ]
     scorer = rair_rule_votes(rules=rules)

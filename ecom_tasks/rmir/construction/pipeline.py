@@ -59,6 +59,8 @@ INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES = (
 )
 DATA = "data"
 QUERIES, POOL, IMAGES = f"{DATA}/queries.jsonl", f"{DATA}/pool.jsonl", f"{DATA}/images"
+#: The data set: removed when a build stops without one (an earlier build's must not pass for this one's).
+DATA_SET = (QUERIES, POOL, IMAGES)
 
 
 def default_seeds() -> Path:
@@ -222,13 +224,9 @@ def stage_outcomes(log: Any, stage: str) -> VoteOutcomes:
 _JUDGE_ROLE = re.compile(r"judge_([1-9][0-9]*)")
 
 
-def write_dataset(
-    assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], output: OutputFolder, *, images: str = "link"
-) -> dict[str, Path]:
-    """``queries.jsonl`` (with ``split`` and ``tsr``), ``pool.jsonl`` and ``images/`` in ``data/`` of the
-    build folder, written through ``output``: never through a symlink. An earlier assembly's ``images/``
-    is removed first (the pool may have changed) when it is a real folder below the build folder; a
-    symlink there is removed itself, never what it names."""
+def check_seed_images_outside(seeds: Seeds, output: OutputFolder) -> None:
+    """Refuse seeds whose images lie in the build's ``data/images``: a build replaces that folder, and removes
+    it when it stops without a data set (checked before the first model call)."""
     image_dir = output.path(IMAGES).resolve()
     for seed in seeds.records:
         if seed.image and not seed.image.startswith(("data:", "http://", "https://")):
@@ -237,6 +235,15 @@ def write_dataset(
                     f"{output.path(IMAGES)}: holds the seed image {seed.image}, and a build replaces that folder; "
                     "choose another --out"
                 )
+
+
+def write_dataset(
+    assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], output: OutputFolder, *, images: str = "link"
+) -> dict[str, Path]:
+    """``queries.jsonl`` (with ``split`` and ``tsr``), ``pool.jsonl`` and ``images/`` in ``data/`` of the
+    build folder, written through ``output``: never through a symlink. An earlier assembly's ``images/``
+    is removed first (the pool may have changed) when it is a real folder below the build folder; a
+    symlink there is removed itself, never what it names (no seed image lies in it: :func:`check_seed_images_outside`)."""
     output.remove(IMAGES)
     by_query = {q["id"]: q for q in queries}
     names: dict[str, str] = {}
@@ -294,6 +301,7 @@ def build(options: BuildOptions) -> BuildResult:
         folders=(*logs, IMAGES),
     )
     seeds = load_seeds(options.seeds, image_access=options.image_access)
+    check_seed_images_outside(seeds, output)
     seeds_sha256 = file_sha256(seeds.file)
     common = {
         "seeds": str(Path(seeds.file).resolve()),
@@ -311,7 +319,7 @@ def build(options: BuildOptions) -> BuildResult:
         task_args = {**common, "input": str(output.path(name).resolve()), "input_sha256": digest, **args}
         stage = Stage(stage_name, f"ecom_tasks/rmir_build_{stage_name}", task_args, items=len(rows), **cost)
         outcomes = None if stage_name == "retrieve" else functools.partial(stage_outcomes, stage=stage_name)
-        log = options.run(stage, output, outcomes, data=(QUERIES, POOL, IMAGES), index=index, of=len(STAGE_NAMES))
+        log = options.run(stage, output, outcomes, data=DATA_SET, index=index, of=len(STAGE_NAMES))
         result.logs[stage_name] = log
         return log
 
@@ -366,6 +374,8 @@ def build(options: BuildOptions) -> BuildResult:
         f"(confidence below {options.confidence:g}: their {counts['removed_images']} images removed from the seed set)"
     )
     if not result.assembly.queries:
+        for name in DATA_SET:
+            output.remove(name)
         raise ConfigurationError("no query kept a confirmed positive: nothing to write (see the judge log)")
     result.files.update(write_dataset(result.assembly, seeds, filtered, output, images=options.images))
     result.data = data = output.path(DATA)
