@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ecom_tasks import files
-from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem
+from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem, read_whole_number
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.provenance import file_sha256  # the one file hasher; construction's pipelines import it from here
 
@@ -361,10 +361,25 @@ def open_build_folder(
     for name in wanted:
         if os.path.lexists(output.path(name)):
             output.folder(name, create=False)
+            check_inspect_files(output, name)
             probe = f"{name}/.ecom-tasks-probe.{os.urandom(6).hex()}"
             output.write_bytes(probe, b"")
             output.remove(probe)
     return output
+
+
+#: What Inspect's ``eval_set`` reads and rewrites by name in a stage's log folder.
+INSPECT_FILES = (".eval-set-id", "eval-set.json", "logs.json")
+
+
+def check_inspect_files(output: OutputFolder, folder: str) -> None:
+    """Refuse an :data:`INSPECT_FILES` name below ``folder`` that is there but no regular file: Inspect would
+    write through a planted symlink (a colleague's file overwritten) or wait forever on a FIFO."""
+    for name in INSPECT_FILES:
+        path = output.path(f"{folder}/{name}")
+        if os.path.lexists(path) and not output.exists(f"{folder}/{name}"):
+            kind = "a symbolic link" if path.is_symlink() else "not a regular file"
+            raise FileRefused(f"{path}: {kind} where Inspect keeps its eval-set records; not followed, move it away")
 
 
 def say(text: str) -> None:
@@ -566,9 +581,9 @@ def model_role(text: str) -> tuple[str, str]:
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number above 0 (a token limit)."""
-    if not text.strip().isdecimal() or int(text) <= 0:
+    if (number := read_whole_number(text, 1)) is None:
         raise argparse.ArgumentTypeError(f"expected a whole number above 0, got {text!r}")
-    return int(text)
+    return number
 
 
 def add_options(parser: argparse.ArgumentParser, *options: tuple[str, Any, Any, str]) -> None:
@@ -694,6 +709,7 @@ class BuildOptions:
         from inspect_ai.log import read_eval_log
 
         folder = output.folder(f"logs/{index}_{stage.name}")  # a real folder: a planted symlink would send logs away
+        check_inspect_files(output, f"logs/{index}_{stage.name}")
         say(f"stage {index}/{of} {cost_line(stage, finished_items(folder, stage))}")
         log = None
         if stage.items:

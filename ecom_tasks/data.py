@@ -104,6 +104,21 @@ def parse_flag(value: bool | str | int | None, name: str) -> bool:
     raise ConfigurationError(f"{name} must be true or false (yes/no, on/off, 1/0), got {value!r:.80}")
 
 
+def read_whole_number(value: Any, low: int, high: int | None = None) -> int | None:
+    """The one reading of a count a user gives (an option, a task setting): an int (not a bool), a float
+    without a fraction (YAML and JSON give 2.0) or the text of either ('+5', ' 7 ', '2.0'), from ``low`` to
+    ``high`` (None: no upper bound). None otherwise: each caller refuses in its own words and error type."""
+    if isinstance(value, str):
+        if not re.fullmatch(r"\s*[+-]?[0-9]{1,40}(\.0*)?\s*", value):
+            return None
+        value = int(value.strip().split(".")[0])
+    elif isinstance(value, float) and value.is_integer():  # not nan or inf
+        value = int(value)
+    if type(value) is not int or value < low or (high is not None and value > high):
+        return None
+    return value
+
+
 def fixtures_dir(benchmark: str) -> Path:
     """The bundled fixture folder of a benchmark (works from an installed wheel)."""
     return Path(str(resources.files("ecom_tasks") / "fixtures" / benchmark))

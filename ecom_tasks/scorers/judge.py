@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ecom_tasks.data import read_whole_number
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers.context_limit import ContextExceeded
 
@@ -165,10 +165,9 @@ class OptionValueError(ConfigurationError, argparse.ArgumentTypeError):
 
 def positive_whole_number(value: int | str) -> int:
     """A count that must be at least 1 (``--concurrency``, ``--max-attempts``, ``--grader-max-tokens``)."""
-    text = str(value).strip()
-    if isinstance(value, bool) or not re.fullmatch(r"\+?\d{1,9}", text) or int(text) < 1:
+    if (number := read_whole_number(value, 1, 999_999_999)) is None:
         raise OptionValueError(f"must be a positive whole number, got {value!r}")
-    return int(text)
+    return number
 
 
 def failure_share(value: float | str) -> float:

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ecom_tasks import files
-from ecom_tasks.data import parse_flag
+from ecom_tasks.data import parse_flag, read_whole_number
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 
@@ -60,12 +60,11 @@ def _number(value: Any) -> float | None:
 
 
 def whole_number(name: str, value: Any, low: int, high: int) -> int:
-    """``value`` (a whole number or its text) as an int from ``low`` to ``high``; else one ConfigurationError
-    naming the setting (a count of 'abc', NaN, -5 or 5,000 digits raised a raw error, or ran)."""
-    number = _number(value)
-    if number is None or not number.is_integer() or not low <= number <= high:
+    """``value`` (``read_whole_number``) from ``low`` to ``high``; else one ConfigurationError naming the
+    setting (a count of 'abc', NaN, -5 or 5,000 digits raised a raw error, or ran)."""
+    if (number := read_whole_number(value, low, high)) is None:
         raise ConfigurationError(f"{name} must be a whole number from {low:,} to {high:,}, got {shown(value)}")
-    return int(number)
+    return number
 
 
 def _problem(name: str, value: Any) -> str | None:

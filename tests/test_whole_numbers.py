@@ -1,0 +1,52 @@
+"""One reading of a count (data.read_whole_number) behind the three checks that refuse it in their own words:
+the build commands' argparse type (construction.positive_int), the judge's options (scorers.judge.
+positive_whole_number: argparse and the Python API) and the task settings (scorers.settings.whole_number)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import pytest
+
+from ecom_tasks.construction import positive_int
+from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.scorers.judge import positive_whole_number
+from ecom_tasks.scorers.settings import whole_number
+
+#: What a user writes for a count, and the count it is.
+READ = [(7, 7), ("7", 7), (" 12 ", 12), ("+5", 5), ("2.0", 2), (2.0, 2), ("3.", 3)]
+#: Not a count of 1 or more: fractions, signs below 1, words, bools, nan/inf, exponents, other digits, lists.
+REFUSED = [0, "0", -3, "-3", 1.5, "1.5", "abc", "", True, math.nan, math.inf, "1e3", "٣", "1_000", [4], None]
+
+
+@pytest.mark.parametrize(("value", "count"), READ)
+def test_the_three_checks_read_a_count_alike(value, count):
+    assert whole_number("k", value, 1, 100) == count
+    assert positive_whole_number(value) == count
+    if isinstance(value, str):  # argparse hands over text only
+        assert positive_int(value) == count
+
+
+@pytest.mark.parametrize("value", REFUSED)
+def test_the_three_checks_refuse_alike_each_in_its_own_words(value):
+    with pytest.raises(ConfigurationError, match=r"^k must be a whole number from 1 to 100, got "):
+        whole_number("k", value, 1, 100)
+    with pytest.raises(ConfigurationError, match=r"^must be a positive whole number, got ") as raised:
+        positive_whole_number(value)
+    assert isinstance(raised.value, argparse.ArgumentTypeError)  # argparse prints it as a usage error
+    if isinstance(value, str):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"^expected a whole number above 0, got "):
+            positive_int(value)
+
+
+def test_the_bounds_are_each_checks_own():
+    assert whole_number("text_k", 0, 0, 10) == 0 and whole_number("k", "10", 1, 10) == 10
+    with pytest.raises(ConfigurationError, match="^k must be a whole number from 1 to 10, got 11$"):
+        whole_number("k", 11, 1, 10)
+    assert positive_whole_number("999999999") == 999_999_999  # the judge's limit: nine digits
+    with pytest.raises(ConfigurationError):
+        positive_whole_number(10**9)
+    assert positive_int("9" * 40) == int("9" * 40)  # a build's --max-tokens has no upper bound of its own
+    with pytest.raises(argparse.ArgumentTypeError):  # ... but 5,000 digits is no count (int() would refuse it)
+        positive_int("9" * 5000)
