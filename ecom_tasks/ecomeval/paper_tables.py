@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from ecom_tasks.ecomeval.schema import CATEGORY_NAMES, DIFFICULTIES, LANGUAGE_NA
 from ecom_tasks.ecomeval.tasks import TABLE4_ORDER, TASKS, TASKS_BY_ID, EcomEvalTask, find_task
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER
 from ecom_tasks.results import LM_EVAL, MergedRun
+from ecom_tasks.scorers.judge import PANEL_ROLE
 from ecom_tasks.tables import Column, Row, Slots, Table, assemble, data_and_flags, finish, paper_rows, run_row
 
 #: Table 2's and Table 3's column orders.
@@ -21,8 +21,6 @@ LANGUAGES = tuple((code, LANGUAGE_NAMES[code]) for code in ("en", "id", "ms", "p
 #: Table 4's columns: the eight multimodal tasks under the paper's abbreviations.
 MULTIMODAL_TASKS = tuple((task_id, TASKS_BY_ID[task_id].abbreviation) for task_id in TABLE4_ORDER)
 TASK_PREFIX = "task/"
-#: A panel member's Inspect role (``grader_1``, ...).
-PANEL_ROLE = re.compile(r"^grader_(\d+)$")
 
 
 def _panel(run: MergedRun) -> list[str]:

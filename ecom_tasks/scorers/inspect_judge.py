@@ -25,12 +25,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ecom_tasks.data import parse_flag
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers import context_limit
-from ecom_tasks.scorers.judge import GRADER_TEMPERATURE, Ask, Message, PromptTooLong
+from ecom_tasks.scorers.judge import GRADER_TEMPERATURE, PANEL_ROLE, Ask, Message, PromptTooLong
 
 #: The role of a task's one grader.
 GRADER_ROLE = "grader"
-#: Roles of a panel's members: ``grader_1``, ``grader_2``, ... (graded in their numeric order).
-PANEL_ROLE = re.compile(r"^grader_(\d+)$")
 
 
 def grader_names(graders: str | Sequence[str] | None) -> list[str]:

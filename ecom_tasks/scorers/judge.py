@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -37,6 +38,8 @@ PROMPT_TOO_LONG = "prompt_too_long"
 GRADER_PROMPT_TOO_LONG = "grader_prompt_too_long"
 #: The grader's sampling temperature: a grade of the same text is the same grade (and cacheable).
 GRADER_TEMPERATURE = 0.0
+#: A panel member's role (``grader_1``, ``grader_2``, ...: graded in their numeric order).
+PANEL_ROLE = re.compile(r"^grader_(\d+)$")
 #: How Inspect spells the grader's output-limit option (the default of :func:`run_judge`).
 INSPECT_LIMIT_OPTION = "-T grader_max_tokens=N"
 
