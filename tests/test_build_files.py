@@ -397,3 +397,31 @@ def test_max_tokens_must_be_a_whole_number_above_zero(benchmark, tmp_path, capsy
         assert exited.value.code == 2, printed
         assert f"argument --max-tokens: expected a whole number above 0, got {value!r}" in printed
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "benchmark,folder,name,attack",
+    [
+        ("monbench", "logs/1_votes", "eval-set.json", "link"),
+        ("monbench", "logs/1_votes", ".eval-set-id", "fifo"),
+        ("rair", "logs/3_rules", "logs.json", "dangling link"),
+        ("rair", "logs/2_visual", ".eval-set-id", "link"),
+    ],
+)
+def test_a_link_or_fifo_at_inspects_eval_set_files_is_refused_before_any_model_call(
+    benchmark, folder, name, attack, tmp_path, victim, server, capsys
+):
+    """Inspect's eval_set reads and rewrites these by name in a stage's log folder: it wrote a colleague's
+    file through a planted link, and waited forever on a FIFO. Every stage's folder is checked before stage 1."""
+    source = inputs_copy(benchmark, tmp_path / "inputs")
+    planted = tmp_path / "build" / folder / name
+    planted.parent.mkdir(parents=True)
+    if attack == "fifo":
+        os.mkfifo(planted)
+    else:
+        planted.symlink_to(victim / ("notes.txt" if attack == "link" else "new.json"))
+    before = tree(victim)
+    code, printed = run_build(benchmark, tmp_path / "build", source, capsys)
+    kind = "not a regular file" if attack == "fifo" else "a symbolic link"
+    assert code == 1 and f"{planted}: {kind} where Inspect keeps its eval-set records" in printed, printed
+    assert server.requests == [] and tree(victim) == before
