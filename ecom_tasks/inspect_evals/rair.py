@@ -35,7 +35,7 @@ from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.rair.metrics import COUNTS, Outcome, groups_of, strict_keys
+from ecom_tasks.rair.metrics import COUNTS, Outcome, groups_of
 from ecom_tasks.rair.prompts import PROMPT_VERSION
 from ecom_tasks.rair.protocol import RairItem, load_items
 from ecom_tasks.rair.rules import RuleSet, load_rules, provenance
@@ -44,7 +44,7 @@ from ecom_tasks.rair.variants import MAX_TOKENS, TASK_VERSION
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, truncated_reply, within_context
-from ecom_tasks.scorers.kinds import LABELS
+from ecom_tasks.scorers.kinds import LABELS, strict_keys
 from ecom_tasks.scorers.memo import last_call_memo
 from ecom_tasks.scorers.settings import metric_names
 

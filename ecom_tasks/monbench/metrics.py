@@ -17,7 +17,7 @@ import numpy as np
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
 from ecom_tasks.scorers.core import NAN
-from ecom_tasks.scorers.kinds import ChoiceRuns, compute_metrics
+from ecom_tasks.scorers.kinds import STRICT_SUFFIX, ChoiceRuns, compute_metrics
 
 
 class RunOutcome(TypedDict):
@@ -43,8 +43,6 @@ class RunOutcome(TypedDict):
 #: A run's numbers, the part of its outcome that epochs reduce; the strict reading's among them.
 STRICT_NUMBERS = ("correct_strict", "invalid_strict")
 RUN_NUMBERS = ("position", "correct", "invalid", "mismatch", "truncated", *STRICT_NUMBERS, CONTEXT_EXCEEDED)
-#: Suffix of the strict reading's metrics (``acc_strict``): the same metric code on the strict answer.
-STRICT_SUFFIX = "_strict"
 POSITION_NAMES = ("A", "B", "C", "D")
 #: The numeric table the metrics compute on (vectorized: Inspect recomputes metrics on every live update).
 _COLUMN = {name: i for i, name in enumerate(("task", "question", "ordering", "format", *RUN_NUMBERS))}
@@ -118,11 +116,6 @@ def _strict_summary(table: np.ndarray, specs: Sequence[MetricSpec], confidence: 
         "invalid_rate": _mean(_col(table, "invalid_strict")),
     }
     return {f"{key}{STRICT_SUFFIX}": value for key, value in result.items()}
-
-
-def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
-    """The keys :func:`strict_summary` gives."""
-    return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]
 
 
 def reweighted_accuracy(outcomes: Iterable[RunOutcome], weights: Mapping[str, float]) -> float:

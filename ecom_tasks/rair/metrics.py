@@ -17,6 +17,7 @@ from ecom_tasks.names import key_name
 from ecom_tasks.rair.schema import DIMENSIONS, LEVELS
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.core import INVALID, NAN
+from ecom_tasks.scorers.kinds import STRICT_SUFFIX, strict_keys
 from ecom_tasks.scorers.labels import confusion_matrix, label_outcome, summarize_labels
 
 RELEVANT = ("L3", "L4")
@@ -24,8 +25,6 @@ INVALID_CODE = len(LEVELS)  # the prediction index of an invalid answer
 PRED_LABELS = (*LEVELS, INVALID)
 #: Keys every summary has besides the selected label metrics.
 COUNTS = ("invalid_rate", "truncated_rate", "n")
-#: Suffix of the strict reading's metrics (``acc2_strict``): the same metric code on the strict prediction.
-STRICT_SUFFIX = "_strict"
 STRICT_PREFIX = "strict_"
 NO_DIMENSION = "none"
 #: An item's group fields, as named in its record's fields (Inspect's sample metadata, an lm-eval document).
@@ -87,11 +86,6 @@ def strict_view(numbers: Numbers) -> dict[str, float]:
     """The numbers with the strict prediction in the careful prediction's fields."""
     strict = {key[len(STRICT_PREFIX) :]: value for key, value in numbers.items() if key.startswith(STRICT_PREFIX)}
     return {**numbers, **strict}
-
-
-def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
-    """The strict reading's headline keys: each selected metric's and the invalid rate, suffixed."""
-    return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]
 
 
 def headline(outcomes: Sequence[Numbers], specs: Sequence[MetricSpec], *, group: bool = False) -> dict[str, float]:

@@ -224,3 +224,12 @@ def compute_metrics(specs: Sequence[MetricSpec], data: object) -> dict[str, floa
         except Exception as exc:
             raise RuntimeError(f"metric {spec.name!r} ({spec.kind}) failed: {exc}") from exc
     return result
+
+
+#: Suffix of the strict reading's metrics (``acc2_strict``): the same metric on the strict prediction.
+STRICT_SUFFIX = "_strict"
+
+
+def strict_keys(specs: Sequence[MetricSpec]) -> list[str]:
+    """The strict reading's headline keys: each selected metric's and the invalid rate, suffixed."""
+    return [f"{name}{STRICT_SUFFIX}" for name in (*(spec.name for spec in specs), "invalid_rate")]

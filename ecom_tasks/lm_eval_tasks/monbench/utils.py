@@ -10,11 +10,11 @@ from typing import Any
 
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.monbench.metrics import POSITION_NAMES, RunOutcome, strict_keys
+from ecom_tasks.monbench.metrics import POSITION_NAMES, RunOutcome
 from ecom_tasks.monbench.protocol import load_items, parse_shots, runs_for
 from ecom_tasks.monbench.scoring import refused_outcome, score_reply, summarize
 from ecom_tasks.scorers import context_limit
-from ecom_tasks.scorers.kinds import CHOICE_RUNS
+from ecom_tasks.scorers.kinds import CHOICE_RUNS, strict_keys
 from ecom_tasks.scorers.lm_eval import OutcomeTask, documents
 
 
