@@ -22,10 +22,6 @@ class Variant:
     description: str
 
     @property
-    def in_lm_eval(self) -> bool:
-        return True
-
-    @property
     def judged(self) -> bool:
         """Graded by the LLM judge (in lm-eval: afterwards, by ``ecom-tasks judge``)."""
         return not self.exact
@@ -56,6 +52,3 @@ VARIANTS = {
         ),
     )
 }
-
-#: lm-eval groups: none (``ecomeval_exact`` is a task; see the README).
-LM_EVAL_GROUPS: dict[str, list[str]] = {}
