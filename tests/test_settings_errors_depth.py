@@ -1,5 +1,5 @@
 """A setting no record answers is a ConfigurationError raised by the selector itself (rair/prompts, the
-schemas, the protocols), not a plain ValueError that a wrapper around the whole dataset load renamed; so a
+schemas, the protocols, the judge panel), not a plain ValueError that a wrapper around the whole dataset load renamed; so a
 plain ValueError from the data itself is no longer reported as a bad setting."""
 
 from __future__ import annotations
@@ -9,12 +9,15 @@ import json
 import pytest
 
 from ecom_tasks.data import fixtures_dir
+from ecom_tasks.ecomeval.judging import JudgeSettings
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.inspect_evals.rair import rair_visual
 from ecom_tasks.monbench.protocol import load_items as monbench_items
 from ecom_tasks.monbench.schema import load_records as monbench_records
 from ecom_tasks.rair.prompts import build_system_prompt
 from ecom_tasks.rair.protocol import load_items as rair_items
+from ecom_tasks.rmir.protocol import load_items as rmir_items
+from ecom_tasks.scorers.panel import combine
 
 GENERAL = {
     "id": "g1",
@@ -63,3 +66,16 @@ def test_a_data_error_while_loading_is_not_reported_as_a_bad_setting(tmp_path):
     with pytest.raises(ValueError) as raised:
         rair_visual(data=str(path))
     assert not isinstance(raised.value, ConfigurationError), raised.value
+
+
+def test_rmir_and_the_judge_panel_raise_their_own_settings_errors(tmp_path):
+    fixtures = fixtures_dir("rmir")
+    queries = fixtures.joinpath("queries.jsonl").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "queries.jsonl").write_text("\n".join(q for q in queries if '"functional"' in q) + "\n", "utf-8")
+    (tmp_path / "pool.jsonl").write_text(fixtures.joinpath("pool.jsonl").read_text(encoding="utf-8"), "utf-8")
+    assert len(rmir_items(str(tmp_path), category="functional", check_images=False)[1]) == 5
+    with pytest.raises(ConfigurationError, match=f"^no RMIR queries of category 'causal' in {tmp_path}$"):
+        rmir_items(str(tmp_path), category="causal", check_images=False)
+    for ask in (lambda: combine([1], "mode"), lambda: JudgeSettings.from_options(None, "mode")):
+        with pytest.raises(ConfigurationError, match="^unknown panel aggregation 'mode'; expected one of "):
+            ask()

@@ -12,7 +12,6 @@ from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, grade_values, member_
 from ecom_tasks.ecomeval.parsing import parse_grade
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.scoring import grader_prompt
-from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.judge import (
     GRADER_MAX_TOKENS,
@@ -50,10 +49,7 @@ class JudgeSettings:
     ) -> JudgeSettings:
         """The grader's output limit, the panel method and the failure threshold, checked; a bad value is a
         :class:`ConfigurationError` naming the option as the command ``spelled`` it."""
-        try:
-            method = check_method(panel)
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from None
+        method = check_method(panel)
         limit = GRADER_MAX_TOKENS if max_tokens in (None, "") else max_tokens
         return cls(
             option_value(spelled[0], positive_whole_number, limit),

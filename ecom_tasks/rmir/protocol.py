@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rmir.prompts import PROMPT_VERSION, build_reason_prompt
 from ecom_tasks.rmir.schema import QueryRecord, RmirData, load_data, select_queries
@@ -54,7 +55,7 @@ def load_items(
     queries = select_queries(loaded, category)
     if not queries:
         where = f"split {loaded.split!r} of " if loaded.split else ""
-        raise ValueError(f"no RMIR queries of category {category!r} in {where}{data or 'the bundled fixtures'}")
+        raise ConfigurationError(f"no RMIR queries of category {category!r} in {where}{data or 'the bundled fixtures'}")
     mode = parse_mode(mode)
     return loaded, [
         RmirItem(q, build_reason_prompt(q.query_text), q.query_image, item_fields(q, mode)) for q in queries

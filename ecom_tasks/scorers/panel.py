@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Generic, TypeVar
 
+from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers.judge import Ask, JudgeResult, ParsedT, run_judge
 
 MEDIAN = "median"
@@ -30,7 +31,7 @@ _Grade = TypeVar("_Grade", bound=Hashable)
 def check_method(method: str) -> str:
     value = str(method or MEDIAN).strip().lower()
     if value not in METHODS:
-        raise ValueError(f"unknown panel aggregation {method!r}; expected one of {', '.join(METHODS)}")
+        raise ConfigurationError(f"unknown panel aggregation {method!r}; expected one of {', '.join(METHODS)}")
     return value
 
 
