@@ -11,11 +11,13 @@ import pytest
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.ecomeval.judging import JudgeSettings
 from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.inspect_evals.models import EcomBaselineAPI
 from ecom_tasks.inspect_evals.rair import rair_visual
 from ecom_tasks.monbench.protocol import load_items as monbench_items
 from ecom_tasks.monbench.schema import load_records as monbench_records
 from ecom_tasks.rair.prompts import build_system_prompt
 from ecom_tasks.rair.protocol import load_items as rair_items
+from ecom_tasks.rmir.index import PoolIndex
 from ecom_tasks.rmir.protocol import load_items as rmir_items
 from ecom_tasks.scorers.panel import combine
 
@@ -68,7 +70,7 @@ def test_a_data_error_while_loading_is_not_reported_as_a_bad_setting(tmp_path):
     assert not isinstance(raised.value, ConfigurationError), raised.value
 
 
-def test_rmir_and_the_judge_panel_raise_their_own_settings_errors(tmp_path):
+def test_rmir_the_judge_panel_and_the_ecom_models_raise_their_own_settings_errors(tmp_path):
     fixtures = fixtures_dir("rmir")
     queries = fixtures.joinpath("queries.jsonl").read_text(encoding="utf-8").splitlines()
     (tmp_path / "queries.jsonl").write_text("\n".join(q for q in queries if '"functional"' in q) + "\n", "utf-8")
@@ -79,3 +81,7 @@ def test_rmir_and_the_judge_panel_raise_their_own_settings_errors(tmp_path):
     for ask in (lambda: combine([1], "mode"), lambda: JudgeSettings.from_options(None, "mode")):
         with pytest.raises(ConfigurationError, match="^unknown panel aggregation 'mode'; expected one of "):
             ask()
+    with pytest.raises(ConfigurationError, match="^unknown search 'annoy'; expected one of numpy"):
+        PoolIndex.build(None, [], [], search="annoy")  # refused before the embedder is asked
+    with pytest.raises(ConfigurationError, match="^unknown ecom model 'oracle'; available: baseline"):
+        EcomBaselineAPI("oracle")

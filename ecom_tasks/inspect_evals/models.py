@@ -7,6 +7,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.plugins import baseline_reply
 
 MODELS = ("baseline",)
@@ -25,7 +26,7 @@ class EcomBaselineAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if model_name not in MODELS:
-            raise ValueError(f"unknown ecom model {model_name!r}; available: {', '.join(MODELS)}")
+            raise ConfigurationError(f"unknown ecom model {model_name!r}; available: {', '.join(MODELS)}")
 
     async def generate(
         self,

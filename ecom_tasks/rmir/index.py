@@ -524,7 +524,7 @@ class PoolIndex:
         root: Path | None = None,
     ) -> PoolIndex:
         if search not in SEARCH_BACKENDS:
-            raise ValueError(f"unknown search {search!r}; expected one of {', '.join(SEARCH_BACKENDS)}")
+            raise ConfigurationError(f"unknown search {search!r}; expected one of {', '.join(SEARCH_BACKENDS)}")
         vectors = embed_pool(embedder, inputs, cache=cache, root=root)
         stats = {
             "pool": len(ids),
