@@ -484,6 +484,56 @@ REPLIES = [
     pytest.param("<think>it is L3</think>\nPartially relevant", None, None, NO_LABEL, "", id="level-only-in-reasoning"),
     pytest.param("L5", None, None, OUT_OF_RANGE, RULE_LONE_LINE, id="out-of-range"),
     pytest.param("<think>x</think>\nL0", None, None, OUT_OF_RANGE, RULE_LONE_LINE, id="out-of-range-zero"),
+    # --- the prompt's placeholder, examples and definitions, and a small model's own versions of them -------
+    pytest.param("<think>x</think>\n[L2-<attribute> Mismatch]", None, None, NO_LABEL, "", id="placeholder-copied"),
+    pytest.param("L2-<属性>", None, None, NO_LABEL, "", id="placeholder-chinese-unbracketed"),
+    pytest.param(
+        "<think>Nike asked, Puma shown.</think>\n[L2-<Brand> Mismatch]",
+        "L2",
+        "Brand",
+        OK,
+        RULE_FORM,
+        id="placeholder-filled-in-keeping-angle-brackets",
+    ),
+    pytest.param("【L2-<品牌>不匹配】", "L2", "Brand", OK, RULE_FORM, id="placeholder-filled-in-chinese"),
+    pytest.param("L2 - <Color> Mismatch", "L2", "Color", OK, RULE_FORM, id="placeholder-filled-in-unbracketed"),
+    pytest.param("e.g. L3", None, None, NO_LABEL, "", id="example-only"),
+    pytest.param(
+        "The output is one level (e.g. L3).\n\n[L2-Brand Mismatch]",
+        "L2",
+        "Brand",
+        OK,
+        RULE_FORM,
+        id="example-then-form",
+    ),
+    pytest.param(
+        "L1: other category\nL2: related category\nL3: close\nL4: exact match\n\nThe query is a dress; so is the item.",
+        None,
+        None,
+        NO_LABEL,
+        "",
+        id="own-level-definitions-no-answer",
+    ),
+    pytest.param(
+        "L1 (Irrelevant): another category\nL3 (Closely Relevant): a near match\n\nL3",
+        "L3",
+        None,
+        OK,
+        RULE_LONE_LINE,
+        id="own-level-definitions-then-answer",
+    ),
+    pytest.param("I would say it is quite L3", "L3", None, OK, RULE_START, id="six-filler-words-then-level"),
+    # --- end-of-turn tokens left in the text: what follows is a turn the model made up ------------------
+    pytest.param("L3<|im_end|>", "L3", None, OK, RULE_LONE_LINE, id="end-of-turn-token"),
+    pytest.param("<think>ok</think>\n**L4**<end_of_turn>", "L4", None, OK, RULE_LONE_LINE, id="end-of-turn-gemma"),
+    pytest.param(
+        "L3<|im_end|>\n<|im_start|>user\nRate the next item.<|im_end|>\n<|im_start|>assistant\nL1",
+        "L3",
+        None,
+        OK,
+        RULE_LONE_LINE,
+        id="end-of-turn-then-made-up-turn",
+    ),
     pytest.param("", None, None, EMPTY, "", id="empty"),
     pytest.param(None, None, None, EMPTY, "", id="none"),
     pytest.param("<think>Final answer: L3</think>   \n", None, None, EMPTY, "", id="answer-only-in-reasoning"),
@@ -517,6 +567,13 @@ def test_the_reasoning_is_stripped_by_the_shared_rule():
     assert parse_reply("<think>Final answer: L1</think>\nL4").label == "L4"
     assert parse_reply("<think>a</think>Answer: L2<think>b</think>\nL3").label == "L3"
     assert parse_reply("<think>L1? L2?</think>\nFinal Answer - L4").label == "L4"
+
+
+def test_the_answer_displays_in_the_prompts_output_form():
+    # What the Inspect log shows as the answer: Fig. 9's form, whatever the reply's wording.
+    assert parse_reply("Level 2 - brand mismatch").display == "[L2-Brand Mismatch]"
+    assert parse_reply("Final answer: L2").display == "L2"
+    assert parse_reply("Closely Relevant").display == "L3"
 
 
 def test_full_width_characters_read_as_ascii():

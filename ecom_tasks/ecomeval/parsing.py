@@ -34,6 +34,9 @@ _GRADE = re.compile(
 )
 # What follows a grade when the grader hedges: "2 or 3", "2-3", "2 to 3", "2~3", "2或3".
 _HEDGE = re.compile(r"^[\s*_\"'`]*(?:or|to|-|–|~|或|至|到)\s*\d", re.IGNORECASE)
+# A quoted span of a line ("...", “...”, 「...」, `...`): a grade inside one, beside words of the grader's own,
+# is a quotation (of the response, of the format line), not the grade.
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`")
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.DOTALL)
 _JSON_KEYS = ("final_score", "final score", "score", "grade")
 
@@ -127,6 +130,9 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
     last = _json_object(line)
     if last is not None:
         return _from_json(last)
+    unquoted = _QUOTED.sub(lambda quote: " " if _GRADE.search(quote.group(0)) else quote.group(0), line)
+    if any(c.isalnum() for c in unquoted):
+        line = unquoted
     found = list(_GRADE.finditer(line))
     if not found:
         return ParsedGrade(None, NO_GRADE, "no 'Final Score: N' on the last line")

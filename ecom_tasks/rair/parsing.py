@@ -212,7 +212,9 @@ _LEVEL_CONDITION = re.compile(
 _EXAMPLE = re.compile(
     r"(?:e\.g\.?|eg\.|for example|for instance|such as|例如|比如|譬如)\s*[,:]?\s*[\[【(\"'“]*\s*$", re.IGNORECASE
 )
-_PLACEHOLDER = re.compile(r"\s*[-–—:_]?\s*<(?!/)")
+# The prompt's placeholder ("[L2-<attribute> Mismatch]"); a dimension written in its angle brackets ("<Brand>")
+# is the model's own answer.
+_PLACEHOLDER = re.compile(r"\s*[-–—:_]?\s*<\s*(?:attribute|属性)\s*>", re.IGNORECASE)
 # Joins in a list of levels ("L1, L3 or L4"), a range ("L1-L4"), a hedge ("L1 or L3", "L3/L4"), and
 # the words over which a negation carries ("not L4 or L3").
 _LIST_GAP = re.compile(r"[\s,/、|]*(?:(?:or|and|and/or|&|或者?|和|及|与|以及)\s*)?[\s,/、|]*", re.IGNORECASE)
@@ -221,6 +223,9 @@ _HEDGE_GAP = re.compile(
     r"[\s,.;(]*(?:or|/|and|vs\.?|versus|或者?|还是|和|与|及|-|–|—|~|to|至|到)\s*"
     r"(?:maybe|perhaps|possibly|potentially|even|可能|也许|甚至)?\s*",
     re.IGNORECASE,
+)
+_DANGLING_HEDGE = re.compile(
+    r"[\s,(]*(?:or|/|vs\.?|versus|或者?|还是)\s*(?:maybe|perhaps|possibly|可能|也许)?[\s.…]*", re.I
 )
 _CARRY_GAP = re.compile(r"\s*(?:,?\s*(?:or|nor|and)|/|或者?|和|、|也不是|也非)\s*", re.IGNORECASE)
 _DEFINITION_TAIL = re.compile(r"[*_`]*\s*(?::|\s[-–—]\s)")
@@ -327,7 +332,7 @@ def _mark_forms(region: str, mentions: list[_Mention]) -> None:
         content = match.group(2)
         if mention is None or not content or _CODE.search(content) or content.strip().lower() in LEVEL_NAMES:
             continue
-        if "<" in content:
+        if _PLACEHOLDER.match(content):
             mention.role, mention.why = ECHO, "the prompt's placeholder"
             continue
         mention.start, mention.end, mention.form, mention.dimension_text = match.start(), match.end(), True, content
@@ -506,6 +511,10 @@ def _mark_hedges(region: str, mentions: list[_Mention]) -> None:
         if len({m.number for m in members}) >= 2:
             for m in members:
                 m.role, m.why = HEDGED, "a hedge"
+    # A reply that stops on "L3 or" was naming a second level: a hedge, cut off.
+    for mention in mentions:
+        if mention.role == ASSERTED and _DANGLING_HEDGE.fullmatch(region, mention.end):
+            mention.role, mention.why = HEDGED, "a hedge cut off"
 
 
 def _marker_mention(region: str, mentions: list[_Mention]) -> _Mention | None:

@@ -97,7 +97,7 @@ _ALIAS_TO_DIMENSION.update({dim.casefold(): dim for dim in DIMENSIONS})
 
 def canonical_dimension(text: str) -> str | None:
     """The Table 8 dimension a name refers to (``"Spec"`` -> Specification, ``"尺码"`` -> Specification), else None."""
-    name = _MISMATCH_SUFFIX.sub("", " ".join(text.split())).strip(" -–—:：_*'\"").casefold()
+    name = _MISMATCH_SUFFIX.sub("", " ".join(text.split())).strip(" -–—:：_*'\"<>").casefold()
     name = re.sub(r"^(?:the|a|an)\s+", "", name)
     return _ALIAS_TO_DIMENSION.get(name)
 

@@ -46,12 +46,16 @@ from dataclasses import dataclass
 
 _THINK_OPEN = re.compile(r"<\s*think\s*>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"<\s*/\s*think\s*>", re.IGNORECASE)
+# End-of-turn tokens a server left in the text (ChatML, Qwen, Llama 3, Phi-3, Gemma): what follows one is a
+# turn the model made up (often "user: ..." and another "assistant" answer), not its answer.
+_END_OF_TURN = re.compile(r"<\|(?:im_end|endoftext|eot_id|end_of_text|end)\|>|<end_of_turn>|<eos>", re.IGNORECASE)
 
 
 def answer_region(completion: str | None) -> str | None:
-    """The text after the last ``</think>`` (opening tag or not); the whole reply when it has no
-    think tags; ``None`` when a ``<think>`` is never closed (the reply was cut off mid-reasoning)."""
-    text = completion or ""
+    """The text after the last ``</think>`` (opening tag or not) of the model's turn (up to its first
+    end-of-turn token); the whole turn when it has no think tags; ``None`` when a ``<think>`` is never
+    closed (the reply was cut off mid-reasoning)."""
+    text = next((turn for turn in _END_OF_TURN.split(completion or "") if turn.strip()), "")
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:
         return text[closes[-1].end() :]
