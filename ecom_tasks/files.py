@@ -281,6 +281,23 @@ def json_lines(
     return values, problems
 
 
+def read_inspect_log(path: PathLike, *, header_only: bool = False) -> Any:
+    """``inspect_ai.log.read_eval_log`` of the regular file ``path``. A ``.json`` log is first held to the
+    rules of :func:`parse_json` (NaN allowed: Inspect writes it): Inspect reads a header with a streaming
+    parser that kills the process on a 5,000-digit integer and does not finish 100,000 levels of nesting.
+    Whatever Inspect raises for a file that is not a log is one FileRefused naming the file."""
+    from inspect_ai.log import read_eval_log
+
+    source = os.fspath(regular_file(path))
+    problem = json_problem(read_bytes(source), allow_nan=True)[1] if source.endswith(".json") else None
+    try:
+        if problem is None:
+            return read_eval_log(source, header_only=header_only)
+    except Exception as exc:  # ValueError, RecursionError, KeyError, pydantic's...: not a log we can read
+        problem = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+    raise FileRefused(f"{source}: not a readable Inspect log ({problem})")
+
+
 def dumps_strict(value: Any, **options: Any) -> str:
     """``json.dumps`` that never writes a bare ``NaN``/``Infinity`` (not JSON): they become ``null``."""
     return json.dumps(_finite(value), allow_nan=False, **options)

@@ -55,6 +55,35 @@ def poison_json_document(path: Path, attack: str) -> Path:
     return path
 
 
+def poison_eval_samples(path: Path, attack: str) -> Path:
+    """``path`` (an Inspect ``.eval`` log) with the attack's value (deep nesting or a huge integer) first in
+    every sample, its members stored again with deflate (Inspect reads either; the standard library cannot
+    open the Zstandard members Inspect writes, so their bytes are read from the archive's local headers)."""
+    import zipfile
+
+    import zstandard  # Inspect's own dependency
+
+    value = {"deep_nesting": BAD_LINES["deep_nesting"], "huge_int": BAD_LINES["huge_int"]}[attack]
+    raw = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    members = {}
+    for info in infos:
+        start = info.header_offset + 30  # the local header's fixed part, then its name and extra field
+        start += int.from_bytes(raw[info.header_offset + 26 : info.header_offset + 28], "little")
+        start += int.from_bytes(raw[info.header_offset + 28 : info.header_offset + 30], "little")
+        data = raw[start : start + info.compress_size]
+        if info.compress_type != zipfile.ZIP_STORED:
+            data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+        if info.filename.startswith("samples/"):
+            data = b'{"ecom_attack": ' + value + b", " + data.removeprefix(b"{")
+        members[info.filename] = data
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
 def make_fifo(path: Path) -> Path:
     """A named pipe at ``path`` (replacing a file there): opening it for reading waits for a writer."""
     if path.is_symlink() or path.exists():

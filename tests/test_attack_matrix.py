@@ -46,6 +46,7 @@ from attack_helpers import (
     make_unwritable,
     names_file,
     plant_symlink,
+    poison_eval_samples,
     poison_json_document,
     poison_json_lines,
     restore_writable,
@@ -68,6 +69,8 @@ WORKERS = 2
 #: An lm-eval samples file's time stamp (the judge rows' samples and results names).
 STAMP = "2026-01-01T00-00-00.000001"
 JUDGED_TASK = "ecomeval_ecom_qa"
+#: An Inspect log in its ``.json`` format, named as Inspect names it (a folder walk reads such a file as a log).
+INSPECT_JSON_LOG = "2026-01-01T00-00-00+00-00_rair-hard_AAAAAAAAAAAAAAAAAAAAAA.json"
 
 
 @dataclass
@@ -463,6 +466,17 @@ def report_decoding(attack: str) -> Callable[[Sandbox, Path], Scenario]:
     return prepare
 
 
+def report_json_log(attack: str) -> Callable[[Sandbox, Path], Scenario]:
+    """A hostile ``.json`` Inspect log beside the runs: Inspect reads its header with a streaming parser
+    that killed the process on a 5,000-digit integer (SIGSEGV) and never finished deep nesting."""
+
+    def prepare(box: Sandbox, runs: Path) -> Scenario:
+        bad = poison_json_document(runs / INSPECT_JSON_LOG, attack)
+        return Scenario([], SAFE, names=[bad], named_in=[box.out / "report.md"])
+
+    return prepare
+
+
 # --- rows: compare ------------------------------------------------------------------------------------
 
 
@@ -531,6 +545,23 @@ def compare_decoding(attack: str) -> Callable[[Sandbox, Path], Scenario]:
     return prepare
 
 
+def compare_json_log(attack: str) -> Callable[[Sandbox, Path], Scenario]:
+    def prepare(box: Sandbox, runs: Path) -> Scenario:
+        return Scenario([], SAFE, names=[poison_json_document(runs / INSPECT_JSON_LOG, attack)])
+
+    return prepare
+
+
+def compare_eval_samples(attack: str) -> Callable[[Sandbox, Path], Scenario]:
+    """A finished ``.eval`` log whose samples (read in full, not by the header) hold the attack."""
+
+    def prepare(box: Sandbox, runs: Path) -> Scenario:
+        bad = poison_eval_samples(Path(shutil.copy2(runs / "rair-run.eval", runs / "rair-tampered.eval")), attack)
+        return Scenario([], SAFE, names=[bad])
+
+    return prepare
+
+
 # --- rows: calibrate ----------------------------------------------------------------------------------
 
 
@@ -593,6 +624,15 @@ def calibrate_unwritable(box: Sandbox, paths: dict) -> Scenario:
 def calibrate_decoding(attack: str) -> Callable[[Sandbox, dict], Scenario]:
     def prepare(box: Sandbox, paths: dict) -> Scenario:
         return Scenario([], REFUSED, names=[poison_json_lines(paths["data"], attack)])
+
+    return prepare
+
+
+def calibrate_json_log(attack: str) -> Callable[[Sandbox, dict], Scenario]:
+    def prepare(box: Sandbox, paths: dict) -> Scenario:
+        bad = poison_json_document(box.inputs / INSPECT_JSON_LOG.replace("rair-hard", "ecomeval"), attack)
+        argv = ["ecom-tasks", "calibrate", str(bad), "--data", str(paths["data"]), "--out", str(paths["out"])]
+        return Scenario(argv, REFUSED, names=[bad])
 
     return prepare
 
@@ -968,6 +1008,7 @@ ROWS: list[Row] = [
     report_row("output_is_file", report_out_is_file),
     report_row("unwritable_output", report_unwritable),
     *(report_row(attack, report_decoding(attack)) for attack in DECODING_ATTACKS),
+    *(report_row(f"inspect_json_log:{attack}", report_json_log(attack)) for attack in DECODING_ATTACKS),
     compare_row("symlink_at:json", compare_link_at_json),
     compare_row("output_is_input", compare_json_is_input),
     compare_row("output_is_symlink", compare_json_in_linked_folder),
@@ -975,6 +1016,11 @@ ROWS: list[Row] = [
     compare_row("input_subfolder_symlink", compare_linked_input_folder),
     compare_row("unwritable_output", compare_unwritable),
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
+    *(compare_row(f"inspect_json_log:{attack}", compare_json_log(attack)) for attack in DECODING_ATTACKS),
+    *(
+        compare_row(f"inspect_eval_samples:{attack}", compare_eval_samples(attack))
+        for attack in ("deep_nesting", "huge_int")
+    ),
     calibrate_row("symlink_at:out", output_link_at("calibrated.jsonl")),
     calibrate_row("symlink_at:tasks_out", output_link_at("calibrated.tasks.csv")),
     calibrate_row("dangling_symlink_at_image", calibrate_dangling_image),
@@ -986,6 +1032,7 @@ ROWS: list[Row] = [
     calibrate_row("input_subfolder_symlink", calibrate_linked_images),
     calibrate_row("unwritable_output", calibrate_unwritable),
     *(calibrate_row(attack, calibrate_decoding(attack)) for attack in DECODING_ATTACKS),
+    *(calibrate_row(f"inspect_json_log:{attack}", calibrate_json_log(attack)) for attack in DECODING_ATTACKS),
     judge_row("symlink_at:grades", judge_link_at("grades")),
     judge_row("symlink_at:results", judge_link_at("results")),
     judge_row("symlink_at:old_temporary_name", judge_link_at_old_temporary),

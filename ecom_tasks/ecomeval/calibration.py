@@ -210,17 +210,11 @@ def log_grades(paths: list[str]) -> tuple[dict[str, dict[str, float | None]], di
     of one model are merged (e.g. one log per category); the same item graded twice for one model
     is an error.
     """
-    from inspect_ai.log import read_eval_log
-
     grades: dict[str, dict[str, float | None]] = {}
     tasks: dict[str, str] = {}
     data: list[str] = []
     for path in paths:
-        files.regular_file(path)  # a FIFO or a folder is refused by name, never opened
-        try:
-            log = read_eval_log(path)
-        except Exception as exc:  # Inspect raises many kinds for a file that is not a log
-            raise ValueError(f"{path}: not a readable Inspect log ({type(exc).__name__}: {exc})") from None
+        log = files.read_inspect_log(path)  # a FIFO, a folder or not a log: refused by name
         if (log.eval.metadata or {}).get("benchmark") != "ecomeval" or not log.samples:
             raise ValueError(f"{path}: not an EcomEval log with samples (task {log.eval.task})")
         location = (log.eval.metadata or {}).get("data")

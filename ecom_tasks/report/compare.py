@@ -209,9 +209,7 @@ def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], Mapping[
 
 
 def _inspect_units(path: str, design: Design) -> stats.Units:
-    from inspect_ai.log import read_eval_log
-
-    log = read_eval_log(path)
+    log = files.read_inspect_log(path)
     rows = []
     for sample in log.samples or []:
         outcome = next((s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict)), None)
@@ -266,7 +264,7 @@ def read_model_runs(
             continue
         try:
             units = _inspect_units(run.source, design) if run.framework == INSPECT else _lm_eval_run_units(run, design)
-        except NoSamples as exc:
+        except (NoSamples, files.FileRefused) as exc:  # FileRefused: a log whose samples cannot be read
             notes.append(str(exc))
             continue
         if len(units) == 0:

@@ -151,14 +151,12 @@ def _tracked(items: Sequence[Any], progress: Any, what: str) -> Iterable[Any]:
 
 def read_inspect_logs(found: Sequence[tuple[Path, bool]], progress: Any = None) -> list[Run]:
     """Every Inspect log (``.eval`` / ``.json``) among the (file, named by the user) pairs, headers only."""
-    from inspect_ai.log import read_eval_log
-
     # A plain absolute path: a file URI would percent-encode the '+' of Inspect's own log names.
     locations = [str(path.absolute()) for path, given in found if _is_inspect_log(path, given=given)]
     runs = []
     for location in _tracked(locations, progress, "Inspect logs"):
         try:
-            log = read_eval_log(location, header_only=True)
+            log = files.read_inspect_log(location, header_only=True)
         except Exception as exc:  # a truncated or foreign file: listed, never silently skipped
             runs.append(_unreadable(location, INSPECT, exc))
         else:
