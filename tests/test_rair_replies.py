@@ -486,7 +486,8 @@ REPLIES = [
     pytest.param("<think>x</think>\nL0", None, None, OUT_OF_RANGE, RULE_LONE_LINE, id="out-of-range-zero"),
     # --- the prompt's placeholder, examples and definitions, and a small model's own versions of them -------
     pytest.param("<think>x</think>\n[L2-<attribute> Mismatch]", None, None, NO_LABEL, "", id="placeholder-copied"),
-    pytest.param("L2-<属性>", None, None, NO_LABEL, "", id="placeholder-chinese-unbracketed"),
+    pytest.param("L2-<attribute>", None, None, NO_LABEL, "", id="placeholder-unbracketed"),
+    pytest.param("L2-<属性>", None, None, NO_LABEL, "", id="placeholder-chinese-cut-off"),
     pytest.param(
         "<think>Nike asked, Puma shown.</think>\n[L2-<Brand> Mismatch]",
         "L2",

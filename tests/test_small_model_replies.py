@@ -16,10 +16,13 @@ from test_monbench_parsing import CO_PURCHASE, INTENT, LOOKALIKES, RELATION
 from ecom_tasks.ecomeval.parsing import CONFLICTING, NO_GRADE, OUT_OF_RANGE, parse_grade
 from ecom_tasks.ecomeval.prompts import build_grader_prompt
 from ecom_tasks.monbench import parsing as monbench_parsing
+from ecom_tasks.monbench.construction.parsing import parse_relevance
 from ecom_tasks.monbench.prompts import build_system_prompt as monbench_system
 from ecom_tasks.monbench.prompts import build_user_prompt as monbench_user
 from ecom_tasks.rair import parsing as rair_parsing
+from ecom_tasks.rair.construction.parsing import parse_intent
 from ecom_tasks.rair.prompts import build_system_prompt as rair_system
+from ecom_tasks.rmir.construction.parsing import parse_filter, parse_generation
 
 RAIR_PROMPT = (
     rair_system("en"),
@@ -139,6 +142,8 @@ GRADER_PROMPT = build_grader_prompt(QUESTION, "M", RESPONSE)
 GRADER = [
     ("The response gives M, as the reference does.\nFinal Score: 3", 3),
     ("Correct.\n**Final Score:** **3**", 3),
+    ('The response gives the size the reference gives.\n{"score": 3}', 3),  # a JSON last line
+    ('{"score": "three", "reason": "right size"}', NO_GRADE),  # a word, not a number
     ("<think>M matches.</think>\nFinal Score: 3", 3),
     ("<think>M matches, so Final Score: 3", NO_GRADE),  # reasoning never closed
     # two grade lines: the last one is the grader's final word
@@ -166,3 +171,40 @@ GRADER = [
 def test_ecomeval_grader(reply, grade):
     parsed = parse_grade(reply, prompt=GRADER_PROMPT)
     assert (parsed.status if parsed.failed else parsed.grade) == grade, parsed.detail
+
+
+# --- the build stages' votes --------------------------------------------------------------------------------
+
+# (parser, reply, the vote and its status)
+VOTES = [
+    (parse_intent, "<answer>dj</answer>", ("DJ", "ok")),  # a class code in lower case
+    (parse_intent, "Answer: qa", ("QA", "ok")),
+    (parse_intent, "<answer>NC</answer><|im_end|>\n<|im_start|>assistant\n<answer>ER</answer>", ("NC", "ok")),
+    (parse_relevance, "Answer: maybe", (None, "no_answer")),
+    (parse_relevance, "Answer: relevant\nor\nAnswer: relevant", ("relevant", "ok")),  # the same answer twice
+    (parse_relevance, "Answer: relevant\nor\nAnswer: irrelevant", (None, "ambiguous")),
+]
+
+
+@pytest.mark.parametrize(("parse", "reply", "vote"), VOTES)
+def test_build_stage_votes(parse, reply, vote):
+    parsed = parse(reply)
+    assert (parsed.vote, parsed.status) == vote
+
+
+@pytest.mark.parametrize(
+    ("reply", "status"),
+    [
+        ("ABSTAIN: SENSITIVE IMAGE", "sensitive"),
+        ("I'm sorry, I can't describe this picture.\nABSTAIN: sensitive image", "sensitive"),  # after an apology
+        ("Sorry. **ABSTAIN - SENSITIVE**", "sensitive"),
+        ("The image is not sensitive.\nABSTAIN", "unreadable"),  # a bare ABSTAIN names no reason
+        ("I'm sorry, I can't help with that.", "unreadable"),
+    ],
+)
+def test_rmir_generation_refusals(reply, status):
+    assert parse_generation(reply).status == status
+
+
+def test_rmir_filter_without_a_verdict_fails():
+    assert parse_filter("Verdict: maybe").failed and not parse_filter("<verdict>no</verdict>").failed

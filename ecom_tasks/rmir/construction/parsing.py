@@ -123,6 +123,9 @@ _GENERATION_ANSWERS = re.compile(
 )
 
 
+_SENSITIVE_REFUSAL = re.compile(r"\bABSTAIN\b[\s*_`\"':.,\-–—]*SENSITIVE", re.IGNORECASE)
+
+
 def parse_generation(reply: str | None) -> GenerationParse:
     region, status = _own_text(reply, _GENERATION_PROMPT, _GENERATION_ANSWERS)
     if region is None:
@@ -146,8 +149,9 @@ def parse_generation(reply: str | None) -> GenerationParse:
             missing.append(category)
     description = _last(region, ("image", "input_desc")) or ""
     if not pairs and not abstained:
-        # A whole-image refusal in the requested words (or close to them) declines every category.
-        if _is_abstain(region) and "SENSITIVE" in region.upper():
+        # A whole-image refusal in the requested words (or close to them), after an apology too, declines
+        # every category.
+        if _SENSITIVE_REFUSAL.search(region):
             return GenerationParse("sensitive", abstained=CATEGORY_TAGS)
         return GenerationParse("unreadable", missing=CATEGORY_TAGS)
     return GenerationParse("partial" if missing else "ok", pairs, tuple(abstained), tuple(missing), description)
