@@ -106,12 +106,13 @@ def parse_flag(value: bool | str | int | None, name: str) -> bool:
 
 def read_whole_number(value: Any, low: int, high: int | None = None) -> int | None:
     """The one reading of a count a user gives (an option, a task setting): an int (not a bool), a float
-    without a fraction (YAML and JSON give 2.0) or the text of either ('+5', ' 7 ', '2.0'), from ``low`` to
-    ``high`` (None: no upper bound). None otherwise: each caller refuses in its own words and error type."""
+    without a fraction (YAML and JSON give 2.0) or an int's text as ``int()`` reads it ('+5', ' 7 '; ASCII
+    digits), from ``low`` to ``high`` (None: no upper bound). None otherwise: each caller refuses in its own
+    words and error type."""
     if isinstance(value, str):
-        if not re.fullmatch(r"\s*[+-]?[0-9]{1,40}(\.0*)?\s*", value):
+        if not re.fullmatch(r"\s*[+-]?[0-9]{1,40}\s*", value):
             return None
-        value = int(value.strip().split(".")[0])
+        value = int(value)
     elif isinstance(value, float) and value.is_integer():  # not nan or inf
         value = int(value)
     if type(value) is not int or value < low or (high is not None and value > high):

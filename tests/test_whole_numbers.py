@@ -11,13 +11,15 @@ import pytest
 
 from ecom_tasks.construction import positive_int
 from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.rair.construction.pipeline import default_candidates
+from ecom_tasks.rair.construction.stages import rair_build_rules
 from ecom_tasks.scorers.judge import positive_whole_number
-from ecom_tasks.scorers.settings import whole_number
+from ecom_tasks.scorers.settings import check_settings, whole_number
 
 #: What a user writes for a count, and the count it is.
-READ = [(7, 7), ("7", 7), (" 12 ", 12), ("+5", 5), ("2.0", 2), (2.0, 2), ("3.", 3)]
-#: Not a count of 1 or more: fractions, signs below 1, words, bools, nan/inf, exponents, other digits, lists.
-REFUSED = [0, "0", -3, "-3", 1.5, "1.5", "abc", "", True, math.nan, math.inf, "1e3", "٣", "1_000", [4], None]
+READ = [(7, 7), ("7", 7), (" 12 ", 12), ("+5", 5), (2.0, 2)]
+#: Not a count of 1 or more: numbers below 1, fractions, words, bools, nan/inf, and text int() does not read.
+REFUSED = [0, "0", -3, "-3", 1.5, "1.5", "abc", "", True, math.nan, math.inf, "1e3", "2.0", "٣", "1_000", [4], None]
 
 
 @pytest.mark.parametrize(("value", "count"), READ)
@@ -50,3 +52,13 @@ def test_the_bounds_are_each_checks_own():
     assert positive_int("9" * 40) == int("9" * 40)  # a build's --max-tokens has no upper bound of its own
     with pytest.raises(argparse.ArgumentTypeError):  # ... but 5,000 digits is no count (int() would refuse it)
         positive_int("9" * 5000)
+
+
+def test_a_seed_passes_the_settings_check_only_as_text_int_reads():
+    # A panel gives seat i the seed int(seed) + i at its call: '1e3' passed the check and failed there.
+    for value, seed in ((" 7 ", 7), ("+5", 5), (2.0, 2), (-3, -3), (str(2**63 - 1), 2**63 - 1)):
+        check_settings({"seed": value})
+        assert int(value) == seed
+    for value in ("1e3", "2.0", 2.5, str(2**63), "seven"):
+        with pytest.raises(ConfigurationError, match="^seed must be a whole number, got "):
+            rair_build_rules(data=str(default_candidates()), seed=value)

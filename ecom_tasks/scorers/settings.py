@@ -80,9 +80,8 @@ def _problem(name: str, value: Any) -> str | None:
     if name == "temperature":  # a number (or its text, which Inspect's GenerateConfig reads) from 0 to 2
         number = _number(value)
         return None if number is not None and 0 <= number <= 2 else "must be a number from 0 to 2"
-    if name == "seed":
-        number = _number(value)
-        return None if number is not None and number.is_integer() and abs(number) < 2**63 else "must be a whole number"
+    if name == "seed":  # int(seed) + i is each seat's seed: text int() cannot read ('1e3') failed at the call
+        return None if read_whole_number(value, 1 - 2**63, 2**63 - 1) is not None else "must be a whole number"
     if name == "shots":  # parse_shots names the counts; a float such as inf must not reach its int()
         return "must be 0, 1 or 5" if isinstance(value, float) and not value.is_integer() else None
     if name in PATHS and isinstance(value, str):
