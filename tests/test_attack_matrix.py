@@ -34,6 +34,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -379,7 +380,8 @@ def report_row(attack: str, prepare: Callable[[Sandbox, Path], Scenario]) -> Row
         if not scenario.argv:
             scenario.argv = ["ecom-tasks", "report", str(runs), "--out", str(box.out)]
         # Figures and pages only where the row looks at them: matplotlib is most of a report's time.
-        scenario.argv += ["--format", "md,csv,html" if scenario.expect != REFUSED and not scenario.check else "csv"]
+        if "--format" not in scenario.argv:
+            scenario.argv += ["--format", "md,csv,html" if scenario.expect != REFUSED and not scenario.check else "csv"]
         if scenario.writable is None:
             scenario.writable = [box.out]
         return scenario
@@ -394,6 +396,30 @@ def output_link_at(name: str) -> Callable[[Sandbox, Any], Scenario]:
         return Scenario([], OK, replaced=[plant_symlink(box.out / name, box.target)])
 
     return prepare
+
+
+def folder_at(where: Callable[[Sandbox, Any], Path], *, graded: bool = False) -> Callable[[Sandbox, Any], Scenario]:
+    """A colleague's folder (a file in it) where the command writes a file: refused by name, the folder
+    and its file kept. ``where``: the path, from the row's sandbox and inputs; ``graded``: a judge row,
+    refused before its grader is paid."""
+
+    def prepare(box: Sandbox, inputs: Any) -> Scenario:
+        keep = where(box, inputs) / "keep.txt"
+        keep.parent.mkdir(parents=True)
+        keep.write_text("a colleague's notes\n", encoding="utf-8")
+
+        def check(proc: subprocess.CompletedProcess) -> None:
+            assert list(keep.parent.iterdir()) == [keep] and keep.read_text(encoding="utf-8") == "a colleague's notes\n"
+            if graded:
+                no_requests(box.shared.grader, inputs["model"])(proc)
+
+        return Scenario([], REFUSED, names=[keep.parent], check=check)
+
+    return prepare
+
+
+def in_out(name: str) -> Callable[[Sandbox, Any], Path]:
+    return lambda box, _inputs: box.out / name
 
 
 def report_dangling_plot(box: Sandbox, runs: Path) -> Scenario:
@@ -445,6 +471,23 @@ def report_linked_input_folder(box: Sandbox, runs: Path) -> Scenario:
         assert not walked, f"the linked folder {runs / 'shared'} was walked: {walked}"
 
     return Scenario([], OK, check=check)
+
+
+def report_markup_in_file_name(box: Sandbox, runs: Path) -> Scenario:
+    """A file named like a log whose name is markup (not a log: listed as unreadable, by its name)."""
+    bad = runs / '"><img src=x onerror=alert(1)>.eval'
+    bad.write_text("not a log\n", encoding="utf-8")
+
+    def check(proc: subprocess.CompletedProcess) -> None:
+        page = (box.out / "report.html").read_text(encoding="utf-8")
+        attributes: set[str] = set()
+        parser = HTMLParser()
+        parser.handle_starttag = lambda tag, attrs: attributes.update(name for name, _ in attrs)  # type: ignore[method-assign]
+        parser.feed(page)
+        assert "&lt;img src=x onerror=alert(1)&gt;.eval" in page and "onerror" not in attributes
+
+    argv = ["ecom-tasks", "report", str(runs), "--out", str(box.out), "--format", "html"]
+    return Scenario(argv, SAFE, names=[bad], named_in=[box.out / "report.html"], check=check)
 
 
 def report_out_is_file(box: Sandbox, runs: Path) -> Scenario:
@@ -604,6 +647,11 @@ def calibrate_tasks_out_is_data(box: Sandbox, paths: dict) -> Scenario:
     argv = ["ecom-tasks", "calibrate", str(paths["log"]), "--data", str(paths["data"])]
     argv += ["--out", str(paths["out"]), "--tasks-out", str(paths["data"])]
     return Scenario(argv, REFUSED, names=[paths["data"]], writable=[box.out])
+
+
+def calibrate_out_is_log(box: Sandbox, paths: dict) -> Scenario:
+    argv = ["ecom-tasks", "calibrate", str(paths["log"]), "--data", str(paths["data"]), "--out", str(paths["log"])]
+    return Scenario(argv, REFUSED, names=[paths["log"]], writable=[box.out])
 
 
 def calibrate_fifo(which: str) -> Callable[[Sandbox, dict], Scenario]:
@@ -944,6 +992,7 @@ def build_rows(benchmark: str) -> list[Row]:
         build_row(benchmark, "output_is_input", build_out_is("file")),
         build_row(benchmark, "fifo_input", build_fifo()),
         build_row(benchmark, "unwritable_output", build_unwritable),
+        build_row(benchmark, f"folder_at:{writes[0]}", folder_at(lambda box, paths: paths["out"] / writes[0])),
         *(build_row(benchmark, attack, build_decoding(attack)) for attack in DECODING_ATTACKS),
     ]
     if images:
@@ -1006,6 +1055,8 @@ ROWS: list[Row] = [
     report_row("fifo_input:in_folder", report_fifo_in_folder),
     report_row("input_subfolder_symlink", report_linked_input_folder),
     report_row("output_is_file", report_out_is_file),
+    report_row("folder_at:csv/runs.csv", folder_at(in_out("csv/runs.csv"))),
+    report_row("markup_in_file_name", report_markup_in_file_name),
     report_row("unwritable_output", report_unwritable),
     *(report_row(attack, report_decoding(attack)) for attack in DECODING_ATTACKS),
     *(report_row(f"inspect_json_log:{attack}", report_json_log(attack)) for attack in DECODING_ATTACKS),
@@ -1015,6 +1066,7 @@ ROWS: list[Row] = [
     compare_row("fifo_input", compare_fifo_argument),
     compare_row("input_subfolder_symlink", compare_linked_input_folder),
     compare_row("unwritable_output", compare_unwritable),
+    compare_row("folder_at:json", folder_at(in_out("comparison.json"))),
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
     *(compare_row(f"inspect_json_log:{attack}", compare_json_log(attack)) for attack in DECODING_ATTACKS),
     *(
@@ -1027,10 +1079,13 @@ ROWS: list[Row] = [
     calibrate_row("output_subfolder_symlink", calibrate_linked_subfolder),
     calibrate_row("output_is_input", calibrate_out_is_data),
     calibrate_row("output_is_input:tasks_out", calibrate_tasks_out_is_data),
+    calibrate_row("output_is_input:log", calibrate_out_is_log),
     calibrate_row("fifo_input:data", calibrate_fifo("data")),
     calibrate_row("fifo_input:log", calibrate_fifo("log")),
     calibrate_row("input_subfolder_symlink", calibrate_linked_images),
     calibrate_row("unwritable_output", calibrate_unwritable),
+    calibrate_row("folder_at:out", folder_at(in_out("calibrated.jsonl"))),
+    calibrate_row("folder_at:tasks_out", folder_at(in_out("calibrated.tasks.csv"))),
     *(calibrate_row(attack, calibrate_decoding(attack)) for attack in DECODING_ATTACKS),
     *(calibrate_row(f"inspect_json_log:{attack}", calibrate_json_log(attack)) for attack in DECODING_ATTACKS),
     judge_row("symlink_at:grades", judge_link_at("grades")),
@@ -1043,6 +1098,8 @@ ROWS: list[Row] = [
     judge_row("fifo_input:lm_eval_results", judge_fifo("lm_eval_results")),
     judge_row("unwritable_cache", judge_unwritable_cache),
     judge_row("unwritable_output", judge_unwritable_output),
+    judge_row("folder_at:grades", folder_at(lambda box, paths: paths["grades"], graded=True)),
+    judge_row("folder_at:results", folder_at(lambda box, paths: paths["results"], graded=True)),
     *(judge_row(attack, judge_decoding(attack)) for attack in DECODING_ATTACKS),
     judge_row("deep_nesting:lm_eval_results", judge_deep_lm_eval_results),
     embed_row("symlink_at:embedder.json", embed_link_at_meta),
