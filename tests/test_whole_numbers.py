@@ -1,6 +1,7 @@
-"""One reading of a count (data.read_whole_number) behind the three checks that refuse it in their own words:
-the build commands' argparse type (construction.positive_int), the judge's options (scorers.judge.
-positive_whole_number: argparse and the Python API) and the task settings (scorers.settings.whole_number)."""
+"""One reading of a count (data.read_whole_number) behind the checks that refuse it in their own words: the
+build commands' argparse type (construction.positive_int), the judge's options (scorers.judge.
+positive_whole_number: argparse and the Python API), the task settings (scorers.settings.whole_number), a
+panel's seats (solvers.panel_votes) and lm-eval MonBench's question limit."""
 
 from __future__ import annotations
 
@@ -11,32 +12,40 @@ import pytest
 
 from ecom_tasks.construction import positive_int
 from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.lm_eval_tasks.monbench.utils import parse_questions
 from ecom_tasks.rair.construction.pipeline import default_candidates
 from ecom_tasks.rair.construction.stages import rair_build_rules
 from ecom_tasks.scorers.judge import positive_whole_number
 from ecom_tasks.scorers.settings import check_settings, whole_number
+from ecom_tasks.solvers.panel_votes import panel_generate
 
 #: What a user writes for a count, and the count it is.
 READ = [(7, 7), ("7", 7), (" 12 ", 12), ("+5", 5), (2.0, 2)]
 #: Not a count of 1 or more: numbers below 1, fractions, words, bools, nan/inf, and text int() does not read.
-REFUSED = [0, "0", -3, "-3", 1.5, "1.5", "abc", "", True, math.nan, math.inf, "1e3", "2.0", "٣", "1_000", [4], None]
+REFUSED = [0, "0", -3, "-3", 1.5, "1.5", "abc", "", True, math.nan, math.inf, "1e3", "2.0", "٣", "1_000", [4]]
 
 
 @pytest.mark.parametrize(("value", "count"), READ)
-def test_the_three_checks_read_a_count_alike(value, count):
+def test_the_checks_read_a_count_alike(value, count):
     assert whole_number("k", value, 1, 100) == count
     assert positive_whole_number(value) == count
+    assert parse_questions(value) == count
+    panel_generate(judges=value)  # a panel of that many seats
     if isinstance(value, str):  # argparse hands over text only
         assert positive_int(value) == count
 
 
 @pytest.mark.parametrize("value", REFUSED)
-def test_the_three_checks_refuse_alike_each_in_its_own_words(value):
+def test_the_checks_refuse_alike_each_in_its_own_words(value):
     with pytest.raises(ConfigurationError, match=r"^k must be a whole number from 1 to 100, got "):
         whole_number("k", value, 1, 100)
     with pytest.raises(ConfigurationError, match=r"^must be a positive whole number, got ") as raised:
         positive_whole_number(value)
     assert isinstance(raised.value, argparse.ArgumentTypeError)  # argparse prints it as a usage error
+    with pytest.raises(ConfigurationError, match="^MonBench questions must be a whole number of at least 1, got "):
+        parse_questions(value)
+    with pytest.raises(ConfigurationError, match=r"^a panel needs 1 to \d+ judges \(voters, runs\), got "):
+        panel_generate(judges=value)
     if isinstance(value, str):
         with pytest.raises(argparse.ArgumentTypeError, match=r"^expected a whole number above 0, got "):
             positive_int(value)

@@ -18,6 +18,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from ecom_tasks.data import read_whole_number
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.scorers.inspect_judge import chat_message
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS, LIMIT_REMINDER, RETRY_REMINDER, Ask, Message
@@ -75,14 +76,8 @@ def panel_generate(
     ``seed`` judge ``i`` gets ``seed + i``. Replies go to the store under :data:`PANEL_KEY`, where the scorer
     parses them again (``inspect score`` needs no model call); the Sample's output is the first judge's.
     """
-    count = (
-        judges
-        if type(judges) is int
-        else int(judges)
-        if isinstance(judges, str) and judges.isdigit() and len(judges) < 10
-        else 0
-    )
-    if not 1 <= count <= MAX_JUDGES:  # the stage's voters, vlms, runs or judges setting
+    count = read_whole_number(judges, 1, MAX_JUDGES)
+    if count is None:  # the stage's voters, vlms, runs or judges setting
         raise ConfigurationError(f"a panel needs 1 to {MAX_JUDGES} judges (voters, runs), got {judges!r:.80}")
     check_settings({"temperature": temperature, "max_tokens": max_tokens, "seed": seed})  # sent at every call
     roles = [f"{role_prefix}_{i}" for i in range(1, count + 1)]

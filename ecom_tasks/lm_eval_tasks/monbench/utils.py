@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ecom_tasks.data import ConfigurationError, parse_flag
+from ecom_tasks.data import ConfigurationError, parse_flag, read_whole_number
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.monbench.metrics import POSITION_NAMES, RunOutcome
 from ecom_tasks.monbench.protocol import load_items, parse_shots, runs_for
@@ -22,13 +22,9 @@ def parse_questions(value: Any) -> int | None:
     """The question limit from ``--metadata``: a positive whole number, or None for every question."""
     if value is None:
         return None
-    try:
-        number = float(value) if not isinstance(value, bool) else 0.0
-    except (TypeError, ValueError):
-        number = 0.0
-    if not number.is_integer() or number < 1:
+    if (number := read_whole_number(value, 1)) is None:
         raise ConfigurationError(f"MonBench questions must be a whole number of at least 1, got {value!r}")
-    return int(number)
+    return number
 
 
 def load_docs(
