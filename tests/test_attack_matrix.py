@@ -321,7 +321,9 @@ LM_EVAL_TASKS = {"rair": "rair", "ecomeval": "ecomeval_exact", "monbench": "monb
 
 def data_attacks(benchmark: str) -> list[str]:
     images = DATA_LAYOUT[benchmark][2]
-    return ["fifo_input", *(["input_subfolder_symlink"] if images else []), *DECODING_ATTACKS]
+    # Where the data is a folder, a table in it may be a link out of it, or a folder.
+    in_folder = ["input_file_symlink", "folder_input"] if DATA_LAYOUT[benchmark][0] == "." else []
+    return ["fifo_input", *(["input_subfolder_symlink"] if images else []), *in_folder, *DECODING_ATTACKS]
 
 
 def attacked_data(box: Sandbox, benchmark: str, attack: str) -> tuple[Path, Scenario]:
@@ -333,6 +335,12 @@ def attacked_data(box: Sandbox, benchmark: str, attack: str) -> tuple[Path, Scen
         names = [make_fifo(target)]
     elif attack == "input_subfolder_symlink":
         names = [box.link_out(folder, "images"), *sorted(folder.glob("*.jsonl"))]
+    elif attack == "input_file_symlink":  # a colleague's table (valid: following the link would load it)
+        names = [plant_symlink(target, Path(shutil.copy2(target, box.victim / target.name)))]
+    elif attack == "folder_input":
+        target.unlink()
+        target.mkdir()
+        names = [target, folder]  # RMIR names the folder that lacks the table
     else:
         names = [poison_json_lines(target, attack)]
     timeout = FIFO_TIMEOUT if attack == "fifo_input" else TIMEOUT
@@ -661,6 +669,12 @@ def calibrate_fifo(which: str) -> Callable[[Sandbox, dict], Scenario]:
     return prepare
 
 
+def calibrate_folder_log(box: Sandbox, paths: dict) -> Scenario:
+    paths["log"].unlink()
+    paths["log"].mkdir()
+    return Scenario([], REFUSED, names=[paths["log"]])
+
+
 def calibrate_linked_images(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], REFUSED, names=[box.link_out(paths["folder"], "images"), paths["data"]])
 
@@ -962,6 +976,13 @@ def build_fifo(option: str | None = None) -> Callable[[Sandbox, dict], Scenario]
     return prepare
 
 
+def build_folder_rules(box: Sandbox, paths: dict) -> Scenario:
+    rules = box.inputs / "rules.json"
+    rules.mkdir()
+    argv = build_argv("rair", paths["out"], candidates=paths["input"], rules=rules)
+    return Scenario(argv, REFUSED, names=[rules])
+
+
 def build_linked_images(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], REFUSED, names=[box.link_out(paths["folder"], "images"), paths["input"]])
 
@@ -1002,6 +1023,7 @@ def build_rows(benchmark: str) -> list[Row]:
         ]
     if benchmark == "rair":
         rows.append(build_row(benchmark, "fifo_input:rules", build_fifo("rules")))
+        rows.append(build_row(benchmark, "folder_input:rules", build_folder_rules))
     if benchmark == "rmir":  # a seeds folder is an input folder: the build may not land in it
         rows += [
             build_row(benchmark, "output_is_input_folder", build_out_is("folder")),
@@ -1082,6 +1104,7 @@ ROWS: list[Row] = [
     calibrate_row("output_is_input:log", calibrate_out_is_log),
     calibrate_row("fifo_input:data", calibrate_fifo("data")),
     calibrate_row("fifo_input:log", calibrate_fifo("log")),
+    calibrate_row("folder_input:log", calibrate_folder_log),
     calibrate_row("input_subfolder_symlink", calibrate_linked_images),
     calibrate_row("unwritable_output", calibrate_unwritable),
     calibrate_row("folder_at:out", folder_at(in_out("calibrated.jsonl"))),
