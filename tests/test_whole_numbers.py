@@ -71,3 +71,11 @@ def test_a_seed_passes_the_settings_check_only_as_text_int_reads():
     for value in ("1e3", "2.0", 2.5, str(2**63), "seven"):
         with pytest.raises(ConfigurationError, match="^seed must be a whole number, got "):
             rair_build_rules(data=str(default_candidates()), seed=value)
+
+
+def test_max_tokens_is_a_count_of_tokens_never_a_float():
+    for value in (" 512 ", "+5", 10_000_000):
+        check_settings({"max_tokens": value})
+    for value in (2.0, "2.0", 0, 10_000_001, "1e3"):  # a float would be sent and recorded as 2.0 tokens
+        with pytest.raises(ConfigurationError, match="^max_tokens must be a whole number of tokens from 1 to "):
+            check_settings({"max_tokens": value})

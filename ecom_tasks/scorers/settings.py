@@ -73,9 +73,8 @@ def _problem(name: str, value: Any) -> str | None:
         return None
     if name in FLAGS:
         return _flag_problem(name, value)
-    if name == "max_tokens":
-        number = int(value) if isinstance(value, str) and value.strip().isdigit() and len(value) < 20 else value
-        in_range = type(number) is int and 1 <= number <= MAX_TOKENS_LIMIT
+    if name == "max_tokens":  # not as a float: stages record and send it as given (2.0 tokens)
+        in_range = not isinstance(value, float) and read_whole_number(value, 1, MAX_TOKENS_LIMIT) is not None
         return None if in_range else f"must be a whole number of tokens from 1 to {MAX_TOKENS_LIMIT:,}"
     if name == "temperature":  # a number (or its text, which Inspect's GenerateConfig reads) from 0 to 2
         number = _number(value)
