@@ -641,6 +641,19 @@ def calibrate_dangling_image(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], SAFE, names=[link], replaced=[link])
 
 
+def calibrate_colleague_image(box: Sandbox, paths: dict) -> Scenario:
+    """A different picture of a colleague's where the copy of the data's image goes: an error, not
+    overwritten (EcomEval README, "Difficulty calibration")."""
+    theirs = box.out / "images" / "mug.png"
+    theirs.parent.mkdir(parents=True)
+    shutil.copy2(paths["folder"] / "images" / "knife.png", theirs)
+
+    def check(proc: subprocess.CompletedProcess) -> None:
+        assert theirs.read_bytes() == (paths["folder"] / "images" / "knife.png").read_bytes()
+
+    return Scenario([], REFUSED, names=[theirs], check=check)
+
+
 def calibrate_linked_subfolder(box: Sandbox, paths: dict) -> Scenario:
     link = plant_symlink(box.out / "images", box.victim_folder("pictures"))
     return Scenario([], REFUSED, names=[link])
@@ -1098,6 +1111,7 @@ ROWS: list[Row] = [
     calibrate_row("symlink_at:out", output_link_at("calibrated.jsonl")),
     calibrate_row("symlink_at:tasks_out", output_link_at("calibrated.tasks.csv")),
     calibrate_row("dangling_symlink_at_image", calibrate_dangling_image),
+    calibrate_row("colleague_file_at:image", calibrate_colleague_image),
     calibrate_row("output_subfolder_symlink", calibrate_linked_subfolder),
     calibrate_row("output_is_input", calibrate_out_is_data),
     calibrate_row("output_is_input:tasks_out", calibrate_tasks_out_is_data),
