@@ -25,6 +25,17 @@ REPLIES = [
     ("2 x 10 = 20, so\n\nB", "B"),
     ("<think>2 x 10 = 20</think>B", "B"),
     ("D. Request a return or exchange from the order page", "D"),  # the chosen option restated, alone
+    ("B\n\nExplanation: 2 x 10 = 20. A is one pack.", "B"),  # the letter alone on the first line, then why
+    ("答案是B", "B"),  # in the question's language
+    ("答案：B。", "B"),
+    ("选B", "B"),
+    ("The answer is B, C is 30.", "B"),
+    # Hedges: two letters offered are no choice.
+    ("I think the answer is B or C", None),
+    ("The answer is B/C", None),
+    ("Answer: (B) or (C)", None),
+    ("Answer: A/B/C/D", None),  # the placeholder of a format line
+    ("A\nB\nC\nD", None),  # bare letters listed one a line
     ("A. 10\nB. 20\nC. 30\nD. 40\nThe answer is B.", "B"),  # a listing, then a stated answer
     # Listings of options, copied or made up: no choice in them.
     ("A. 10\nB. 20", None),

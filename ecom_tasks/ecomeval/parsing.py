@@ -160,12 +160,17 @@ EXACT_MAX_WORDS = 3
 EXACT_MAX_CHARS = 32
 
 _TAG = re.compile(r"<[^<>\n]{1,40}>")
-# "B." "(B)" "B)" "B:" or a lone "B" at the start; not "I think ..." (I is a letter too).
-_LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)")
-# "answer is B", "Answer: B", "option (B)": the letter itself is matched case-sensitively.
+# "B." "(B)" "B)" "B:" or "B" alone on the first line; not "I think ..." (I is a letter too).
+_LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
+# "answer is B", "Answer: B", "option (B)", "答案是B", "选B": the letter itself is matched case-sensitively.
 _ANSWER_IS = re.compile(
-    r"(?:answer|option|choice)\s*(?:is|:)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])", re.IGNORECASE
+    r"(?:answer|option|choice|答案|选项|选择|选)\s*(?:is|:|是|为|：)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])",
+    re.IGNORECASE,
 )
+# A second letter offered beside the stated one: "the answer is B or C", "B/C".
+_OTHER_LETTER = re.compile(r"[\s*)\]]*(?:or|/|and|或)\s*[(\[]?(?-i:[A-J])(?![A-Za-z])", re.IGNORECASE)
+# A letter alone on its line ("A\nB\nC"): two or more such lines list the options.
+_LONE_LETTER = re.compile(r"^[\s*_#`]*[(\[]?((?-i:[A-J]))[)\].:]?[\s*_`]*$", re.MULTILINE)
 # An option entry of a listing: "A. 10", "(B) 20", "C) shoes" at the start of a line or after a space.
 _OPTION_ENTRY = re.compile(r"(?:^|(?<=\s))[(\[]?((?-i:[A-J]))[).:\]](?=\s)", re.MULTILINE)
 # A reply that is one option line ("D. Request a return ...") and nothing else.
@@ -196,10 +201,10 @@ def option_letter(reply: str) -> str | None:
     ...", "(B)") or its final line's ("... so\nB. 20"). A reply listing two or more options ("A. 10\nB. 20",
     copied or made up) picks none of them unless it states its answer."""
     text = _TAG.sub(" ", reply).replace("*", "").strip()
-    stated = _ANSWER_IS.findall(text)
+    stated = list(_ANSWER_IS.finditer(text))
     if stated:
-        return stated[-1].upper()
-    if len({letter.upper() for letter in _OPTION_ENTRY.findall(text)}) > 1:
+        return None if _OTHER_LETTER.match(text, stated[-1].end()) else stated[-1].group(1).upper()
+    if any(len(set(pattern.findall(text))) > 1 for pattern in (_OPTION_ENTRY, _LONE_LETTER)):
         return None
     for candidate in (text, final_line(text) or ""):
         lead = _LEADING_LETTER.match(candidate)
