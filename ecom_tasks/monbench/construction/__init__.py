@@ -26,7 +26,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         model_help="Inspect model for every voter not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a voter: voter_1 .. voter_N (repeat; unbound voters are --model)",
     )
-    parser.add_argument("--voters", type=int, default=4, help="panel size N (default 4, as the paper)")
+    parser.add_argument("--voters", type=int, default=None, help="panel size N (default 4, as the paper)")
     parser.add_argument("--temperature", type=float, default=0.0, help="the voters' temperature (default 0)")
     parser.add_argument(
         "--max-tokens",

@@ -21,7 +21,7 @@ from ecom_tasks.construction import (
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.monbench.construction.seeds import AdPair, load_pairs
 from ecom_tasks.monbench.construction.selection import Tally, assemble_question, disagreement, select_options, tally
-from ecom_tasks.monbench.construction.stages import VOTER_ROLE
+from ecom_tasks.monbench.construction.stages import VOTER_ROLE, VOTERS
 
 SCORER = "monbench_relevance_votes"
 QUESTION_PREFIX = "mb-build-"
@@ -40,7 +40,7 @@ def default_pairs() -> Path:
 @dataclass
 class BuildOptions(construction.BuildOptions):
     pairs: Path = field(default_factory=default_pairs)
-    voters: int = 4
+    voters: int = VOTERS
     temperature: float = 0.0
     max_tokens: int | None = None  # None: the stage's default (stages.MAX_TOKENS)
     min_positive: int = 0

@@ -27,11 +27,11 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_options(
         parser,
-        ("--voters", int, 3, "intent panel size (default 3, the paper's tri-model ensemble)"),
-        ("--vlms", int, 3, "visual-necessity panel size (default 3)"),
-        ("--rule-runs", int, 3, "rule pre-annotation runs k (default 3)"),
+        ("--voters", int, None, "intent panel size (default 3, the paper's tri-model ensemble)"),
+        ("--vlms", int, None, "visual-necessity panel size (default 3)"),
+        ("--rule-runs", int, None, "rule pre-annotation runs k (default 3)"),
         ("--temperature", float, 0.0, "the intent and visual panels' temperature (default 0)"),
-        ("--rule-temperature", float, 0.7, "the rule runs' sampling temperature (default 0.7; the paper gives none)"),
+        ("--rule-temperature", float, None, "the rule runs' sampling temperature (default 0.7; the paper gives none)"),
         ("--seed", int, None, "sampling seed of the rule runs; run i gets seed + i"),
         (
             "--max-tokens",

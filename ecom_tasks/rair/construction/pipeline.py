@@ -27,7 +27,7 @@ from ecom_tasks.data import fixtures_dir
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rair.construction.assembly import Assembly, Thresholds, assemble, unique_queries
-from ecom_tasks.rair.construction.stages import PANELS, structured_rules
+from ecom_tasks.rair.construction.stages import PANELS, RULE_RUNS, RULE_TEMPERATURE, VOTERS, structured_rules
 from ecom_tasks.rair.construction.votes import rules_for_label
 from ecom_tasks.rair.rules import BUILTIN, RuleSet
 from ecom_tasks.rair.schema import RairRecord, load_records
@@ -48,11 +48,11 @@ def default_candidates() -> Path:
 @dataclass
 class BuildOptions(construction.BuildOptions):
     candidates: Path = field(default_factory=default_candidates)
-    voters: int = 3
-    vlms: int = 3
-    rule_runs: int = 3
+    voters: int = VOTERS
+    vlms: int = VOTERS
+    rule_runs: int = RULE_RUNS
     temperature: float = 0.0
-    rule_temperature: float = 0.7
+    rule_temperature: float = RULE_TEMPERATURE
     seed: int | None = None
     max_tokens: int | None = None  # None: the stages' default (stages.MAX_TOKENS)
     rules: str = BUILTIN

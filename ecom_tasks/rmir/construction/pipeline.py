@@ -42,6 +42,8 @@ from ecom_tasks.rmir.construction.assembly import (
 from ecom_tasks.rmir.construction.prompts import ABSTAIN, CATEGORY_TAGS
 from ecom_tasks.rmir.construction.seeds import Seeds, load_seeds
 from ecom_tasks.rmir.construction.tasks import (
+    DEFAULT_JUDGES,
+    JUDGE_TEMPERATURE,
     SCORER_FILTER,
     SCORER_GENERATE,
     SCORER_JUDGE,
@@ -71,8 +73,8 @@ def default_seeds() -> Path:
 @dataclass
 class BuildOptions(construction.BuildOptions):
     seeds: Path = field(default_factory=default_seeds)
-    judges: int = 5
-    judge_temperature: float = 0.85
+    judges: int = DEFAULT_JUDGES
+    judge_temperature: float = JUDGE_TEMPERATURE
     seed: int | None = None
     inputs: int | None = None
     sample_seed: int = 0
