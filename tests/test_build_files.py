@@ -1,4 +1,4 @@
-"""``ecom-tasks build rair|monbench`` on a shared folder, attacked as a hostile colleague or a careless
+"""``ecom-tasks build rair|monbench|rmir`` on a shared folder, attacked as a hostile colleague or a careless
 user would: a planted symlink at an output sub-folder, a dangling symlink where an image goes, an output
 onto the input, an output folder that cannot be written. Each is refused before the first model call
 (the loopback server counts none) and nothing outside the build folder changes (a victim tree hashed
@@ -26,6 +26,7 @@ from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.monbench.construction.pipeline import default_pairs
 from ecom_tasks.monbench.construction.seeds import load_pairs
 from ecom_tasks.rair.construction.pipeline import default_candidates
+from ecom_tasks.rmir.construction.pipeline import default_seeds
 
 PNG = (Path(__file__).resolve().parents[1] / "ecom_tasks" / "fixtures" / "ecomeval" / "images" / "mug.png").read_bytes()
 
@@ -124,6 +125,7 @@ def test_place_image_never_writes_through_a_symlink_and_keeps_only_the_same_pict
 BENCHMARKS = {
     "rair": ("--candidates", default_candidates(), "data/rair.jsonl"),
     "monbench": ("--pairs", default_pairs(), "data/monbench.jsonl"),
+    "rmir": ("--seeds", default_seeds(), "data/queries.jsonl"),
 }
 
 
@@ -156,6 +158,7 @@ def server(monkeypatch):
 PLANTED = {
     "rair": ["data", "data/images", "logs", "logs/2_visual", "work"],
     "monbench": ["data", "logs", "logs/1_votes", "work"],
+    "rmir": ["data", "data/images", "logs/4_judge", "work"],  # the last stage's folder: refused before stage 1
 }
 
 
