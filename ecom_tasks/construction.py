@@ -374,12 +374,15 @@ INSPECT_FILES = (".eval-set-id", "eval-set.json", "logs.json")
 
 def check_inspect_files(output: OutputFolder, folder: str) -> None:
     """Refuse an :data:`INSPECT_FILES` name below ``folder`` that is there but no regular file: Inspect would
-    write through a planted symlink (a colleague's file overwritten) or wait forever on a FIFO."""
+    write through a planted symlink (a colleague's file overwritten) or wait forever on a FIFO; and a ``.json``
+    file there that Inspect's log reader would crash on (:func:`files.check_inspect_log`)."""
     for name in INSPECT_FILES:
         path = output.path(f"{folder}/{name}")
         if os.path.lexists(path) and not output.exists(f"{folder}/{name}"):
             kind = "a symbolic link" if path.is_symlink() else "not a regular file"
             raise FileRefused(f"{path}: {kind} where Inspect keeps its eval-set records; not followed, move it away")
+    for log in files.folder_files(output.path(folder), match=lambda path: path.suffix == ".json"):
+        files.check_inspect_log(log)  # eval_set reads every log's header: a hostile .json one kills the build
 
 
 def say(text: str) -> None:

@@ -281,21 +281,29 @@ def json_lines(
     return values, problems
 
 
-def read_inspect_log(path: PathLike, *, header_only: bool = False) -> Any:
-    """``inspect_ai.log.read_eval_log`` of the regular file ``path``. A ``.json`` log is first held to the
-    rules of :func:`parse_json` (NaN allowed: Inspect writes it): Inspect reads a header with a streaming
-    parser that kills the process on a 5,000-digit integer and does not finish 100,000 levels of nesting.
-    Whatever Inspect raises for a file that is not a log is one FileRefused naming the file."""
-    from inspect_ai.log import read_eval_log
-
+def check_inspect_log(path: PathLike) -> str:
+    """``path`` (as text) when it is a regular file and, for a ``.json`` log, holds to the rules of
+    :func:`parse_json` (NaN allowed: Inspect writes it), else FileRefused naming it: Inspect reads a ``.json``
+    log's header with a streaming parser that kills the process on a 5,000-digit integer and does not finish
+    100,000 levels of nesting. Call it before any Inspect reader (``read_eval_log``, ``eval_set``) sees the file."""
     source = os.fspath(regular_file(path))
     problem = json_problem(read_bytes(source), allow_nan=True)[1] if source.endswith(".json") else None
+    if problem is not None:
+        raise FileRefused(f"{source}: not a readable Inspect log ({problem})")
+    return source
+
+
+def read_inspect_log(path: PathLike, *, header_only: bool = False) -> Any:
+    """``inspect_ai.log.read_eval_log`` of ``path`` after :func:`check_inspect_log`; whatever Inspect raises for
+    a file that is not a log is one FileRefused naming the file."""
+    from inspect_ai.log import read_eval_log
+
+    source = check_inspect_log(path)
     try:
-        if problem is None:
-            return read_eval_log(source, header_only=header_only)
+        return read_eval_log(source, header_only=header_only)
     except Exception as exc:  # ValueError, RecursionError, KeyError, pydantic's...: not a log we can read
-        problem = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
-    raise FileRefused(f"{source}: not a readable Inspect log ({problem})")
+        why = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise FileRefused(f"{source}: not a readable Inspect log ({type(exc).__name__}: {why})") from None
 
 
 def dumps_strict(value: Any, **options: Any) -> str:

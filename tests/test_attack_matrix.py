@@ -962,6 +962,18 @@ def resumed_linked_subfolder(benchmark: str, name: str) -> Callable[[Sandbox, di
     return prepare
 
 
+def resumed_json_log(benchmark: str, attack: str) -> Callable[[Sandbox, dict], Scenario]:
+    """A hostile ``.json`` log among a finished build's first stage's logs: Inspect's eval_set reads every
+    log's header there with a parser that killed the build (SIGSEGV on a 5,000-digit integer)."""
+
+    def prepare(box: Sandbox, paths: dict) -> Scenario:
+        out, argv = finished_build(box, paths, benchmark)
+        [stage] = out.glob("logs/1_*")
+        return Scenario(argv, REFUSED, names=[poison_json_document(stage / INSPECT_JSON_LOG, attack)])
+
+    return prepare
+
+
 def build_out_is_link(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], REFUSED, names=[plant_symlink(paths["out"], box.victim_folder("builds"))], writable=[])
 
@@ -1027,6 +1039,10 @@ def build_rows(benchmark: str) -> list[Row]:
         build_row(benchmark, "fifo_input", build_fifo()),
         build_row(benchmark, "unwritable_output", build_unwritable),
         build_row(benchmark, f"folder_at:{writes[0]}", folder_at(lambda box, paths: paths["out"] / writes[0])),
+        *(
+            build_row(benchmark, f"inspect_json_log:{attack}", resumed_json_log(benchmark, attack))
+            for attack in ("huge_int", "deep_nesting")
+        ),
         *(build_row(benchmark, attack, build_decoding(attack)) for attack in DECODING_ATTACKS),
     ]
     if images:
