@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from ecom_tasks import data, files
 from ecom_tasks.data import DataValidationError, fixtures_dir
@@ -123,3 +124,23 @@ def test_an_image_cell_too_long_is_its_rows_problem(tmp_path, attack):
         assert (problem.source, problem.row, problem.field) == (str(folder / "pool.jsonl"), 1, "image")
         full = str(folder / image)
         assert problem.message == f"image path {full[:60]}... ({len(full)} characters): file name too long"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["judge", "LONG", "--grader", "openai/x"],  # printed whole as 'no such folder'
+        ["report", "LONG"],
+        ["calibrate", "LONG"],
+        ["build", "rair", "--out", "LONG", "--model", "ecom/baseline"],
+    ],
+    ids=["judge", "report", "calibrate", "build"],
+)
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_each_command_names_a_path_too_long_briefly(tmp_path, args, attack):
+    path = ATTACKS[attack](tmp_path)
+    proc = run_cli(["ecom-tasks", *(path if arg == "LONG" else arg for arg in args)], cwd=tmp_path)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.endswith(f"{path[:60]}... ({len(path)} characters): file name too long"), last[:300]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing made on the way

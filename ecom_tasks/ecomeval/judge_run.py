@@ -153,7 +153,7 @@ def _samples_in(root: Path, folder: Path, wanted: set[str]) -> list[SamplesFile]
 
 def find_samples(output_dir: str | os.PathLike[str], tasks: Sequence[str] | None = None) -> list[SamplesFile]:
     """The samples files of the judged EcomEval tasks under ``output_dir`` (``tasks``: only these)."""
-    root = Path(output_dir).expanduser()
+    root = files.checked_path(Path(output_dir).expanduser())
     wanted = set(tasks) if tasks else set(JUDGED_TASKS)
     unknown = sorted(wanted - JUDGED_TASKS)
     if unknown:
