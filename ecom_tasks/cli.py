@@ -379,8 +379,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """Which model is better, and how sure: intervals and paired comparisons from both frameworks' logs."""
     from ecom_tasks.report import compare, stats
+    from ecom_tasks.report.runs import read_runs
 
-    runs, notes = compare.read_model_runs(args.paths)
+    runs, notes = compare.model_runs(read_runs(args.paths))
     if not runs:
         print(f"compare: no run of ours with per-item outcomes under {', '.join(args.paths)}", file=sys.stderr)
         for note in notes:

@@ -324,19 +324,50 @@ def _finite(value: Any) -> Any:
 # --- folders --------------------------------------------------------------------------------------
 
 
-def _walk_files(folder: Path, recursive: bool) -> Iterator[Path]:
+def _walk(folder: Path, recursive: bool) -> Iterator[tuple[Path, Path | None]]:
+    """(a regular file, None) or (an entry left out, the folder holding it) for each entry of ``folder`` (and of
+    its real sub-folders when ``recursive``), sorted by name; real sub-folders are not entries."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         path = Path(entry.path)
         if entry.is_symlink():
             # A link is read only when it stays in the folder and names a regular file; a linked
             # folder is never walked (images -> /usr would list the whole system).
-            if entry.is_file() and is_inside(path, folder):
-                yield path
-            continue
-        if entry.is_file(follow_symlinks=False):
-            yield path
-        elif recursive and entry.is_dir(follow_symlinks=False):
-            yield from _walk_files(path, recursive)
+            yield path, (None if entry.is_file() and is_inside(path, folder) else folder)
+        elif entry.is_file(follow_symlinks=False):
+            yield path, None
+        elif not entry.is_dir(follow_symlinks=False):
+            yield path, folder
+        elif recursive:
+            yield from _walk(path, recursive)
+
+
+def _refusal(path: Path, folder: Path) -> FileRefused:
+    """What reading an entry :func:`_walk` left out would raise."""
+    try:
+        if path.is_symlink():
+            regular_file(path, inside=folder)
+        kind = _kind(path.lstat().st_mode)
+    except FileRefused as exc:
+        return exc
+    except OSError as exc:  # gone since the listing
+        return FileRefused(f"{path}: cannot be read ({exc.strerror})")
+    return FileRefused(f"{path}: {kind}, not a regular file: not read")
+
+
+def folder_listing(
+    folder: PathLike, *, recursive: bool = False, match: Callable[[Path], bool] | None = None
+) -> tuple[list[Path], list[tuple[Path, FileRefused]]]:
+    """One walk of ``folder``: what :func:`folder_files` lists and what :func:`refused_entries` gives (of every
+    real sub-folder too when ``recursive``), each only where ``match`` takes the entry."""
+    root = checked_path(folder)
+    try:
+        entries = [(path, left_in) for path, left_in in _walk(root, recursive) if match is None or match(path)]
+    except NotADirectoryError:
+        raise FileRefused(f"{root}: not a folder") from None
+    except OSError as exc:
+        raise FileRefused(f"{root}: cannot be listed ({exc.strerror})") from None
+    found = [path for path, left_in in entries if left_in is None]
+    return found, [(path, _refusal(path, left_in)) for path, left_in in entries if left_in is not None]
 
 
 def folder_files(
@@ -344,14 +375,7 @@ def folder_files(
 ) -> list[Path]:
     """The regular files of ``folder`` (of its real sub-folders too when ``recursive``), sorted; a
     symlink is listed only when it stays inside ``folder`` and names a regular file."""
-    root = checked_path(folder)
-    try:
-        found = list(_walk_files(root, recursive))
-    except NotADirectoryError:
-        raise FileRefused(f"{root}: not a folder") from None
-    except OSError as exc:
-        raise FileRefused(f"{root}: cannot be listed ({exc.strerror})") from None
-    return [p for p in found if match is None or match(p)]
+    return folder_listing(folder, recursive=recursive, match=match)[0]
 
 
 def sub_folders(folder: PathLike) -> list[Path]:
@@ -363,25 +387,7 @@ def refused_entries(folder: PathLike, *, match: Callable[[Path], bool] | None = 
     """Each entry of ``folder`` (not of its sub-folders) that :func:`folder_files` leaves out, with what
     reading it would raise: a FIFO, socket or device, or a symlink that leaves the folder, dangles or
     names no regular file. Only entries ``match`` takes; real sub-folders are not entries here."""
-    root = checked_path(folder)
-    refused: list[tuple[Path, FileRefused]] = []
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError as exc:
-        raise FileRefused(f"{root}: cannot be listed ({exc.strerror})") from None
-    for entry in entries:
-        path = Path(entry.path)
-        if match is not None and not match(path):
-            continue
-        if entry.is_symlink():
-            try:
-                regular_file(path, inside=root)
-            except FileRefused as exc:
-                refused.append((path, exc))
-        elif not entry.is_file(follow_symlinks=False) and not entry.is_dir(follow_symlinks=False):
-            kind = _kind(path.lstat().st_mode)
-            refused.append((path, FileRefused(f"{path}: {kind}, not a regular file: not read")))
-    return refused
+    return folder_listing(folder, match=match)[1]
 
 
 # --- arrays ---------------------------------------------------------------------------------------

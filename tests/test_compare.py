@@ -262,7 +262,8 @@ def test_a_samples_line_that_is_no_object_is_refused_with_its_place(tmp_path, li
     names: refused by file and line (it crashed with AttributeError or TypeError before), like a line that
     lacks the unit's field."""
     from ecom_tasks.errors import ConfigurationError
-    from ecom_tasks.report.compare import read_model_runs
+    from ecom_tasks.report.compare import model_runs
+    from ecom_tasks.report.runs import read_runs
 
     stamp = "2026-01-01T00-00-00.000000"
     results = {
@@ -275,4 +276,4 @@ def test_a_samples_line_that_is_no_object_is_refused_with_its_place(tmp_path, li
     samples = tmp_path / f"samples_rair_general_{stamp}.jsonl"
     samples.write_text(line + "\n", encoding="utf-8")
     with pytest.raises(ConfigurationError, match=rf"{samples}:1: not a sample of ours"):
-        read_model_runs([tmp_path])
+        model_runs(read_runs([tmp_path]))

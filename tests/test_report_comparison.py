@@ -5,8 +5,13 @@ in the CSV too; a hostile model name stays text in the page and in Chromium."""
 from __future__ import annotations
 
 import csv
+import json
+import os
 import shutil
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
@@ -17,7 +22,8 @@ from ecom_tasks.inspect_evals.rair import rair_general
 from ecom_tasks.offline import apply_offline
 from ecom_tasks.rair.schema import LEVELS
 from ecom_tasks.report import write_report
-from ecom_tasks.report.compare import compare_runs, read_model_runs
+from ecom_tasks.report.compare import compare_runs, model_runs
+from ecom_tasks.report.runs import read_runs
 
 HOSTILE_MODEL = f"openai/{PAYLOAD}{IMG_PAYLOAD}"
 
@@ -80,7 +86,7 @@ def test_the_tables_hold_compares_numbers(two_models, report: Path):
     (test,) = _csv(report, "rair_better_rair_general_acc4_tests")
     assert test["setting"] == "mcnemar_exact"
     # the same numbers compare computes (same seed, same resamples)
-    runs, _ = read_model_runs([folder])
+    runs, _ = model_runs(read_runs([folder]))
     records = compare_runs(runs, metric="acc4", n_resamples=300).records
     (record,) = [r for r in records if r.kind == "pair"]
     assert float(test["estimate"]) == pytest.approx(record.estimate)
@@ -106,6 +112,46 @@ def test_one_model_gets_no_comparison_section(two_models, tmp_path: Path):
     out = tmp_path / "report"
     write_report([folder / "a"], out, formats="csv")
     assert not list((out / "csv").glob("*better*"))
+
+
+def test_each_log_is_read_once_and_each_folder_listed_once(two_models, tmp_path: Path, monkeypatch):
+    """The comparison takes the runs the report already read: every log's header is read once (a compared
+    log's samples once more), every results file once, every folder listed once (each was twice or more)."""
+    import inspect_ai.log
+
+    from ecom_tasks import files
+
+    folder = tmp_path / "logs"
+    shutil.copytree(two_models[0], folder)
+    results = folder / "lm" / "results_2026-01-01T10-00-00.000001.json"
+    results.parent.mkdir()
+    configs = {"monbench_perm_query_ad_relevance": {"metadata": {"benchmark": "monbench"}}}
+    results.write_text(
+        json.dumps({"results": {"monbench_perm_query_ad_relevance": {"acc,none": 0.5}}, "configs": configs}),
+        encoding="utf-8",
+    )
+    logs = [str(p.relative_to(folder)) for p in folder.rglob("*.eval")]
+    assert len(logs) == 2 and (folder / "b" / "better.eval").exists()
+    calls: Counter[tuple[str, str]] = Counter()
+
+    def counting(module: Any, name: str, what: Callable[[dict[str, Any]], str]) -> None:
+        real = getattr(module, name)
+
+        def call(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if Path(path).is_relative_to(folder):
+                calls[(str(Path(path).relative_to(folder)), what(kwargs))] += 1
+            return real(path, *args, **kwargs)
+
+        monkeypatch.setattr(module, name, call)
+
+    counting(inspect_ai.log, "read_eval_log", lambda kw: "header" if kw.get("header_only") else "samples")
+    counting(files, "open_regular", lambda kw: "read")
+    counting(os, "scandir", lambda kw: "listed")
+    write_report([folder], tmp_path / "report", formats="csv", plots=False, resamples=50)
+    expected = {(log, kind): 1 for log in logs for kind in ("header", "samples")}  # both models are compared
+    expected |= {(str(results.relative_to(folder)), "read"): 1}
+    expected |= {(where, "listed"): 1 for where in (".", "a", "b", "lm")}
+    assert dict(calls) == expected
 
 
 def test_model_names_from_logs_stay_text_in_the_section(report: Path):

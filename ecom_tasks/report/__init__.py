@@ -87,8 +87,9 @@ def write_report(
     inputs = [Path(p) for p in paths]
     folder = OutputFolder(out, inputs=inputs, what="report folder")
     folder.check_writable()  # before reading every log
-    merged, failed = merge_runs(read_runs(inputs, progress=progress))
-    tables = build_tables(merged) + _comparison_tables(inputs, merged, baseline, resamples)
+    runs = read_runs(inputs, progress=progress)  # every file read once: the comparison takes these runs too
+    merged, failed = merge_runs(runs)
+    tables = build_tables(merged) + _comparison_tables(runs, merged, baseline, resamples)
     result = ReportFiles(folder.root, tables=len(tables), runs=len(merged), failed=len(failed))
     unreadable = [run for run in failed if run.status == UNREADABLE]
     result.problems = [run.error if run.source in run.error else f"{run.source}: {run.error}" for run in unreadable]
@@ -121,14 +122,14 @@ def write_report(
 
 
 def _comparison_tables(
-    inputs: Sequence[Path], merged: Sequence[Any], baseline: str | None, resamples: int | None
+    runs: Sequence[Any], merged: Sequence[Any], baseline: str | None, resamples: int | None
 ) -> list[Any]:
     """ "Which model is better" tables for the tasks that two or more models ran (``report.compare``);
     the per-item outcomes are read only for those tasks."""
     from collections import defaultdict
 
     from ecom_tasks.report import stats
-    from ecom_tasks.report.compare import DESIGNS, compare_runs, compared_task, read_model_runs, report_tables
+    from ecom_tasks.report.compare import DESIGNS, compare_runs, compared_task, model_runs, report_tables
 
     models: dict[tuple[str, str], set[str]] = defaultdict(set)
     for run in merged:
@@ -137,9 +138,9 @@ def _comparison_tables(
     wanted = {key for key, names in models.items() if len(names) > 1}
     if not wanted:
         return []
-    runs, _ = read_model_runs(inputs, only=wanted)
+    compared, _ = model_runs(runs, only=wanted)
     n_resamples = resamples or stats.N_RESAMPLES  # compare's default: the calibrated one (docs/comparisons.md)
-    return report_tables(compare_runs(runs, baseline=baseline, n_resamples=n_resamples), baseline)
+    return report_tables(compare_runs(compared, baseline=baseline, n_resamples=n_resamples), baseline)
 
 
 class _Placement:

@@ -20,7 +20,7 @@ from ecom_tasks import files
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.report import stats
-from ecom_tasks.report.runs import JUDGED_FILE, SAMPLES_FILE, read_runs
+from ecom_tasks.report.runs import JUDGED_FILE, SAMPLES_FILE
 from ecom_tasks.results import FIXTURES, INSPECT, UNKNOWN_DATA, UNREADABLE, Run
 from ecom_tasks.scorers.kinds import CHOICE_RUNS, LABELS, RANKING, RUBRIC
 from ecom_tasks.tables import Column, Row, Table, file_slug
@@ -243,15 +243,13 @@ def _first_metric(sample: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read_model_runs(
-    paths: Sequence[str | Path], *, only: set[tuple[str, str]] | None = None
-) -> tuple[list[ModelRun], list[str]]:
-    """Every finished run of ours under ``paths`` (of the (benchmark, task) pairs in ``only``, when given)
-    with its per-unit outcomes, and a note for each run that cannot take part (no per-item outcomes
-    logged, unfinished, not one of our benchmarks)."""
+def model_runs(runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None) -> tuple[list[ModelRun], list[str]]:
+    """Every finished run of ours among ``runs`` (``report.runs.read_runs``; of the (benchmark, task) pairs in
+    ``only``, when given) with its per-unit outcomes, and a note for each run that cannot take part (no
+    per-item outcomes logged, unfinished, not one of our benchmarks)."""
     found: list[ModelRun] = []
     notes: list[str] = []
-    for run in read_runs(paths):
+    for run in runs:
         design = DESIGNS.get(run.benchmark)
         if run.status == UNREADABLE:  # a FIFO, malformed JSON...: named, never silently dropped
             notes.append(run.error if run.source in run.error else f"{run.source}: {run.error}")
@@ -284,15 +282,15 @@ class NoSamples(Exception):
 
 
 def _lm_eval_run_units(run: Run, design: Design) -> stats.Units:
+    # The results file was read into ``run`` (``report.runs``): its facts name the grades or subtasks.
     source = Path(run.source)
-    data = files.read_json(source, allow_nan=True)
     if JUDGED_FILE.match(source.name):
-        grades = source.parent / str(data.get("grades_file") or "")
-        if not data.get("grades_file") or not files.is_inside(grades, source.parent):
+        grades = source.parent / str(run.info.get("grades_file") or "")
+        if not run.info.get("grades_file") or not files.is_inside(grades, source.parent):
             raise NoSamples(f"{source}: names no grades file beside it; left out")
         return _units(design, _lm_eval_rows(grades, design, judged=True))
     stamp = source.name.removeprefix("results_").removesuffix(".json")  # RESULTS_FILE's stamp
-    subtasks = (data.get("group_subtasks") or {}).get(run.task) or []  # a group's files are its subtasks'
+    subtasks = run.info.get("subtasks") or []  # a group's files are its subtasks'
     samples = [
         path
         for path in files.folder_files(source.parent)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
@@ -268,7 +267,7 @@ def judged_run(data: Mapping[str, Any], source: str) -> Run:
     meta = {k: v for k, v in (data.get("task_config_metadata") or {}).items() if k not in _LM_EVAL_META_SKIP}
     model = _lm_eval_model({"model": data.get("model") or "unknown", "model_args": data.get("model_args")})
     judge = str(data.get("judge") or "?")
-    facts = ("panel", "graders", "grader_prompt_version", "judge_failure_threshold")
+    facts = ("panel", "graders", "grader_prompt_version", "judge_failure_threshold", "grades_file")
     info = {**meta, "benchmark": data.get("benchmark"), "scoring": "judge", **{k: data.get(k) for k in facts}}
     metrics = {k: n for k, v in (data.get("metrics") or {}).items() if (n := _number(v)) is not None}
     task = str(data.get("task") or "?")
@@ -325,13 +324,13 @@ def _input_files(items: Sequence[Path]) -> tuple[list[tuple[Path, bool]], list[R
     refused: list[Run] = []
     for path in items:
         if path.is_dir():
-            found += [(p, False) for p in files.folder_files(path, recursive=True)]
+            listed, left_out = files.folder_listing(path, recursive=True)
+            found += [(p, False) for p in listed]
             # What the walk leaves out but is named like a log (a FIFO, a symlink out of the folder) is
             # listed as unreadable, never skipped in silence.
-            for folder, _, _ in os.walk(path):
-                for entry, exc in files.refused_entries(folder, match=_looks_like_a_log):
-                    framework = INSPECT if entry.suffix == ".eval" else LM_EVAL
-                    refused.append(_unreadable(str(entry), framework, exc))
+            for entry, exc in left_out:
+                if _looks_like_a_log(entry):
+                    refused.append(_unreadable(str(entry), INSPECT if entry.suffix == ".eval" else LM_EVAL, exc))
             continue
         try:
             found.append((files.regular_file(path), True))
