@@ -248,6 +248,7 @@ def model_runs(runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None)
     ``only``, when given) with its per-unit outcomes, and a note for each run that cannot take part (no
     per-item outcomes logged, unfinished, not one of our benchmarks)."""
     found: list[ModelRun] = []
+    listing = functools.cache(files.folder_files)  # a folder of several runs' samples files is listed once
     notes: list[str] = []
     for run in runs:
         design = DESIGNS.get(run.benchmark)
@@ -261,7 +262,11 @@ def model_runs(runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None)
                 notes.append(f"{run.source}: {run.task} did not finish ({run.status}); left out")
             continue
         try:
-            units = _inspect_units(run.source, design) if run.framework == INSPECT else _lm_eval_run_units(run, design)
+            units = (
+                _inspect_units(run.source, design)
+                if run.framework == INSPECT
+                else _lm_eval_run_units(run, design, listing)
+            )
         except (NoSamples, files.FileRefused) as exc:  # FileRefused: a log whose samples cannot be read
             notes.append(str(exc))
             continue
@@ -281,7 +286,7 @@ class NoSamples(Exception):
     """A run without per-item outcomes (lm-eval without --log_samples)."""
 
 
-def _lm_eval_run_units(run: Run, design: Design) -> stats.Units:
+def _lm_eval_run_units(run: Run, design: Design, listing: Callable[[Path], list[Path]]) -> stats.Units:
     # The results file was read into ``run`` (``report.runs``): its facts name the grades or subtasks.
     source = Path(run.source)
     if JUDGED_FILE.match(source.name):
@@ -293,7 +298,7 @@ def _lm_eval_run_units(run: Run, design: Design) -> stats.Units:
     subtasks = run.info.get("subtasks") or []  # a group's files are its subtasks'
     samples = [
         path
-        for path in files.folder_files(source.parent)
+        for path in listing(source.parent)
         if (m := SAMPLES_FILE.match(path.name))
         and m["stamp"] == stamp
         and (m["task"] == run.task or m["task"] in subtasks)
