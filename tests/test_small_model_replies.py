@@ -100,6 +100,11 @@ MONBENCH = [
         "B",
     ),
     ("<Label>B ()</Label>", "label", INTENT, "B", "B"),  # empty brackets after the letter
+    # a closing tag without its slash or with a backslash: the strict reading finds no tag
+    ("<Label>B<Label>", "label", INTENT, "B", NO_TAG),
+    ("<Label>B<\\Label>", "label", INTENT, "B", NO_TAG),
+    ("<Label>C<Label> <Answer>Narrowing<Answer>", "label_content", INTENT, "C", NO_TAG),
+    ("<Answer>Substitute (<Answer>Narrowing</Answer></Answer>", "content", INTENT, "ambiguous", UNKNOWN),  # nested
     ("<Label>B. Complement, or maybe Substitute</Label>", "label", INTENT, "ambiguous", OUT),
     ("<Label>Goldfish Crackers, 6.6 oz</Label>", "label", LOOKALIKES, "ambiguous", OUT),  # names two options
     ("<Answer>B</Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),  # a letter where the text was asked

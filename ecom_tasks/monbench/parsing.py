@@ -29,12 +29,21 @@ from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, TASKS
 from ecom_tasks.scorers.replies import Echoes, answer_region, find_echoes
 
 
-def _tag_pattern(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"<\s*{tag}\s*>(.*?)<\s*/\s*{tag}\s*>", re.IGNORECASE | re.DOTALL)
+def _tag_pattern(tag: str, loose: bool = False) -> re.Pattern[str]:
+    # ``loose`` (the grader reading) also takes a value on one line closed by a tag with a backslash or without
+    # its slash, as small models write it ("<Label>B<\\Label>", "<Label>B<Label>"); not an opening tag whose
+    # own value is closed ("<Answer>X (<Answer>Y</Answer></Answer>").
+    close, reopen = rf"<\s*/\s*{tag}\s*>", rf"<\s*{tag}\s*>"
+    value = (
+        rf"(?:([^<\n]*?)(?:<\s*[/\\]\s*{tag}\s*>|{reopen}(?![^<]*{close}))|(.*?){close})" if loose else rf"(.*?){close}"
+    )
+    return re.compile(rf"<\s*{tag}\s*>{value}", re.IGNORECASE | re.DOTALL)
 
 
 _LABEL = _tag_pattern(LABEL_TAG)
 _ANSWER = _tag_pattern(ANSWER_TAG)
+_LOOSE_LABEL = _tag_pattern(LABEL_TAG, loose=True)
+_LOOSE_ANSWER = _tag_pattern(ANSWER_TAG, loose=True)
 #: What the echo rule keeps whole and does not count as copied text: the answer tags.
 _TAGS = re.compile(rf"<\s*({LABEL_TAG}|{ANSWER_TAG})\s*>.*?<\s*/\s*\1\s*>", re.IGNORECASE | re.DOTALL)
 #: Copied text (outside tags) that makes a stretch an echo: the length of ``Valid Examples``, a little less.
@@ -399,18 +408,19 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
     answers: list[str] = []
     # Each kind found on its own (as in the strict reading), then read in reply order.
     tags = sorted(
-        [*(("label", m) for m in _LABEL.finditer(text)), *(("answer", m) for m in _ANSWER.finditer(text))],
+        [*(("label", m) for m in _LOOSE_LABEL.finditer(text)), *(("answer", m) for m in _LOOSE_ANSWER.finditer(text))],
         key=lambda tag: tag[1].start(),
     )
+    values = [m.group(1) if m.group(1) is not None else m.group(2) for _, m in tags]
     copied_format = [
-        (_key(m.group(1)) == _LABEL_PLACEHOLDER if kind == "label" else _key(m.group(1)) in _ANSWER_PLACEHOLDERS)
+        (_key(value) == _LABEL_PLACEHOLDER if kind == "label" else _key(value) in _ANSWER_PLACEHOLDERS)
         or (
             kind == "answer"
             and echoes is not None
             and echoes.in_prompt(m.group(0))
-            and _read_content(m.group(1), displayed).status != OK
+            and _read_content(value, displayed).status != OK
         )
-        for kind, m in tags
+        for (kind, m), value in zip(tags, values)
     ]
     # blank[i]: only spaces and markdown, on one line, between tag i - 1 and tag i
     blank = [False, *(not text[a.end() : b.start()].strip(" \t" + _MARKDOWN) for (_, a), (_, b) in zip(tags, tags[1:]))]
@@ -425,7 +435,7 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
             or bool(_EXAMPLES_HEADER.match(before[before.rfind("\n") + 1 :]))  # the example a copied format shows
         )
         if not echo:
-            (labels if kind == "label" else answers).append(m.group(1))
+            (labels if kind == "label" else answers).append(values[index])
     return labels, answers
 
 
