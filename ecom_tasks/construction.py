@@ -257,17 +257,20 @@ def system_user(system: str, user: Any) -> list[Any]:
     return [ChatMessageSystem(content=system), ChatMessageUser(content=user)]
 
 
-def read_panel(state: Any, parse: Callable[[str], Vote]) -> tuple[list[Vote], dict[str, Any]]:
-    """Each seat's vote read from its last reply by ``parse`` (a reply stopped by a limit abstains) and
-    the score's metadata: who sat, what each voted and why not, how often each was asked."""
+def read_panel(state: Any, parse: Callable[..., Vote], reminders: tuple[str, str]) -> tuple[list[Vote], dict[str, Any]]:
+    """Each seat's vote read from its last reply by ``parse(reply, prompt=...)`` (a reply stopped by a limit
+    abstains) and the score's metadata: who sat, what each voted and why not, how often each was asked.
+    ``prompt`` is every text a seat was sent, the stage's ``reminders`` too: an echo of a reminder's example
+    answer (``<answer>SS</answer>``) is no vote."""
     from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
     from ecom_tasks.solvers.panel_votes import panel_replies
 
+    sent = (*(message.text for message in state.messages if message.role in ("system", "user")), *reminders)
     replies = panel_replies(state)
     parsed = [
         Vote(None, CUT_OFF)
         if r.get("stop_reasons") and r["stop_reasons"][-1] in LIMIT_STOP_REASONS
-        else parse(r.get("reply", ""))
+        else parse(r.get("reply", ""), prompt=sent)
         for r in replies.values()
     ]
     votes = [list(read.vote) if isinstance(read.vote, tuple) else read.vote for read in parsed]

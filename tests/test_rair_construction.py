@@ -342,3 +342,19 @@ def test_every_stage_reads_the_candidates_with_the_builds_image_access(tmp_path)
         assert len(make(**stage.task_args).dataset) == samples[stage.name]
         with pytest.raises(DataValidationError, match="leaves the dataset's folder"):
             make(data=str(moved))
+
+
+@pytest.mark.parametrize(
+    "make,roles", [(rair_build_intent, "voter"), (rair_build_visual, "vlm"), (rair_build_rules, "annotator")]
+)
+def test_a_seat_that_echoes_what_it_was_sent_casts_no_vote(make, roles):
+    """Seats 1 and 2 copy their last message: the item, then the reminder. The intent reminder's example
+    (<answer>SS</answer>) was read as their vote (every query 'SS'); seat 3 answers."""
+    own = {"voter": "<answer>QA</answer>", "vlm": "\\boxed{0}", "annotator": "Rule IDs: none"}[roles]
+    echo = scripted(lambda text: text)
+    scores = run(
+        make(data=str(CANDIDATES)), **{f"{roles}_1": echo, f"{roles}_2": echo, f"{roles}_3": scripted(lambda t: own)}
+    )
+    for score in scores.values():
+        assert score.metadata["votes"][:2] == [None, None] and score.metadata["attempts"][:2] == [2, 2], score.metadata
+        assert score.metadata["statuses"][:2] != ["ok", "ok"] and score.metadata["votes"][2] is not None

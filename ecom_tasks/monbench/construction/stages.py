@@ -29,6 +29,8 @@ STAGE_VERSION = "1"
 VOTER_ROLE = "voter"
 #: What the stage log records as its benchmark: not a MonBench run (ecom-tasks report leaves it out of MonBench's tables).
 BENCHMARK = "monbench_build"
+#: What a voter is told after an unreadable and after a cut-off reply.
+REMINDERS = (VOTE_REMINDER, VOTE_LIMIT_REMINDER)
 
 
 @scorer(metrics=[mean()])
@@ -37,7 +39,7 @@ def monbench_relevance_votes() -> Scorer:
     answer is the tally."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        _, metadata = read_panel(state, parse_relevance)  # a reply cut off by a limit abstains
+        _, metadata = read_panel(state, parse_relevance, REMINDERS)  # a reply cut off by a limit abstains
         votes = metadata["votes"]
         counts = tally(votes)
         agreeing = sum(1 for v in votes if v == target.text)
@@ -79,7 +81,7 @@ def monbench_build_votes(
         temperature=temperature,
         max_tokens=max_tokens,
         parse=parse_relevance,
-        reminders=(VOTE_REMINDER, VOTE_LIMIT_REMINDER),
+        reminders=REMINDERS,
         scorer=monbench_relevance_votes(),
         version=STAGE_VERSION,
         metadata=stage_metadata(

@@ -5,6 +5,8 @@ score's metadata; its threshold sets only the log's own metric: the build applie
 
 from __future__ import annotations
 
+import functools
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ContentImage, ContentText
@@ -99,7 +101,7 @@ def rair_intent_votes(min_votes: int = MIN_VOTES) -> Scorer:
     """1 when at least ``min_votes`` voters give the query the same hard intent (the answer), else 0."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, metadata = read_panel(state, parsing.parse_intent)
+        parsed, metadata = read_panel(state, parsing.parse_intent, PANELS["intent"][2])
         decision = intent_decision([v.vote for v in parsed], min_votes)  # type: ignore[misc]
         return Score(
             value=1.0 if decision.hard else 0.0,
@@ -140,7 +142,7 @@ def rair_visual_votes(min_votes: int = MIN_VOTES) -> Scorer:
     """1 when at least ``min_votes`` voters find the image essential (Eq. 3), else 0."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        parsed, metadata = read_panel(state, parsing.parse_visual)
+        parsed, metadata = read_panel(state, parsing.parse_visual, PANELS["visual"][2])
         essential, yes = visual_decision([v.vote for v in parsed], min_votes)  # type: ignore[misc]
         return Score(
             value=1.0 if essential else 0.0,
@@ -190,7 +192,8 @@ def rair_rule_votes(min_votes: int = MIN_VOTES, rules: str = "builtin") -> Score
 
     async def score(state: TaskState, target: Target) -> Score:
         allowed = state.metadata["allowed_rules"]
-        parsed, metadata = read_panel(state, lambda reply: parsing.parse_rule_ids(reply, allowed))
+        read = functools.partial(parsing.parse_rule_ids, allowed=allowed)
+        parsed, metadata = read_panel(state, read, PANELS["rules"][2])
         kept = rule_vote([v.vote for v in parsed], min_votes, order=allowed)  # type: ignore[misc]
         consistent = ruleset.resolve_level(kept) == target.text
         return Score(
