@@ -8,6 +8,7 @@ named (:func:`model_alias`) is docs/reports.md, "One model, one name".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,8 @@ _HOSTED_LM_EVAL = {
     "anthropic-chat": "anthropic",
     "anthropic-completions": "anthropic",
 }
+#: lm-eval's per-task samples file (``--log_samples``): ``samples_<task>_<stamp>.jsonl``; the stamp is its results file's.
+SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
 BASELINE = "ecom/baseline"
 _BASELINE_NAMES = frozenset({"ecom/baseline", "ecom-baseline"})
 

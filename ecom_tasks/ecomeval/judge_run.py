@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.variants import VARIANTS
 from ecom_tasks.errors import ConfigurationError, DataValidationError, EcomTasksError, Problem
 from ecom_tasks.plugins import parse_metric_names, select_metrics
+from ecom_tasks.results import SAMPLES_FILE
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.judge import (
     GRADER_MAX_TOKENS,
@@ -44,8 +44,6 @@ from ecom_tasks.scorers.litellm_judge import INITIAL_BACKOFF, MAX_ATTEMPTS, MAX_
 from ecom_tasks.scorers.panel import MEDIAN
 from ecom_tasks.user_errors import find_user_error
 
-#: lm-eval's per-task samples file: ``samples_<task>_<stamp>.jsonl``.
-SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
 #: The tasks whose responses the judge grades (the exact-match tasks are scored inside lm-eval).
 JUDGED_TASKS = frozenset(name for name, variant in VARIANTS.items() if variant.judged)
 GRADES_PREFIX = "judge_grades_"

@@ -20,8 +20,8 @@ from ecom_tasks import files
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.report import stats
-from ecom_tasks.report.runs import JUDGED_FILE, SAMPLES_FILE
-from ecom_tasks.results import FIXTURES, INSPECT, UNKNOWN_DATA, UNREADABLE, Run
+from ecom_tasks.report.runs import JUDGED_FILE
+from ecom_tasks.results import FIXTURES, INSPECT, SAMPLES_FILE, UNKNOWN_DATA, UNREADABLE, Run
 from ecom_tasks.scorers.kinds import CHOICE_RUNS, LABELS, RANKING, RUBRIC
 from ecom_tasks.tables import Column, Row, Table, file_slug
 

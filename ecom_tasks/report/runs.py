@@ -22,6 +22,7 @@ from ecom_tasks.results import (
     FIXTURES,
     INSPECT,
     LM_EVAL,
+    SAMPLES_FILE,
     SUCCESS,
     UNFINISHED,
     UNKNOWN_DATA,
@@ -32,7 +33,6 @@ from ecom_tasks.results import (
 
 #: lm-eval result files; the timestamp ties a results file to its --log_samples files.
 RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
-SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$")
 #: ``ecom-tasks judge``'s results of judging an lm-eval run's samples (beside them).
 JUDGED_FILE = re.compile(r"^judge_results_.+\.json$")
 #: lm-eval task-config metadata keys that say where a config came from, not how it ran.
