@@ -23,6 +23,8 @@ from ecom_tasks.rair import parsing as rair_parsing
 from ecom_tasks.rair.construction.parsing import parse_intent
 from ecom_tasks.rair.prompts import build_system_prompt as rair_system
 from ecom_tasks.rmir.construction.parsing import parse_filter, parse_generation
+from ecom_tasks.rmir.parsing import parse_reply as parse_description
+from ecom_tasks.rmir.prompts import build_reason_prompt
 
 RAIR_PROMPT = (
     rair_system("en"),
@@ -213,3 +215,30 @@ def test_rmir_generation_refusals(reply, status):
 
 def test_rmir_filter_without_a_verdict_fails():
     assert parse_filter("Verdict: maybe").failed and not parse_filter("<verdict>no</verdict>").failed
+
+
+# --- RMIR reason-then-embed -----------------------------------------------------------------------------------
+
+CAT_QUERY = "What would this cat look like after knocking the glass off the table?"
+CAT_PROMPT = build_reason_prompt(CAT_QUERY)
+CAPTION = "A cat beside broken glass on a tiled floor."
+
+# (reply, the description read or the failure status, truncated by the token limit)
+REASONED = [
+    ("Description: " + CAPTION, CAPTION, False),
+    ("**Description:** " + CAPTION, CAPTION, False),
+    ("The glass fell and broke. Description: " + CAPTION, CAPTION, False),  # after its reasoning, on one line
+    ("Description: " + CAPTION + "<|im_end|>\n<|im_start|>user\nDescription: a dog", CAPTION, False),
+    (f"Description: {CAPTION}\nDescription: {CAPTION}\nDescription: A c", CAPTION, True),  # looping, cut off
+    ("Description: <the caption>", "echo", False),
+    ("It fell. Description: <the caption>", "echo", False),
+    ("Description: " + CAT_QUERY, "echo", False),  # the request as its own answer
+    (CAT_PROMPT, "echo", False),
+    ("<think>The glass falls off the edge and", "truncated", False),
+]
+
+
+@pytest.mark.parametrize(("reply", "read", "truncated"), REASONED)
+def test_rmir_reason(reply, read, truncated):
+    parsed = parse_description(reply, prompt=CAT_PROMPT, truncated=truncated)
+    assert (parsed.text if parsed.status in ("ok", "unmarked") else parsed.status) == read

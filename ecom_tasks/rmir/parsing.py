@@ -1,4 +1,4 @@
-"""The description in a reason-then-embed reply: the text after the last ``Description:`` line, else the
+"""The description in a reason-then-embed reply: the text after the last ``Description:`` marker, else the
 whole reply outside ``<think>`` blocks; copies of the prompt and the line a token limit cut are never read
 as one. The rules and the failure statuses (``empty``, ``echo``, ``truncated``) are in the README
 ("Deviations from the paper", reason-then-embed)."""
@@ -20,7 +20,8 @@ MOSTLY_ECHO = 0.5
 #: least ``ECHO_MIN_CHARS``), or the whole request when it is shorter than that.
 QUERY_ECHO_SHARE = 0.6
 _WORD = re.escape(DESCRIPTION_MARKER.rstrip(":"))
-_MARKER = re.compile(rf"^[ \t>*_#]*{_WORD}[*_]*[ \t]*:[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+# At a line's start, or after a sentence of reasoning on that line ("So it fell. Description: ...").
+_MARKER = re.compile(rf"(?:^|(?<=[.!?。] ))[ \t>*_#]*{_WORD}[*_]*[ \t]*:[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
 #: The marker anywhere on a line (a copied line may run into it: "... of the form: Description: a cat").
 _ANY_MARKER = re.compile(rf"{_WORD}[*_]*[ \t]*:[*_]*[ \t]*", re.IGNORECASE)
 
