@@ -498,6 +498,23 @@ def report_markup_in_file_name(box: Sandbox, runs: Path) -> Scenario:
     return Scenario(argv, SAFE, names=[bad], named_in=[box.out / "report.html"], check=check)
 
 
+def linked_log(box: Sandbox, runs: Path) -> Path:
+    """The only EcomEval run moved to the victim folder, a link to it left among the runs."""
+    elsewhere = box.victim_folder("colleague-runs") / "ecomeval-run.eval"
+    shutil.move(runs / "ecomeval-run.eval", elsewhere)
+    return plant_symlink(runs / "ecomeval-run.eval", elsewhere)
+
+
+def report_linked_log(box: Sandbox, runs: Path) -> Scenario:
+    link = linked_log(box, runs)
+
+    def check(proc: subprocess.CompletedProcess) -> None:
+        rows = (box.out / "csv" / "runs.csv").read_text(encoding="utf-8").splitlines()
+        assert not [row for row in rows if row.startswith("success,ecomeval,")], "the linked log was read"
+
+    return Scenario([], SAFE, names=[link], named_in=[box.out / "csv" / "runs.csv"], check=check)
+
+
 def report_out_is_file(box: Sandbox, runs: Path) -> Scenario:
     box.out.write_text("notes a colleague keeps here\n", encoding="utf-8")
     return Scenario([], REFUSED, names=[box.out], writable=[])
@@ -577,6 +594,18 @@ def compare_linked_input_folder(box: Sandbox, runs: Path) -> Scenario:
         assert "ecomeval" not in proc.stdout, f"the linked folder {runs / 'shared'} was walked:\n{proc.stdout[-2000:]}"
 
     return Scenario([], OK, check=check)
+
+
+def compare_linked_log(box: Sandbox, runs: Path) -> Scenario:
+    shutil.copy2(box.shared.inspect_log("ecomeval"), runs / "ecomeval-run.eval")
+    link = linked_log(box, runs)
+
+    def check(proc: subprocess.CompletedProcess) -> None:
+        assert "ecomeval / " not in proc.stdout, (
+            f"the linked log was compared:\n{proc.stdout[-2000:]}"
+        )  # a table's title
+
+    return Scenario([], SAFE, names=[link], check=check)
 
 
 def compare_unwritable(box: Sandbox, runs: Path) -> Scenario:
@@ -1108,6 +1137,7 @@ ROWS: list[Row] = [
     report_row("output_is_file", report_out_is_file),
     report_row("folder_at:csv/runs.csv", folder_at(in_out("csv/runs.csv"))),
     report_row("markup_in_file_name", report_markup_in_file_name),
+    report_row("input_file_symlink", report_linked_log),
     report_row("unwritable_output", report_unwritable),
     *(report_row(attack, report_decoding(attack)) for attack in DECODING_ATTACKS),
     *(report_row(f"inspect_json_log:{attack}", report_json_log(attack)) for attack in DECODING_ATTACKS),
@@ -1118,6 +1148,7 @@ ROWS: list[Row] = [
     compare_row("input_subfolder_symlink", compare_linked_input_folder),
     compare_row("unwritable_output", compare_unwritable),
     compare_row("folder_at:json", folder_at(in_out("comparison.json"))),
+    compare_row("input_file_symlink", compare_linked_log),
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
     *(compare_row(f"inspect_json_log:{attack}", compare_json_log(attack)) for attack in DECODING_ATTACKS),
     *(
