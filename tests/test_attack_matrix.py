@@ -904,6 +904,26 @@ def embed_fifo_shard(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], SAFE, names=[make_fifo(shard)], timeout=FIFO_TIMEOUT)
 
 
+def embed_folder_pool(box: Sandbox, paths: dict) -> Scenario:
+    paths["pool"].unlink()
+    paths["pool"].mkdir()
+    return Scenario([], REFUSED, names=[paths["pool"], paths["data"]])
+
+
+def embed_folder_meta(box: Sandbox, paths: dict) -> Scenario:
+    """A folder where the filled cache keeps its embedder's record: never removed, the run named it."""
+    meta = filled_cache(box) / "embedder.json"
+    meta.unlink()
+    keep = meta / "keep.txt"
+    meta.mkdir()
+    keep.write_text("a colleague's notes\n", encoding="utf-8")
+
+    def check(proc: subprocess.CompletedProcess) -> None:
+        assert keep.read_text(encoding="utf-8") == "a colleague's notes\n"
+
+    return Scenario([], SAFE, names=[meta], check=check)
+
+
 def embed_fifo_pool(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], REFUSED, names=[make_fifo(paths["pool"])], timeout=FIFO_TIMEOUT)
 
@@ -1190,6 +1210,8 @@ ROWS: list[Row] = [
     embed_row("output_subfolder_symlink", embed_linked_cache_folder),
     embed_row("fifo_input:cache_shard", embed_fifo_shard),
     embed_row("fifo_input:data", embed_fifo_pool),
+    embed_row("folder_input:data", embed_folder_pool),
+    embed_row("folder_at:embedder.json", embed_folder_meta),
     embed_row("input_subfolder_symlink", embed_linked_images),
     embed_row("unwritable_cache", embed_unwritable_cache),
     *(embed_row(attack, embed_decoding(attack)) for attack in DECODING_ATTACKS),
