@@ -4,8 +4,9 @@ and the grade of the strict reading, per benchmark.
 Small models echo the prompt, ramble, stop mid-sentence, answer in another language, give a letter
 where text was asked, wrap the answer in markdown, repeat the options, leave a <think> open, or leave
 the server's end-of-turn token in the text and make up the next turn. Hostile replies imitate the
-prompt's sections or the answer and grade lines. Each grade here was written by reading the reply,
-before running the parser; an echo earns nothing.
+prompt's sections or the answer and grade lines. The careful grade is what a person reading the reply
+gives it; the strict grade follows the strict reading's definition (the benchmark's README). An echo
+earns nothing.
 """
 
 from __future__ import annotations
