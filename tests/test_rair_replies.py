@@ -498,6 +498,9 @@ REPLIES = [
     ),
     pytest.param("【L2-<品牌>不匹配】", "L2", "Brand", OK, RULE_FORM, id="placeholder-filled-in-chinese"),
     pytest.param("L2 - <Color> Mismatch", "L2", "Color", OK, RULE_FORM, id="placeholder-filled-in-unbracketed"),
+    pytest.param("L2 (Color)", "L2", "Color", OK, RULE_FORM, id="dimension-alone-in-parentheses"),
+    pytest.param("L2（颜色）", "L2", "Color", OK, RULE_FORM, id="dimension-alone-in-full-width-parentheses"),
+    pytest.param("L2 (colour differs)", "L2", None, OK, RULE_START, id="parentheses-without-a-dimension"),
     pytest.param("e.g. L3", None, None, NO_LABEL, "", id="example-only"),
     pytest.param(
         "The output is one level (e.g. L3).\n\n[L2-Brand Mismatch]",

@@ -90,7 +90,14 @@ _NAMED_MISMATCH = re.compile(
     r"([^\n\[\]【】()\-–—:,.;!?。]{1,30}?)\s*" + _MISMATCH_WORD + r"(?![A-Za-z])", re.IGNORECASE
 )
 # "L2 - Brand Mismatch", "L2-尺码不匹配", "L2 (Brand mismatch)": unbracketed, the dimension must be known.
-_PLAIN_FORM = re.compile(_LEVEL_TOKEN + r"\s*(?:[-–—:_(]\s*|\s+)" + _NAMED_MISMATCH.pattern + r"\s*\)?", re.IGNORECASE)
+# ... and "L2 (Color)": a known dimension alone in parentheses.
+_PLAIN_FORM = re.compile(
+    _LEVEL_TOKEN
+    + r"(?:\s*(?:[-–—:_(]\s*|\s+)"
+    + _NAMED_MISMATCH.pattern
+    + r"\s*\)?|\s*\(\s*(?P<bare>[^()\n]{1,30}?)\s*\))",
+    re.IGNORECASE,
+)
 # "Mismatch type: Brand", "\"mismatch\": \"Brand\"", "不匹配类型：品牌".
 _DIMENSION_FIELD = re.compile(
     r"(?:mismatch(?:[ _-]?(?:type|dimension|attribute))?|dimension|不匹配(?:类型|维度|属性)?)[\"'*]*\s*[:=]\s*[\"'*\[]*"
@@ -338,9 +345,10 @@ def _mark_forms(region: str, mentions: list[_Mention]) -> None:
         mention.start, mention.end, mention.form, mention.dimension_text = match.start(), match.end(), True, content
     for match in _PLAIN_FORM.finditer(region):
         mention = by_position.get(match.start("level"))
-        if mention is None or mention.form or canonical_dimension(match.group(2)) is None:
+        named = match.group(2) or match.group("bare")
+        if mention is None or mention.form or canonical_dimension(named) is None:
             continue
-        mention.end, mention.form, mention.dimension_text = max(mention.end, match.end()), True, match.group(2)
+        mention.end, mention.form, mention.dimension_text = max(mention.end, match.end()), True, named
 
 
 class _Boundaries:
