@@ -16,7 +16,7 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.ecomeval.prompts import GRADER_TEMPLATE
 from ecom_tasks.scorers.core import RUBRIC_MAX
-from ecom_tasks.scorers.replies import answer_region, strip_echoes
+from ecom_tasks.scorers.replies import answer_region, find_echoes, strip_echoes
 
 OK = "ok"
 NO_GRADE = "no_grade"
@@ -115,7 +115,8 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
     region = answer_region(reply)
     if region is None:
         return ParsedGrade(None, NO_GRADE, "the grader's reasoning was never closed")
-    own = strip_echoes(region, _sent(prompt), answers=_GRADE)
+    echoes = find_echoes(region, _sent(prompt), answers=_GRADE)
+    own = echoes.stripped()
     if not any(c.isalnum() for c in own) and any(c.isalnum() for c in region):
         return ParsedGrade(None, NO_GRADE, "the grader's reply only repeats its prompt")
     region = own
@@ -127,6 +128,11 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
         return ParsedGrade(None, NO_GRADE, "an empty reply")
     if line.startswith(">"):
         return ParsedGrade(None, NO_GRADE, "the last line is a quotation, not the grader's 'Final Score: N'")
+    # A grade line the response itself holds, copied with the line before it ("Size M.\nFinal Score: 3"):
+    # a copy too short for the echo rule, not the grader's own last line.
+    previous = final_line(region[: region.rfind(line)])
+    if previous is not None and echoes.in_prompt(f"{previous}\n{line}"):
+        return ParsedGrade(None, NO_GRADE, "the last line continues a copy of the prompt")
     last = _json_object(line)
     if last is not None:
         return _from_json(last)
