@@ -281,13 +281,17 @@ def json_lines(
     return values, problems
 
 
-def check_inspect_log(path: PathLike) -> str:
+def check_inspect_log(path: PathLike, *, samples: bool = False) -> str:
     """``path`` (as text) when it is a regular file and, for a ``.json`` log, holds to the rules of
     :func:`parse_json` (NaN allowed: Inspect writes it), else FileRefused naming it: Inspect reads a ``.json``
     log's header with a streaming parser that kills the process on a 5,000-digit integer and does not finish
-    100,000 levels of nesting. Call it before any Inspect reader (``read_eval_log``, ``eval_set``) sees the file."""
+    100,000 levels of nesting. An ``.eval`` log's members (its ``samples`` too when they are to be read) must not
+    inflate past :data:`MAX_LOG_INFLATED_BYTES` (:func:`_inflating_problem`). Call it before any Inspect reader
+    (``read_eval_log``, ``eval_set``) sees the file."""
     source = os.fspath(regular_file(path))
     problem = json_problem(read_bytes(source), allow_nan=True)[1] if source.endswith(".json") else None
+    if source.endswith(".eval"):
+        problem = _inflating_problem(source, samples=samples)
     if problem is not None:
         raise FileRefused(f"{source}: not a readable Inspect log ({problem})")
     return source
@@ -298,12 +302,56 @@ def read_inspect_log(path: PathLike, *, header_only: bool = False) -> Any:
     a file that is not a log is one FileRefused naming the file."""
     from inspect_ai.log import read_eval_log
 
-    source = check_inspect_log(path)
+    source = check_inspect_log(path, samples=not header_only)
     try:
         return read_eval_log(source, header_only=header_only)
     except Exception as exc:  # ValueError, RecursionError, KeyError, pydantic's...: not a log we can read
         why = (str(exc).strip().splitlines() or [""])[0][:200]
         raise FileRefused(f"{source}: not a readable Inspect log ({type(exc).__name__}: {why})") from None
+
+
+#: An Inspect ``.eval`` log whose members inflate past this in all (those a read opens; a sixteenth of it for a
+#: header read) is refused: Inspect inflates each member whole in memory (a 1 MB log of whitespace took 2 GB).
+MAX_LOG_INFLATED_BYTES = 1024**3
+_ZSTD = 93  # the zip method number of zstandard, Inspect's own compression
+
+
+def _inflating_problem(source: str, *, samples: bool) -> str | None:
+    """Why an ``.eval`` log is not read (None: it may be): its members (the ``samples/`` and summaries only with
+    ``samples``) inflated chunk by chunk, never whole, and counted until they pass :data:`MAX_LOG_INFLATED_BYTES`."""
+    import zlib
+
+    import zstandard
+
+    total, chunk = 0, 1 << 20
+    limit = MAX_LOG_INFLATED_BYTES if samples else MAX_LOG_INFLATED_BYTES // 16
+    try:
+        with open_regular(source) as handle, zipfile.ZipFile(handle) as archive:
+            for info in archive.infolist():
+                if not samples and info.filename.startswith(("samples/", "summaries")):
+                    continue  # a header read does not open them
+                if info.compress_size > limit - total:
+                    return f"its members are larger than {limit} bytes ({info.filename})"
+                handle.seek(info.header_offset)
+                local = handle.read(30)  # a local header: 30 bytes, then the name and extra field (lengths at 26, 28)
+                handle.seek(int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little"), 1)
+                data = handle.read(info.compress_size)
+                if info.compress_type == zipfile.ZIP_STORED:
+                    total += len(data)
+                elif info.compress_type == zipfile.ZIP_DEFLATED:
+                    inflate = zlib.decompressobj(-15)
+                    while data and total <= limit:
+                        total += len(inflate.decompress(data, chunk))
+                        data = inflate.unconsumed_tail
+                elif info.compress_type == _ZSTD:
+                    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
+                    while total <= limit and (part := reader.read(chunk)):
+                        total += len(part)
+                if total > limit:
+                    return f"its members inflate past {limit} bytes ({info.filename})"
+    except (zipfile.BadZipFile, zlib.error, zstandard.ZstdError, EOFError, ValueError) as exc:
+        return f"not a zip archive Inspect can read ({type(exc).__name__}: {exc})"
+    return None
 
 
 def dumps_strict(value: Any, **options: Any) -> str:

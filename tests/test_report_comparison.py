@@ -116,7 +116,8 @@ def test_one_model_gets_no_comparison_section(two_models, tmp_path: Path):
 
 def test_each_log_is_read_once_and_each_folder_listed_once(two_models, tmp_path: Path, monkeypatch):
     """The comparison takes the runs the report already read: every log's header is read once (a compared
-    log's samples once more), every results file once, every folder listed once (each was twice or more)."""
+    log's samples once more, each after our check of the members it inflates), every results file once, every
+    folder listed once (each was twice or more)."""
     import inspect_ai.log
 
     from ecom_tasks import files
@@ -149,9 +150,64 @@ def test_each_log_is_read_once_and_each_folder_listed_once(two_models, tmp_path:
     counting(os, "scandir", lambda kw: "listed")
     write_report([folder], tmp_path / "report", formats="csv", plots=False, resamples=50)
     expected = {(log, kind): 1 for log in logs for kind in ("header", "samples")}  # both models are compared
+    expected |= {(log, "read"): 2 for log in logs}  # files.check_inspect_log before each Inspect read
     expected |= {(str(results.relative_to(folder)), "read"): 1}
     expected |= {(where, "listed"): 1 for where in (".", "a", "b", "lm")}
     assert dict(calls) == expected
+
+
+def _deflated_log(source: Path, out: Path, padding: dict[str, int]) -> Path:
+    """``source``'s log rewritten member by member with deflate, a member named in ``padding`` followed by that
+    many spaces (still the same JSON): a zip bomb when the padding is large (spaces deflate about 1,000 to 1)."""
+    import zipfile
+
+    log = read_eval_log(str(source))
+    members = {"header.json": log.model_copy(update={"samples": None}).model_dump_json().encode()}
+    members |= {f"samples/{s.id}_epoch_{s.epoch}.json": s.model_dump_json().encode() for s in log.samples or []}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            with archive.open(name, "w", force_zip64=True) as member:
+                member.write(data)
+                for start in range(0, padding.get(name, 0), 1 << 22):
+                    member.write(b" " * min(1 << 22, padding[name] - start))
+    return out
+
+
+def test_an_eval_log_that_inflates_past_the_limit_is_named_and_never_inflated(two_models, tmp_path, monkeypatch):
+    """A shared .eval log of a few hundred KB whose header or a sample inflates to tens of MB (Inspect inflates a
+    member whole: 1 MB of log took 2 GB): the report lists it as unreadable with the reason, compare leaves its
+    run out with a note; the same log without the padding is read as the original."""
+    from ecom_tasks import files
+
+    (source,) = (two_models[0] / "a").glob("*.eval")
+    plain = _deflated_log(source, tmp_path / "plain" / "log.eval", {})
+    [original], [copy] = (model_runs(read_runs([where]))[0] for where in (source, plain))
+    assert copy.units.ids == original.units.ids and copy.units.outcomes == original.units.outcomes
+
+    header_limit = files.MAX_LOG_INFLATED_BYTES // 16  # a header read's limit: 64 MiB
+    bomb = _deflated_log(source, tmp_path / "logs" / "header.eval", {"header.json": header_limit})
+    assert bomb.stat().st_size < header_limit // 100
+    result = write_report([bomb.parent], tmp_path / "report", formats="csv", plots=False)
+    assert (result.runs, result.failed) == (0, 1)
+    assert result.problems == [
+        f"{bomb}: not a readable Inspect log (its members inflate past {header_limit} bytes (header.json))"
+    ]
+
+    monkeypatch.setattr(files, "MAX_LOG_INFLATED_BYTES", header_limit)  # a samples read's limit, made smaller
+    sample = next(name for name in _member_names(plain) if name.startswith("samples/"))
+    bomb = _deflated_log(source, tmp_path / "samples" / "log.eval", {sample: header_limit})
+    runs, notes = model_runs(read_runs([bomb]))
+    assert runs == [] and notes == [
+        f"{bomb}: not a readable Inspect log (its members inflate past {header_limit} bytes ({sample}))"
+    ]
+
+
+def _member_names(path: Path) -> list[str]:
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        return archive.namelist()
 
 
 def test_model_names_from_logs_stay_text_in_the_section(report: Path):
