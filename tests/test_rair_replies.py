@@ -527,6 +527,11 @@ REPLIES = [
         id="own-level-definitions-then-answer",
     ),
     pytest.param("I would say it is quite L3", "L3", None, OK, RULE_START, id="six-filler-words-then-level"),
+    # --- a checklist of levels with a verdict on each: "no" rules a level out -----------------------------
+    pytest.param("L1: no. L2: no. L3: yes. L4: no.", "L3", None, OK, RULE_STATED, id="checklist-on-one-line"),
+    pytest.param("- L1: ✗\n- L2: ✗\n- L3: ✓\n- L4: ✗", "L3", None, OK, RULE_STATED, id="checklist-marks"),
+    pytest.param("L4: no, the colour differs. L3.", "L3", None, OK, RULE_STATED, id="verdict-no-then-level"),
+    pytest.param("L2 - No brand match", "L2", None, OK, RULE_START, id="no-that-is-no-verdict"),
     # --- end-of-turn tokens left in the text: what follows is a turn the model made up ------------------
     pytest.param("L3<|im_end|>", "L3", None, OK, RULE_LONE_LINE, id="end-of-turn-token"),
     pytest.param("<think>ok</think>\n**L4**<end_of_turn>", "L4", None, OK, RULE_LONE_LINE, id="end-of-turn-gemma"),

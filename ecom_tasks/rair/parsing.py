@@ -236,6 +236,11 @@ _DANGLING_HEDGE = re.compile(
 )
 _CARRY_GAP = re.compile(r"\s*(?:,?\s*(?:or|nor|and)|/|或者?|和|、|也不是|也非)\s*", re.IGNORECASE)
 _DEFINITION_TAIL = re.compile(r"[*_`]*\s*(?::|\s[-–—]\s)")
+# A checklist's verdict on a level ("L1: no", "L3 - yes", "- L2: ✗"): not a definition; "no" rules the level out.
+_VERDICT = re.compile(
+    r"[*_`]*\s*[:：\-–—=]\s*[*_`]*\s*(?:(?P<no>no|false|✗|✘|❌|×)|yes|true|✓|✔|✅)[ \t*_`]*(?=[.,;!)\]\n]|$)",
+    re.IGNORECASE,
+)
 _DEFINITION_HEAD = re.compile(r"[\s>#*_`•·\-]*(?:[0-9]+[.)]\s*)?")
 
 _DECOR_CHARS = " \t\n>#*_`•·-[]【】()\"'“”「」"
@@ -424,6 +429,7 @@ def _mark_echoes(region: str, mentions: list[_Mention], bounds: _Boundaries) -> 
         for m in listed
         if _DEFINITION_HEAD.fullmatch(region, bounds.line_start(m.start), m.start)
         and _DEFINITION_TAIL.match(region, m.end)
+        and not _VERDICT.match(region, m.end)
     ]
     if len({m.number for m in heads}) >= 2:
         for m in heads:
@@ -486,6 +492,8 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             mention.reject("hypothetical")
         elif _POST_CUE.match(region, mention.end):
             mention.reject("hypothetical or rejected")
+        elif (verdict := _VERDICT.match(region, mention.end)) and verdict.group("no"):
+            mention.reject("ruled out by its verdict")
         elif _CONCESSION.search(clause):
             mention.reject("conceded")
         elif _conditional(region, sentence_start, sentence_end, mention.start):
