@@ -381,7 +381,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ecom_tasks.report import compare, stats
     from ecom_tasks.report.runs import read_runs
 
-    runs, notes = compare.model_runs(read_runs(args.paths))
+    runs, notes, unreadable = compare.model_runs(read_runs(args.paths))
+    notes[:0] = unreadable
     if not runs:
         print(f"compare: no run of ours with per-item outcomes under {', '.join(args.paths)}", file=sys.stderr)
         for note in notes:

@@ -86,7 +86,7 @@ def test_the_tables_hold_compares_numbers(two_models, report: Path):
     (test,) = _csv(report, "rair_better_rair_general_acc4_tests")
     assert test["setting"] == "mcnemar_exact"
     # the same numbers compare computes (same seed, same resamples)
-    runs, _ = model_runs(read_runs([folder]))
+    runs, _, _ = model_runs(read_runs([folder]))
     records = compare_runs(runs, metric="acc4", n_resamples=300).records
     (record,) = [r for r in records if r.kind == "pair"]
     assert float(test["estimate"]) == pytest.approx(record.estimate)
@@ -197,8 +197,8 @@ def test_an_eval_log_that_inflates_past_the_limit_is_named_and_never_inflated(tw
     monkeypatch.setattr(files, "MAX_LOG_INFLATED_BYTES", header_limit)  # a samples read's limit, made smaller
     sample = next(name for name in _member_names(plain) if name.startswith("samples/"))
     bomb = _deflated_log(source, tmp_path / "samples" / "log.eval", {sample: header_limit})
-    runs, notes = model_runs(read_runs([bomb]))
-    assert runs == [] and notes == [
+    runs, _, unreadable = model_runs(read_runs([bomb]))
+    assert runs == [] and unreadable == [
         f"{bomb}: not a readable Inspect log (its members inflate past {header_limit} bytes ({sample}))"
     ]
 

@@ -169,3 +169,26 @@ def test_write_report_refuses_an_out_that_is_a_file(tmp_path: Path):
     taken.write_text("x")
     with pytest.raises(FileRefused, match="is a file, not a folder"):
         write_report([_logs(tmp_path)], taken)
+
+
+def test_a_colleagues_unreadable_samples_file_is_named_and_the_report_still_written(tmp_path: Path):
+    """A --log_samples file of a run the report compares, with a line nested 10,000 deep: it stopped the whole
+    report (exit 2, nothing written); now that run is left out of the comparison, the file is named with its
+    line and why, and every table is written."""
+    logs = _logs(tmp_path)
+    stamp = "2026-01-01T00-00-00.000000"
+    results = {
+        "results": {"rair_general": {"acc4,none": 0.5}},
+        "configs": {"rair_general": {"metadata": {"benchmark": "rair"}}},
+        "config": {"model": "another-model"},
+        "date": 1.0,
+    }
+    (logs / "lm").mkdir()
+    (logs / "lm" / f"results_{stamp}.json").write_text(json.dumps(results), encoding="utf-8")
+    samples = logs / "lm" / f"samples_rair_general_{stamp}.jsonl"
+    samples.write_text("[" * 10_000 + "]" * 10_000 + "\n", encoding="utf-8")
+    out = tmp_path / "report"
+    proc = check_ok(run_cli(["ecom-tasks", "report", logs, "--out", out, "--format", "csv"]))
+    assert "Traceback" not in proc.stderr
+    assert f"report: {samples}:1:-: JSON nested more than" in proc.stderr
+    assert {row["model"] for row in run_rows(out, "rair_table5")} == {"openai/gpt-4o", "another-model"}

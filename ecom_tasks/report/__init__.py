@@ -23,7 +23,7 @@ from ecom_tasks.report.text import (
     inspect_rows,
     lm_eval_rows,
 )
-from ecom_tasks.results import UNREADABLE
+from ecom_tasks.results import SUCCESS, UNREADABLE
 
 FORMATS = ("md", "csv", "html")
 
@@ -89,10 +89,12 @@ def write_report(
     folder.check_writable()  # before reading every log
     runs = read_runs(inputs, progress=progress)  # every file read once: the comparison takes these runs too
     merged, failed = merge_runs(runs)
-    tables = build_tables(merged) + _comparison_tables(runs, merged, baseline, resamples)
+    comparisons, unread_samples = _comparison_tables(runs, merged, baseline, resamples)
+    tables = build_tables(merged) + comparisons
     result = ReportFiles(folder.root, tables=len(tables), runs=len(merged), failed=len(failed))
     unreadable = [run for run in failed if run.status == UNREADABLE]
     result.problems = [run.error if run.source in run.error else f"{run.source}: {run.error}" for run in unreadable]
+    result.problems += unread_samples
 
     images: dict[str, bytes] = {}
     if plots and any(t.plot for t in tables) and ("md" in chosen or "html" in chosen):
@@ -123,9 +125,9 @@ def write_report(
 
 def _comparison_tables(
     runs: Sequence[Any], merged: Sequence[Any], baseline: str | None, resamples: int | None
-) -> list[Any]:
-    """ "Which model is better" tables for the tasks that two or more models ran (``report.compare``);
-    the per-item outcomes are read only for those tasks."""
+) -> tuple[list[Any], list[str]]:
+    """ "Which model is better" tables for the tasks that two or more models ran (``report.compare``), and the
+    files of per-item outcomes that could not be read (those runs are left out); they are read only for those tasks."""
     from collections import defaultdict
 
     from ecom_tasks.report import stats
@@ -137,10 +139,10 @@ def _comparison_tables(
             models[(run.benchmark, compared_task(run))].add(f"{run.model_name}/{run.framework}")
     wanted = {key for key, names in models.items() if len(names) > 1}
     if not wanted:
-        return []
-    compared, _ = model_runs(runs, only=wanted)
+        return [], []
+    compared, _, unreadable = model_runs([run for run in runs if run.status == SUCCESS], only=wanted)
     n_resamples = resamples or stats.N_RESAMPLES  # compare's default: the calibrated one (docs/comparisons.md)
-    return report_tables(compare_runs(compared, baseline=baseline, n_resamples=n_resamples), baseline)
+    return report_tables(compare_runs(compared, baseline=baseline, n_resamples=n_resamples), baseline), unreadable
 
 
 class _Placement:

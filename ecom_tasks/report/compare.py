@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ecom_tasks import files
-from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.errors import ConfigurationError, EcomTasksError
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.report import stats
 from ecom_tasks.report.runs import JUDGED_FILE
@@ -243,17 +243,21 @@ def _first_metric(sample: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def model_runs(runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None) -> tuple[list[ModelRun], list[str]]:
+def model_runs(
+    runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None
+) -> tuple[list[ModelRun], list[str], list[str]]:
     """Every finished run of ours among ``runs`` (``report.runs.read_runs``; of the (benchmark, task) pairs in
-    ``only``, when given) with its per-unit outcomes, and a note for each run that cannot take part (no
-    per-item outcomes logged, unfinished, not one of our benchmarks)."""
+    ``only``, when given) with its per-unit outcomes, a note for each run that cannot take part (no per-item
+    outcomes logged, unfinished, not one of our benchmarks), and each file that could not be read with why
+    (a FIFO, malformed JSON, a samples line too deep...): one colleague's bad file never stops the rest."""
     found: list[ModelRun] = []
     listing = functools.cache(files.folder_files)  # a folder of several runs' samples files is listed once
     notes: list[str] = []
+    unreadable: list[str] = []
     for run in runs:
         design = DESIGNS.get(run.benchmark)
-        if run.status == UNREADABLE:  # a FIFO, malformed JSON...: named, never silently dropped
-            notes.append(run.error if run.source in run.error else f"{run.source}: {run.error}")
+        if run.status == UNREADABLE:
+            unreadable.append(run.error if run.source in run.error else f"{run.source}: {run.error}")
             continue
         if only is not None and (run.benchmark, compared_task(run)) not in only:
             continue
@@ -267,8 +271,11 @@ def model_runs(runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None)
                 if run.framework == INSPECT
                 else _lm_eval_run_units(run, design, listing)
             )
-        except (NoSamples, files.FileRefused) as exc:  # FileRefused: a log whose samples cannot be read
+        except NoSamples as exc:
             notes.append(str(exc))
+            continue
+        except EcomTasksError as exc:  # a log or samples file that cannot be read (FileRefused, a bad line)
+            unreadable.append(str(exc))
             continue
         if len(units) == 0:
             notes.append(f"{run.source}: {run.task} holds no scored items; left out")
@@ -279,7 +286,7 @@ def model_runs(runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None)
             notes.append(f"{run.source}: {run.task} has no scored outcomes to compare ({type(exc).__name__}: {exc})")
             continue
         found.append(ModelRun(run, units, model_label(run)))
-    return found, notes
+    return found, notes, unreadable
 
 
 class NoSamples(Exception):
