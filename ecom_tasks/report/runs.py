@@ -329,21 +329,22 @@ def _input_files(items: Sequence[Path]) -> tuple[list[tuple[Path, bool]], list[R
             # What the walk leaves out but is named like a log (a FIFO, a symlink out of the folder) is
             # listed as unreadable, never skipped in silence.
             for entry, exc in left_out:
-                if _looks_like_a_log(entry):
-                    refused.append(_unreadable(str(entry), INSPECT if entry.suffix == ".eval" else LM_EVAL, exc))
+                if (framework := _named_as_log_of(entry)) is not None:
+                    refused.append(_unreadable(str(entry), framework, exc))
             continue
         try:
             found.append((files.regular_file(path), True))
         except files.FileRefused as exc:
-            framework = LM_EVAL if RESULTS_FILE.match(path.name) or JUDGED_FILE.match(path.name) else INSPECT
-            refused.append(_unreadable(str(path), framework, exc))
+            refused.append(_unreadable(str(path), _named_as_log_of(path) or INSPECT, exc))
     return found, refused
 
 
-def _looks_like_a_log(path: Path) -> bool:
-    return path.suffix == ".eval" or bool(
-        RESULTS_FILE.match(path.name) or SAMPLES_FILE.match(path.name) or JUDGED_FILE.match(path.name)
-    )
+def _named_as_log_of(path: Path) -> str | None:
+    """The framework whose file ``path`` is named as (lm-eval: a results, samples or judge results file;
+    Inspect: an ``.eval``), or None."""
+    if any(pattern.match(path.name) for pattern in (RESULTS_FILE, SAMPLES_FILE, JUDGED_FILE)):
+        return LM_EVAL
+    return INSPECT if path.suffix == ".eval" else None
 
 
 def read_runs(paths: Iterable[str | Path], *, progress: bool = False) -> list[Run]:
