@@ -374,19 +374,26 @@ def _finite(value: Any) -> Any:
 
 def _walk(folder: Path, recursive: bool) -> Iterator[tuple[Path, Path | None]]:
     """(a regular file, None) or (an entry left out, the folder holding it) for each entry of ``folder`` (and of
-    its real sub-folders when ``recursive``), sorted by name; real sub-folders are not entries."""
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    its real sub-folders when ``recursive``), sorted by name; real sub-folders are not entries. A loop, not a
+    recursion: a folder nested a thousand levels deep raised RecursionError (a traceback from report)."""
+    pending = [(folder, iter(sorted(os.scandir(folder), key=lambda e: e.name)))]
+    while pending:
+        parent, entries = pending[-1]
+        entry = next(entries, None)
+        if entry is None:
+            pending.pop()
+            continue
         path = Path(entry.path)
         if entry.is_symlink():
             # A link is read only when it stays in the folder and names a regular file; a linked
             # folder is never walked (images -> /usr would list the whole system).
-            yield path, (None if entry.is_file() and is_inside(path, folder) else folder)
+            yield path, (None if entry.is_file() and is_inside(path, parent) else parent)
         elif entry.is_file(follow_symlinks=False):
             yield path, None
         elif not entry.is_dir(follow_symlinks=False):
-            yield path, folder
+            yield path, parent
         elif recursive:
-            yield from _walk(path, recursive)
+            pending.append((path, iter(sorted(os.scandir(path), key=lambda e: e.name))))
 
 
 def _refusal(path: Path, folder: Path) -> FileRefused:
@@ -738,7 +745,10 @@ class OutputFolder:
         except FileNotFoundError:
             return
         if stat.S_ISDIR(mode):
-            shutil.rmtree(target)  # fd-based on Linux: never follows a symlink inside
+            try:
+                shutil.rmtree(target)  # fd-based on Linux: never follows a symlink inside
+            except RecursionError:  # Python 3.11's rmtree recurses once per level of a planted deep nest
+                raise FileRefused(f"{target}: nested too deep to remove here; remove it yourself") from None
         else:
             target.unlink()
 
