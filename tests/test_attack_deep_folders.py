@@ -74,3 +74,14 @@ def test_a_deep_folder_where_a_build_removes_one_is_refused(tmp_path, nest):
     nest(tmp_path / "images")
     with pytest.raises(files.FileRefused, match="images: nested too deep to remove here"):
         files.OutputFolder(tmp_path).remove("images")
+
+
+def test_judge_finds_samples_beside_a_deep_folder(tmp_path, nest):
+    """ecom-tasks judge's own walk of the lm-eval output folder recursed per level too."""
+    from ecom_tasks.ecomeval.judge_run import find_samples
+
+    nest(tmp_path / "lm")
+    samples = tmp_path / "lm" / "model" / "samples_ecomeval_ecom_qa_2026-01-01T00-00-00.000001.jsonl"
+    samples.parent.mkdir()
+    samples.write_text("", encoding="utf-8")
+    assert [found.path for found in find_samples(tmp_path / "lm")] == [samples]

@@ -9,7 +9,7 @@ import hashlib
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,20 +132,26 @@ def _samples_file(path: Path, wanted: set[str], root: Path, inside: Path | None)
 
 
 def _samples_in(root: Path, folder: Path, wanted: set[str]) -> list[SamplesFile]:
-    """Samples files below ``folder``: real sub-folders are walked (a symlinked one is not); an entry
-    with a samples file's name that is not a regular file inside ``root`` is refused by name."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as exc:
-        raise files.FileRefused(f"{folder}: cannot be listed ({exc.strerror})") from None
-    found = []
-    for entry in entries:
-        path = Path(entry.path)
-        found += (
-            _samples_in(root, path, wanted)
-            if entry.is_dir(follow_symlinks=False)
-            else _samples_file(path, wanted, root, root)
-        )
+    """Samples files below ``folder``: real sub-folders are walked (a symlinked one is not; a loop, not one
+    recursion per level: a folder nested a thousand levels deep raised RecursionError); an entry with a
+    samples file's name that is not a regular file inside ``root`` is refused by name."""
+
+    def listing(path: Path) -> Iterator[os.DirEntry[str]]:
+        try:
+            return iter(sorted(os.scandir(path), key=lambda e: e.name))
+        except OSError as exc:
+            raise files.FileRefused(f"{path}: cannot be listed ({exc.strerror})") from None
+
+    found: list[SamplesFile] = []
+    pending = [listing(folder)]
+    while pending:
+        entry = next(pending[-1], None)
+        if entry is None:
+            pending.pop()
+        elif entry.is_dir(follow_symlinks=False):
+            pending.append(listing(Path(entry.path)))
+        else:
+            found += _samples_file(Path(entry.path), wanted, root, root)
     return found
 
 
