@@ -541,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     calibrate.add_argument(
         "--judge-failure-threshold",
-        type=float,
+        type=failure_share,
         default=0.10,
         help="leave out a model's grades of a task when the judge failed on more than this share of them (default 0.10)",
     )
@@ -619,13 +619,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     embed.add_argument(
         "--workers",
-        type=int,
+        type=positive_whole_number,
         default=None,
         help="Ray actors, each holding one embedder (default: one per --base-url, else what the cluster holds)",
     )
     embed.add_argument("--num-gpus", type=float, default=None, help="GPUs per Ray actor")
     embed.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per Ray actor (default 1)")
-    embed.add_argument("--batch-size", type=int, default=256, help="pool items per Ray batch (default 256)")
+    embed.add_argument(
+        "--batch-size", type=positive_whole_number, default=256, help="pool items per Ray batch (default 256)"
+    )
     embed.add_argument(
         "--base-url",
         action="append",

@@ -592,6 +592,13 @@ def positive_int(text: str) -> int:
     return number
 
 
+def retry_count(text: str) -> int:
+    """An argparse type: a whole number of 0 or more (0: no retry)."""
+    if (number := read_whole_number(text, 0)) is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
+    return number
+
+
 def add_options(parser: argparse.ArgumentParser, *options: tuple[str, Any, Any, str]) -> None:
     """A pipeline's own options, each ``(flag, type, default, help)``, in the order given."""
     for flag, kind, default, text in options:
@@ -644,10 +651,15 @@ def add_run_arguments(
             "--allow-outside-images", action="store_true", help=f"read image paths outside the {source}'s folder"
         )
         parser.add_argument("--allow-url-images", action="store_true", help="fetch http(s) image URLs")
-    parser.add_argument("--max-connections", type=int, default=None, help="Inspect's concurrent model connections")
-    parser.add_argument("--max-samples", type=int, default=None, help="Inspect's concurrent samples")
     parser.add_argument(
-        "--retry-attempts", type=int, default=None, help="eval-set retries of a failed stage (Inspect's default 10)"
+        "--max-connections", type=positive_int, default=None, help="Inspect's concurrent model connections"
+    )
+    parser.add_argument("--max-samples", type=positive_int, default=None, help="Inspect's concurrent samples")
+    parser.add_argument(
+        "--retry-attempts",
+        type=retry_count,
+        default=None,
+        help="eval-set retries of a failed stage (Inspect's default 10)",
     )
     parser.add_argument("--display", default=None, help="Inspect display (full, rich, plain, none)")
     parser.add_argument("--log-level", default=None, help="Inspect log level")

@@ -43,14 +43,14 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         model_help="Inspect model for generation, filtration and every judge role not bound (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a judge of the panel: judge_1 .. judge_N (repeat; unbound judges are --model)",
     )
-    parser.add_argument("--judges", type=int, default=None, help="panel size N (default 5)")
+    parser.add_argument("--judges", type=positive_int, default=None, help="panel size N (default 5)")
     parser.add_argument(
         "--judge-temperature", type=float, default=None, help="the panel's sampling temperature (default 0.85)"
     )
     parser.add_argument("--seed", type=int, default=None, help="sampling seed; judge i gets seed + i")
     parser.add_argument(
         "--inputs",
-        type=int,
+        type=positive_int,
         default=None,
         help="draw this many input images (default: every seed flagged input, else every seed)",
     )
