@@ -8,7 +8,9 @@ framework, settings) combination; what it ran on and its flags: docs/reports.md.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -48,6 +50,31 @@ def file_slug(name: str) -> str:
         return name
     cleaned = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "x"
     return f"{cleaned}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
+
+
+#: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows as text: a name from a colleague's log or data that starts like a
+    formula (``=HYPERLINK(...)``) gets a leading apostrophe; numbers, and text that reads as one, stay."""
+    if not isinstance(value, str) or not value.startswith(_FORMULA_STARTS):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
+
+
+def csv_text(header: Iterable[object], rows: Iterable[Iterable[object]], line_end: str = "\n") -> str:
+    """A CSV file's text, every cell through :func:`spreadsheet_cell`."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator=line_end)
+    writer.writerow(header)
+    writer.writerows([spreadsheet_cell(value) for value in row] for row in rows)
+    return buffer.getvalue()
 
 
 def json_value(value: str) -> Any:

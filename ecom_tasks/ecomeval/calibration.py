@@ -4,8 +4,6 @@ the rules are in EcomEval's README ("Difficulty calibration")."""
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from ecom_tasks.ecomeval.tasks import canonical_task
 from ecom_tasks.files import OutputFolder
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.scorers.core import RUBRIC_MAX
+from ecom_tasks.tables import csv_text
 
 HARD_BELOW = 70
 EASY_ABOVE = 80
@@ -190,14 +189,14 @@ def write_calibrated(
 
 def task_table_text(task_rows: Mapping[str, Calibrated]) -> str:
     """The task-level labels as CSV: task, items, models, score, difficulty."""
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer)
-    writer.writerow(["task", "items", "models", "score", "difficulty"])
-    for task, row in task_rows.items():
-        writer.writerow(
+    return csv_text(
+        ["task", "items", "models", "score", "difficulty"],
+        (
             [task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""]
-        )
-    return buffer.getvalue()
+            for task, row in task_rows.items()
+        ),
+        line_end="\r\n",
+    )
 
 
 # --- the grades in EcomEval's Inspect logs ---------------------------------------------------

@@ -9,10 +9,8 @@ only the templates' own text is markup, a log's names are data.
 from __future__ import annotations
 
 import base64
-import csv
 import functools
 import hashlib
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +26,7 @@ from ecom_tasks.tables import (
     Column,
     Row,
     Table,
+    csv_text,
     file_slug,
     json_value,
     readable,
@@ -305,25 +304,18 @@ def markdown(
 
 
 def table_csv(table: Table) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
-        ["kind", "model", "setting", "source", "data", "flags", "group", "part", *(c.key for c in table.columns)]
-    )
+    header = ["kind", "model", "setting", "source", "data", "flags", "group", "part", *(c.key for c in table.columns)]
+    rows = []
     for row in table.rows:
         kind = "reference" if row.reference else "comparison" if row.comparison else "run"
         identity = [kind, row.model, row.setting, row.source, row.data, "; ".join(row.flags), row.group, row.part]
-        writer.writerow([*identity, *(repr(row.cells[c.key]) if c.key in row.cells else "" for c in table.columns)])
-    return buffer.getvalue()
+        rows.append([*identity, *(repr(row.cells[c.key]) if c.key in row.cells else "" for c in table.columns)])
+    return csv_text(header, rows)
 
 
 def runs_csv(merged: Sequence[MergedRun], failed: Sequence[Run]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=RUN_FIELDS, lineterminator="\n")
-    writer.writeheader()
     listed: list[MergedRun | Run] = [*merged, *failed]
-    writer.writerows(run_record(run) for run in listed)
-    return buffer.getvalue()
+    return csv_text(RUN_FIELDS, ([run_record(run)[name] for name in RUN_FIELDS] for run in listed))
 
 
 # --- HTML -------------------------------------------------------------------------------
