@@ -221,3 +221,11 @@ def lm_eval_logged(model_args: str, tasks: list[str], out: Path | str) -> dict[s
     for task, samples in results["samples"].items():
         tracker.save_results_samples(task_name=task, samples=samples)
     return results
+
+
+def mark_build_folder(out: Path, benchmark: str) -> None:
+    """What an earlier build of ``benchmark`` left in ``out``: its marker (a test then plants the rest)."""
+    from ecom_tasks.construction import BUILD_MARKER
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / BUILD_MARKER).write_text(json.dumps({"benchmark": benchmark}) + "\n", encoding="utf-8")

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import baseline_rule
+from helpers import baseline_rule, mark_build_folder
 from loopback.openai_server import Reply, last_user_text, serve_openai_compatible, system_text
 
 from ecom_tasks.cli import main as ecom_tasks_main
@@ -180,6 +180,66 @@ def test_a_symlinked_output_sub_folder_is_refused_before_any_model_call(
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_a_colleagues_folder_that_no_build_made_is_refused_untouched(benchmark, tmp_path, server, capsys):
+    """--out names a colleague's data set with a build's layout (data/, data/images/, work/): a build would
+    replace their data file and clear their images. Only a folder a build of this benchmark marked, or a new
+    or empty one, is a build folder."""
+    source = inputs_copy(benchmark, tmp_path / "inputs")
+    out = tmp_path / "theirs"
+    _, _, data_name = BENCHMARKS[benchmark]
+    (out / "data" / "images").mkdir(parents=True)
+    (out / "work").mkdir()
+    (out / data_name).write_text('{"id": "their record"}\n', encoding="utf-8")
+    (out / "data" / "images" / "their-photo.png").write_bytes(PNG)
+    before = tree(out)
+    code, printed = run_build(benchmark, out, source, capsys)
+    assert code == 1 and f"{out}: not empty and not a build folder (no .ecom-tasks-build.json)" in printed, printed
+    assert server.requests == [] and tree(out) == before
+
+
+@pytest.mark.parametrize(("benchmark", "other"), [("rair", "rmir"), ("monbench", "rair"), ("rmir", "monbench")])
+def test_another_benchmarks_build_folder_is_refused_untouched(benchmark, other, tmp_path, server, capsys):
+    source = inputs_copy(benchmark, tmp_path / "inputs")
+    out = tmp_path / "build"
+    mark_build_folder(out, other)
+    (out / "data").mkdir()
+    (out / "data" / "kept.jsonl").write_text("{}\n", encoding="utf-8")
+    before = tree(out)
+    code, printed = run_build(benchmark, out, source, capsys)
+    assert code == 1 and f"{out}: the build folder of {other!r}, not of {benchmark!r}" in printed, printed
+    assert server.requests == [] and tree(out) == before
+
+
+@pytest.mark.parametrize("attack", ["link", "fifo"])
+def test_a_planted_marker_is_refused(attack, tmp_path, victim, server, capsys):
+    """A link at the marker (to a colleague's file that says "rair") or a FIFO there (reading would hang)."""
+    source = inputs_copy("rair", tmp_path / "inputs")
+    out = tmp_path / "build"
+    out.mkdir()
+    marker = out / ".ecom-tasks-build.json"
+    if attack == "fifo":
+        os.mkfifo(marker)
+    else:
+        (victim / "marker.json").write_text('{"benchmark": "rair"}', encoding="utf-8")
+        marker.symlink_to(victim / "marker.json")
+    before = tree(victim)
+    code, printed = run_build("rair", out, source, capsys)
+    assert code == 1 and f"{marker}: not a regular file; not followed" in printed, printed
+    assert server.requests == [] and tree(victim) == before
+
+
+def test_a_new_build_folder_is_marked_and_an_empty_one_is_taken(tmp_path, server, capsys):
+    source = inputs_copy("monbench", tmp_path / "inputs")
+    out = tmp_path / "empty"
+    out.mkdir()
+    code, printed = run_build("monbench", out, source, capsys)
+    assert code == 0, printed
+    assert json.loads((out / ".ecom-tasks-build.json").read_text(encoding="utf-8")) == {"benchmark": "monbench"}
+    code, printed = run_build("monbench", out, source, capsys)  # the same build resumes in its folder
+    assert code == 0, printed
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_the_build_folder_itself_a_symlink_is_refused(benchmark, tmp_path, victim, server, capsys):
     source = inputs_copy(benchmark, tmp_path / "inputs")
     (tmp_path / "build").symlink_to(victim, target_is_directory=True)
@@ -288,6 +348,7 @@ def cut_off(body: dict) -> Reply:
 def test_a_monbench_build_whose_votes_are_all_cut_off_stops_and_writes_no_data(tmp_path, monkeypatch, capsys):
     pairs = inputs_copy("monbench", tmp_path / "inputs")
     out = tmp_path / "build"
+    mark_build_folder(out, "monbench")
     stale = out / "data" / "monbench.jsonl"
     stale.parent.mkdir(parents=True)
     stale.write_text('{"id": "from an earlier build"}\n', encoding="utf-8")

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import mark_build_folder
 from loopback.openai_server import last_user_text, serve_openai_compatible
 from test_rmir_construction_pipeline import GENERATION_REPLY, _stage, scenario_seeds
 
@@ -37,6 +38,7 @@ def test_rmir_seed_images_in_the_builds_data_images_are_refused_before_any_model
     # The bundled seeds copied into the build folder's data/: their images are data/images/*.png. The
     # offline baseline declines every category without captions, a stop that clears data/images.
     out = tmp_path / "build"
+    mark_build_folder(out, "rmir")  # a build folder whose data/images now holds the seeds
     shutil.copytree(fixtures_dir("rmir"), out / "data")
     before = digests(out / "data" / "images")
     assert len(before) == 39
@@ -51,6 +53,7 @@ def test_rmir_seed_images_in_the_builds_data_images_are_refused_before_any_model
 def test_a_rair_candidate_image_where_another_candidates_goes_is_refused_before_any_model_call(tmp_path, capsys):
     # Candidate c09's image is placed where the build would put c08's (data/images/<c08's name>).
     out = tmp_path / "build"
+    mark_build_folder(out, "rair")
     shutil.copytree(fixtures_dir("rair_build"), out / "inputs")
     rows = [json.loads(line) for line in (out / "inputs" / "candidates.jsonl").read_text(encoding="utf-8").splitlines()]
     c08, c09 = (next(r for r in rows if r["id"] == f"rair-build-syn-{c}") for c in ("c08", "c09"))
@@ -79,6 +82,7 @@ def every_judge_says_no(body: dict) -> str:
 def test_an_rmir_build_that_keeps_no_query_removes_an_earlier_data_set(tmp_path, monkeypatch):
     seeds = scenario_seeds(tmp_path / "seeds")
     out = tmp_path / "build"
+    mark_build_folder(out, "rmir")
     stale = {"data/queries.jsonl": b'{"id": "earlier"}\n', "data/pool.jsonl": b'{"id": "earlier"}\n'}
     stale["data/images/earlier.png"] = (seeds / "images" / "z1.png").read_bytes()
     for name, content in stale.items():

@@ -5,6 +5,7 @@ stage prints its votes' outcomes. The loopback panel of ``test_rmir_construction
 from __future__ import annotations
 
 import pytest
+from helpers import mark_build_folder
 from loopback.openai_server import Reply, last_user_text, serve_openai_compatible
 from test_rmir_construction_pipeline import _stage, build_command, scenario_seeds, scripted_policy
 
@@ -50,6 +51,7 @@ def test_a_judge_panel_cut_off_stops_the_build_and_an_earlier_data_set_goes(tmp_
     def judges_cut_off(body: dict):
         return cut_off(body) if body["model"].startswith("judge-") else scripted_policy(body)
 
+    mark_build_folder(tmp_path / "build", "rmir")
     stale = tmp_path / "build" / "data" / "queries.jsonl"
     stale.parent.mkdir(parents=True)
     stale.write_text('{"id": "from an earlier build"}\n', encoding="utf-8")

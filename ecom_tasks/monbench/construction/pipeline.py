@@ -84,7 +84,11 @@ def questions(
 def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the vote stage, then write the questions with the thresholds given."""
     output = open_build_folder(
-        options.out, inputs=[Path(options.pairs)], files_out=(DATA, VOTES, QUESTIONS), folders=(LOGS,)
+        options.out,
+        benchmark="monbench",
+        inputs=[Path(options.pairs)],
+        files_out=(DATA, VOTES, QUESTIONS),
+        folders=(LOGS,),
     )
     out = output.root
     pairs = load_pairs(options.pairs)

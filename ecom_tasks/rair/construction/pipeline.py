@@ -130,7 +130,7 @@ def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the three stages, then write the records with the thresholds given."""
     logs = [f"logs/{index}_{name}" for index, name in enumerate(SCORERS, 1)]
     output = open_build_folder(
-        options.out, inputs=_inputs(options), files_out=(DATA, DECISIONS), folders=(*logs, IMAGES)
+        options.out, benchmark="rair", inputs=_inputs(options), files_out=(DATA, DECISIONS), folders=(*logs, IMAGES)
     )
     out = output.root
     records = load_records(options.candidates, check_images=True, image_access=options.image_access)

@@ -298,6 +298,7 @@ def build(options: BuildOptions) -> BuildResult:
     logs = [f"logs/{index}_{name}" for index, name in enumerate(STAGE_NAMES, 1)]
     output = open_build_folder(
         options.out,
+        benchmark="rmir",
         inputs=[options.seeds],
         files_out=(INPUTS, GENERATED, FILTERED, TRIPLETS, VOTES, QUERIES, POOL),
         folders=(*logs, IMAGES),
