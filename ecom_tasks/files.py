@@ -81,7 +81,11 @@ def too_long_refusal(path: PathLike) -> FileRefused:
 def checked_path(path: PathLike) -> Path:
     """``path`` as a :class:`Path`, refused by :func:`too_long_refusal` when :func:`is_too_long` (a pasted
     blob, a runaway expansion): the one check every entry point here and every loader of a user's path calls."""
-    if is_too_long(path):
+    try:
+        too_long = is_too_long(path)
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" is valid JSON): no file system has such a name
+        raise FileRefused(f"{os.fsdecode(path)[:60]!r}: not a file name (it holds a lone surrogate)") from None
+    if too_long:
         raise too_long_refusal(path)
     return Path(path)
 

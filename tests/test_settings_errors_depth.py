@@ -10,7 +10,7 @@ import pytest
 
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.ecomeval.judging import JudgeSettings
-from ecom_tasks.errors import ConfigurationError
+from ecom_tasks.errors import ConfigurationError, DataValidationError
 from ecom_tasks.inspect_evals.models import EcomBaselineAPI
 from ecom_tasks.inspect_evals.rair import rair_visual
 from ecom_tasks.monbench.protocol import load_items as monbench_items
@@ -65,9 +65,14 @@ def test_a_data_error_while_loading_is_not_reported_as_a_bad_setting(tmp_path):
     # ValueError) deep in the image check. The old wrapper turned any such ValueError into a settings error.
     path = tmp_path / "visual.jsonl"
     path.write_text(json.dumps(GENERAL | {"subset": "visual", "image": "\ud800.png"}) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError) as raised:
+    with pytest.raises(DataValidationError) as raised:
         rair_visual(data=str(path))
     assert not isinstance(raised.value, ConfigurationError), raised.value
+    # The row's own problem, printable (the surrogate escaped), not a UnicodeEncodeError from os.fsencode.
+    assert f"{path}:1:image: " in str(raised.value) and "not a file name (it holds a lone surrogate)" in str(
+        raised.value
+    )
+    str(raised.value).encode("utf-8")
 
 
 def test_rmir_the_judge_panel_and_the_ecom_models_raise_their_own_settings_errors(tmp_path):
