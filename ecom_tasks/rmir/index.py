@@ -43,6 +43,17 @@ def cache_root() -> Path:
     return Path(os.environ.get("ECOM_TASKS_CACHE") or Path.home() / ".cache" / "ecom_tasks").expanduser()
 
 
+def check_cache_outside(data: str, root: Path | None = None) -> None:
+    """Refuse a cache to be written (``root``, default :func:`cache_root`) that is, or lies inside, the local data
+    folder ``data`` it embeds: an output never lands on an input (files.OutputFolder's rule), before any embedding."""
+    cache = Path(root or cache_root()).expanduser()
+    if os.path.isdir(data) and files.is_inside(cache, data):
+        raise CacheError(
+            f"{cache}: the RMIR embedding cache lies inside the data folder {data}; "
+            "point ECOM_TASKS_CACHE at a folder outside it (or run with -T cache=read)"
+        )
+
+
 def is_sparse(matrix: Any) -> bool:
     return hasattr(matrix, "tocsr") and hasattr(matrix, "nnz")
 

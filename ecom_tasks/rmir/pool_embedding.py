@@ -18,7 +18,7 @@ import numpy as np
 from ecom_tasks.data import ConfigurationError, EcomTasksError
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.rmir.embedders import EmbedInput, pool_cache_id
-from ecom_tasks.rmir.index import EmbeddingCache, cache_root, embed_pool
+from ecom_tasks.rmir.index import EmbeddingCache, cache_root, check_cache_outside, embed_pool
 from ecom_tasks.rmir.scoring import Retrieval, make_embedder, parse_retriever_args
 
 ENGINES = ("local", "ray")
@@ -96,7 +96,8 @@ def embed_pool_ahead(
         args["base_url"] = base_urls[0]
     root = Path(root) if root is not None else cache_root()
     retrieval = Retrieval(data, retriever, args, split=split, pool_captions=pool_captions, image_access=image_access)
-    _, embedder, inputs = retrieval.pool()  # what a run with these settings embeds
+    loaded, embedder, inputs = retrieval.pool()  # what a run with these settings embeds
+    check_cache_outside(loaded.location, root)
     if getattr(embedder, "corpus_level", False):
         raise ConfigurationError(
             f"retriever {retriever!r} is fitted on the whole pool in every run (corpus_level): its pool vectors are not "

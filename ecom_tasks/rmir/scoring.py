@@ -13,7 +13,7 @@ from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.plugins import parse_metric_names, retrievers, select_metrics
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput, reads_images
-from ecom_tasks.rmir.index import PoolIndex
+from ecom_tasks.rmir.index import PoolIndex, check_cache_outside
 from ecom_tasks.rmir.metrics import ranking_outcome
 from ecom_tasks.rmir.schema import RmirData, load_data
 from ecom_tasks.rmir.variants import RANK_DEPTH, parse_cache, parse_k, parse_mode
@@ -179,6 +179,8 @@ class Retrieval:
         with self._lock:
             if self._index is None:
                 loaded, embedder, inputs = self.pool()
+                if self.cache == "true":
+                    check_cache_outside(loaded.location)
                 self._index = PoolIndex.build(
                     embedder, [p.id for p in loaded.pool], inputs, search=self.search, cache=self.cache
                 )
