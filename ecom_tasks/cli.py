@@ -471,6 +471,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ecom_tasks.construction import finite_number
     from ecom_tasks.scorers.judge import failure_share, positive_whole_number
 
     parser = argparse.ArgumentParser(prog="ecom-tasks", description=__doc__)
@@ -623,8 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Ray actors, each holding one embedder (default: one per --base-url, else what the cluster holds)",
     )
-    embed.add_argument("--num-gpus", type=float, default=None, help="GPUs per Ray actor")
-    embed.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per Ray actor (default 1)")
+    embed.add_argument("--num-gpus", type=finite_number, default=None, help="GPUs per Ray actor (0 or more)")
+    embed.add_argument("--num-cpus", type=finite_number, default=1.0, help="CPUs per Ray actor (0 or more; default 1)")
     embed.add_argument(
         "--batch-size", type=positive_whole_number, default=256, help="pool items per Ray batch (default 256)"
     )

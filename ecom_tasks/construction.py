@@ -596,15 +596,22 @@ def check_abstentions(
     )
 
 
-def abstention_share(text: str) -> float:
-    """An argparse type: a share in [0, 1]."""
+def finite_number(text: str, high: float = math.inf) -> float:
+    """An argparse type: a finite number from 0 to ``high`` (``--num-gpus``; NaN and inf refused here, not by Ray
+    after the work)."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 1):
-        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1, got {text!r}")
+    if not (math.isfinite(value) and 0 <= value <= high):
+        bounds = f"between 0 and {high:g}" if math.isfinite(high) else "of 0 or more"
+        raise argparse.ArgumentTypeError(f"expected a finite number {bounds}, got {text!r}")
     return value
+
+
+def abstention_share(text: str) -> float:
+    """An argparse type: a share in [0, 1]."""
+    return finite_number(text, 1)
 
 
 # --- the build command ----------------------------------------------------------------------------
@@ -661,11 +668,15 @@ def add_input_arguments(
     )
 
 
-def add_run_arguments(
-    parser: argparse.ArgumentParser, *, images_default: str | None = None, source: str | None = None
-) -> None:
-    """What every build is given last: ``--max-abstention-share``; with ``images_default``, how images
-    reach the data set and may be read (outside ``source``'s folder, URLs); the stages' Inspect settings."""
+#: How a build puts images into data/images (``--images``): a copy, so editing a built image never edits the input;
+#: ``link`` (a hard link where the file system allows it) makes each built image the very file it came from.
+IMAGES_DEFAULT = "copy"
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, *, source: str | None = None) -> None:
+    """What every build is given last: ``--max-abstention-share``; for a build of images (``source`` names their
+    list), how images reach the data set and may be read (outside ``source``'s folder, URLs); the stages' Inspect
+    settings."""
     parser.add_argument(
         "--max-abstention-share",
         type=abstention_share,
@@ -676,12 +687,13 @@ def add_run_arguments(
             f" instead of writing a data set decided by tie-breaks (default {MAX_ABSTENTION_SHARE})"
         ),
     )
-    if images_default is not None:
+    if source is not None:
         parser.add_argument(
             "--images",
-            default=images_default,
+            default=IMAGES_DEFAULT,
             choices=("link", "copy"),
-            help=f"put images into data/images by hard link (copy where not possible) or copy (default {images_default})",
+            help=f"put images into data/images as copies (default {IMAGES_DEFAULT}) or as hard links (copies where not"
+            f" possible): a linked image is the {source}'s own file, so editing either edits both",
         )
         parser.add_argument(
             "--allow-outside-images", action="store_true", help=f"read image paths outside the {source}'s folder"

@@ -45,3 +45,47 @@ def test_an_embedding_cache_inside_the_data_it_embeds_is_refused_before_any_embe
         monkeypatch.setenv("ECOM_TASKS_CACHE", str(tmp_path / "cache"))
         assert embed_pool_ahead(str(rmir_data), "openai_embeddings", json.dumps(args)).embedded == 26
     assert sorted(p.relative_to(rmir_data) for p in rmir_data.rglob("*")) == before
+
+
+@pytest.mark.parametrize("benchmark", ["rair", "rmir"])
+def test_a_build_copies_images_by_default_so_editing_one_leaves_the_input_alone(benchmark, tmp_path):
+    import argparse
+
+    from ecom_tasks.construction import place_image
+    from ecom_tasks.files import OutputFolder
+
+    package = __import__(f"ecom_tasks.{benchmark}.construction", fromlist=["add_build_arguments"])
+    parser = argparse.ArgumentParser()
+    package.add_build_arguments(parser)
+    required = ["--out", "o", "--model", "m"]
+    source = tmp_path / "input.png"
+    source.write_bytes(b"the colleague's picture")
+    output = OutputFolder(tmp_path / "build")
+    place_image(str(source), "data/images/a.png", parser.parse_args(required).images, output=output)
+    built = tmp_path / "build" / "data" / "images" / "a.png"
+    assert built.stat().st_nlink == 1 and built.stat().st_ino != source.stat().st_ino
+    built.write_bytes(b"edited in the data set")  # in place, as an image editor saves
+    assert source.read_bytes() == b"the colleague's picture"
+    # A link is still there when asked for, and its help says what it shares.
+    place_image(
+        str(source), "data/images/b.png", parser.parse_args([*required, "--images", "link"]).images, output=output
+    )
+    assert (tmp_path / "build" / "data" / "images" / "b.png").stat().st_ino == source.stat().st_ino
+    assert "editing either edits both" in " ".join(parser.format_help().split())
+
+
+@pytest.mark.parametrize("option", ["--num-gpus", "--num-cpus"])
+def test_ray_resources_take_only_finite_numbers_of_zero_or_more(option, capsys):
+    from ecom_tasks.cli import build_parser
+
+    parser = build_parser()
+    for bad in ("-1", "nan", "inf", "1e400", "two"):
+        with pytest.raises(SystemExit) as stop:
+            parser.parse_args(["embed-pool", "--retriever", "r", option, bad])
+        assert stop.value.code == 2
+        assert f"expected a finite number of 0 or more, got {bad!r}" in capsys.readouterr().err
+    for good, value in (("0", 0.0), ("0.5", 0.5), ("2", 2.0)):
+        assert (
+            getattr(parser.parse_args(["embed-pool", "--retriever", "r", option, good]), option[2:].replace("-", "_"))
+            == value
+        )

@@ -44,7 +44,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         ("--min-visual-votes", int, 2, "VLMs that must find the image essential (default 2, Eq. 3)"),
         ("--min-rule-votes", int, 2, "runs that must name a rule (default 2, Eq. 4)"),
     )
-    add_run_arguments(parser, images_default="link", source="candidate file")
+    add_run_arguments(parser, source="candidate file")
 
 
 def run_build(args: argparse.Namespace) -> int:

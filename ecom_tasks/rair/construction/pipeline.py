@@ -57,7 +57,7 @@ class BuildOptions(construction.BuildOptions):
     max_tokens: int | None = None  # None: the stages' default (stages.MAX_TOKENS)
     rules: str = BUILTIN
     thresholds: Thresholds = field(default_factory=Thresholds)
-    images: str = "link"  # link (a hard link, else a copy) | copy
+    images: str = construction.IMAGES_DEFAULT  # copy | link (a hard link, else a copy)
     image_access: ImageAccess = DEFAULT_ACCESS
 
 

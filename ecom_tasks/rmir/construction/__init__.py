@@ -111,7 +111,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         help="output limit of every model call (default: generation 4096, filter and judges 2048; raise it for "
         "reasoning models)",
     )
-    add_run_arguments(parser, images_default="copy", source="seed table")
+    add_run_arguments(parser, source="seed table")
 
 
 def run_build(args: argparse.Namespace) -> int:

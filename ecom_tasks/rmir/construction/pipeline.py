@@ -89,7 +89,7 @@ class BuildOptions(construction.BuildOptions):
     confidence: float = DEFAULT_CONFIDENCE
     tsr_threshold: float = DEFAULT_TSR_THRESHOLD
     until: str = "judge"
-    images: str = "copy"  # copy | link (a hard link, else a copy: the data set then shares the seed files)
+    images: str = construction.IMAGES_DEFAULT  # copy | link (a hard link: the data set shares the seed files)
     image_access: ImageAccess = DEFAULT_ACCESS
     #: Output limit of every model stage (None: each stage's own, tasks.*_MAX_TOKENS).
     max_tokens: int | None = None
@@ -240,7 +240,7 @@ def check_seed_images_outside(seeds: Seeds, output: OutputFolder) -> None:
 
 
 def write_dataset(
-    assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], output: OutputFolder, *, images: str = "link"
+    assembly: Assembly, seeds: Seeds, queries: list[dict[str, Any]], output: OutputFolder, *, images: str
 ) -> dict[str, Path]:
     """``queries.jsonl`` (with ``split`` and ``tsr``), ``pool.jsonl`` and ``images/`` in ``data/`` of the
     build folder, written through ``output``: never through a symlink. An earlier assembly's ``images/``
