@@ -16,12 +16,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ecom_tasks import files
+from ecom_tasks.ecomeval import metrics as ecomeval_metrics
+from ecom_tasks.ecomeval.metrics import Outcome
+from ecom_tasks.ecomeval.schema import CATEGORIES as ECOMEVAL_CATEGORIES
 from ecom_tasks.errors import ConfigurationError, EcomTasksError
+from ecom_tasks.monbench import metrics as monbench_metrics
+from ecom_tasks.monbench.protocol import FORMATS
+from ecom_tasks.monbench.schema import TASKS
+from ecom_tasks.monbench.scoring import logged_runs
 from ecom_tasks.plugins import select_metrics
+from ecom_tasks.rair import metrics as rair_metrics
 from ecom_tasks.report import stats
 from ecom_tasks.report.runs import JUDGED_FILE
 from ecom_tasks.results import FIXTURES, INSPECT, SAMPLES_FILE, UNKNOWN_DATA, UNREADABLE, Run
+from ecom_tasks.rmir import metrics as rmir_metrics
+from ecom_tasks.rmir.metrics import QueryOutcome
 from ecom_tasks.scorers.kinds import CHOICE_RUNS, LABELS, RANKING, RUBRIC
 from ecom_tasks.tables import Column, Row, Table, file_slug
 
@@ -31,7 +43,7 @@ class Design:
     """How one benchmark's runs are compared."""
 
     metrics: tuple[str, ...]  # the headline metrics, compared by default
-    summarize: Callable[[list[Mapping[str, Any]]], Mapping[str, float]]
+    summarize: Callable[[list[Any]], Mapping[str, float]]  # the outcome records of the chosen units
     unit_field: str  # the lm-eval document field naming a unit (Inspect: the sample id)
     unit: str  # what a unit is, for the tables
     # (logged outcome, the item's fields: Inspect's sample metadata, lm-eval's doc) -> the benchmark's outcome
@@ -42,63 +54,22 @@ class Design:
     protocol: tuple[str, ...] = ()  # settings that must agree between two compared runs
 
 
-def _rair_headline(outcomes: list[Mapping[str, Any]]) -> Mapping[str, float]:
-    from ecom_tasks.rair.metrics import headline
-
-    return headline(outcomes, select_metrics(LABELS))
-
-
-def _monbench_headline(tables: list[Any]) -> Mapping[str, float]:
-    import numpy as np
-
-    from ecom_tasks.monbench.metrics import headline
-
-    return headline(np.concatenate(tables), select_metrics(CHOICE_RUNS))
-
-
-def _monbench_runs(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
-    """A logged MonBench outcome (``scoring.logged_runs``) as one numeric table of its runs, so a resample
-    concatenates tables."""
-    from ecom_tasks.monbench.metrics import outcome_table
-    from ecom_tasks.monbench.protocol import FORMATS
-    from ecom_tasks.monbench.schema import TASKS
-    from ecom_tasks.monbench.scoring import logged_runs
-
-    return outcome_table(logged_runs(logged, fields), TASKS, FORMATS)
+def _rmir_summary(outcomes: list[Any]) -> Mapping[str, float]:
+    # The cut-offs a run computed are the keys its outcomes carry (recall@<k>, ndcg@<k>, mrr).
+    names = {key for outcome in outcomes[:1] for key in outcome.values}
+    return rmir_metrics.summarize(outcomes, [spec.name for spec in select_metrics(RANKING) if spec.name in names])
 
 
 def _ecomeval_summary(outcomes: list[Any]) -> Mapping[str, float]:
-    from ecom_tasks.ecomeval.metrics import summarize
-
     if any(o is None for o in outcomes):
         raise ValueError("responses without grades (run ecom-tasks judge on them)")
-    return summarize(outcomes, select_metrics(RUBRIC))
-
-
-def _ecomeval_outcome(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
-    from ecom_tasks.ecomeval.metrics import Outcome
-
-    return Outcome.of(logged, fields) if "graded" in logged else None  # None: lm-eval's responses, not judged yet
-
-
-def _rmir_summary(outcomes: list[Any]) -> Mapping[str, float]:
-    from ecom_tasks.rmir.metrics import summarize
-
-    # The cut-offs a run computed are the keys its outcomes carry (recall@<k>, ndcg@<k>, mrr).
-    names = {key for outcome in outcomes[:1] for key in outcome.values}
-    return summarize(outcomes, [spec.name for spec in select_metrics(RANKING) if spec.name in names])
-
-
-def _rmir_outcome(logged: Mapping[str, Any], fields: Mapping[str, Any]) -> Any:
-    from ecom_tasks.rmir.metrics import QueryOutcome
-
-    return QueryOutcome(logged, str(fields.get("category", "")))
+    return ecomeval_metrics.summarize(outcomes, select_metrics(RUBRIC))
 
 
 DESIGNS: dict[str, Design] = {
     "rair": Design(
         ("acc2", "acc4", "macro_f1"),
-        _rair_headline,
+        lambda outcomes: rair_metrics.headline(outcomes, select_metrics(LABELS)),
         "id",
         "items",
         binary={"acc2": "acc2", "acc4": "acc4"},
@@ -108,11 +79,12 @@ DESIGNS: dict[str, Design] = {
     ),
     "monbench": Design(
         ("acc",),
-        _monbench_headline,
+        lambda tables: monbench_metrics.headline(np.concatenate(tables), select_metrics(CHOICE_RUNS)),
         "record_id",
         "questions",
         protocol=("shots", "parsing", "strict", "category_weights"),
-        record=_monbench_runs,
+        # one numeric table of a question's runs (scoring.logged_runs), so a resample concatenates tables
+        record=lambda logged, fields: monbench_metrics.outcome_table(logged_runs(logged, fields), TASKS, FORMATS),
     ),
     "ecomeval": Design(
         ("score", "score_multimodal"),
@@ -121,7 +93,8 @@ DESIGNS: dict[str, Design] = {
         "items",
         stratum_field="category",
         protocol=("judge", "category", "task", "language", "difficulty", "multimodal"),
-        record=_ecomeval_outcome,
+        # None: lm-eval's responses, not judged yet
+        record=lambda logged, fields: Outcome.of(logged, fields) if "graded" in logged else None,
     ),
     "rmir": Design(
         ("recall@20", "recall@50"),
@@ -129,7 +102,7 @@ DESIGNS: dict[str, Design] = {
         "query_id",
         "queries",
         protocol=("split", "pool_captions", "k"),
-        record=_rmir_outcome,
+        record=lambda logged, fields: QueryOutcome(logged, str(fields.get("category", ""))),
     ),
 }
 
@@ -158,8 +131,6 @@ def compared_task(run: Any) -> str:
     ``monbench_perm_query_ad_relevance``, ``ecomeval -T category=ecom_qa`` is ``ecomeval_ecom_qa``): one
     setting pairs across frameworks, two settings never do. An older Inspect log (``rair_hard_builtin_rules``,
     from when each setting was a task) has that name already."""
-    from ecom_tasks.ecomeval.schema import CATEGORIES
-
     task, info = str(run.task), run.info
     if run.framework != INSPECT:
         return task
@@ -172,7 +143,7 @@ def compared_task(run: Any) -> str:
         and len(tasks) == 1
     ):
         return f"{task}_{tasks[0]}"
-    if task in ("ecomeval", "ecomeval_exact") and category in CATEGORIES:
+    if task in ("ecomeval", "ecomeval_exact") and category in ECOMEVAL_CATEGORIES:
         return f"{task}_{category}"
     return task
 
