@@ -222,8 +222,6 @@ def mcnemar_exact(correct_a: np.ndarray, correct_b: np.ndarray) -> float:
 
     # Rows: a right, a wrong; columns: b right, b wrong.
     table = [[int(np.sum((correct_a == x) & (correct_b == y))) for y in (1, 0)] for x in (1, 0)]
-    if table[0][1] + table[1][0] == 0:
-        return 1.0
     return float(mcnemar(table, exact=True).pvalue)
 
 
