@@ -176,14 +176,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     import ecom_tasks._registry  # noqa: F401  (registers tasks when not pip-installed)
     from ecom_tasks.files import OutputFolder, create_parents
+    from ecom_tasks.report import open_report_folder
 
     # Inspect, lm-eval and the report write below --log-dir: a symlink planted at it or at its
     # sub-folders would send them elsewhere, and an unwritable folder is found before any run.
     create_parents(Path(args.log_dir).absolute())
     output = OutputFolder(Path(args.log_dir).absolute(), what="log folder")
     output.check_writable()
-    for name in ("lm-eval", "report"):
-        output.folder(name)
+    output.folder("lm-eval")
+    # A colleague's report at <log-dir>/report is refused before any run; this demo's own, from a run before, is reused.
+    open_report_folder(output.root / "report", option="--log-dir")
     log_dir = str(output.root)
     logs = inspect_eval(
         list(DEMO_INSPECT_TASKS),
@@ -241,6 +243,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         local_inputs,
         log_grades,
         recorded_data,
+        task_table_path,
         task_table_text,
         write_calibrated,
     )
@@ -252,7 +255,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         folders checked writable: before any log is read, and again once the data is known."""
         inputs = local_inputs([*args.logs, data])
         out = Path(args.out)
-        table = Path(args.tasks_out) if args.tasks_out else out.with_name(f"{out.stem}.tasks.csv")
+        table = task_table_path(out, args.tasks_out)
         if table.absolute() == out.absolute():
             raise FileRefused(f"{table}: --tasks-out is the --out file; choose another")
         folders = []

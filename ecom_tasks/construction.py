@@ -347,30 +347,6 @@ def place_image(source: str, target: str | os.PathLike[str], mode: str, *, outpu
 BUILD_MARKER = ".ecom-tasks-build.json"
 
 
-def _claim_build_folder(output: OutputFolder, benchmark: str) -> None:
-    """Resume in a folder marked as ``benchmark``'s build, or mark a new or empty one; refuse any other
-    folder (a colleague's data set, another benchmark's build) before anything in it is touched."""
-    marker = output.path(BUILD_MARKER)
-    if output.exists(BUILD_MARKER):
-        found = files.read_json(marker, inside=output.root)
-        marked = found.get("benchmark") if isinstance(found, dict) else None
-        if marked != benchmark:
-            raise FileRefused(
-                f"{output.root}: the build folder of {marked!r}, not of {benchmark!r}; choose another --out"
-            )
-        return
-    if os.path.lexists(marker):
-        raise FileRefused(f"{marker}: not a regular file; not followed, move it away")
-    with os.scandir(output.root) as entries:
-        empty = not any(entries)
-    if not empty:
-        raise FileRefused(
-            f"{output.root}: not empty and not a build folder (no {BUILD_MARKER}); a build replaces and removes"
-            " files in it: choose a new or empty --out"
-        )
-    output.write_text(BUILD_MARKER, files.dumps_strict({"benchmark": benchmark}) + "\n")
-
-
 def open_build_folder(
     out: str | os.PathLike[str],
     *,
@@ -403,7 +379,8 @@ def open_build_folder(
             probe = f"{name}/.ecom-tasks-probe.{os.urandom(6).hex()}"
             output.write_bytes(probe, b"")
             output.remove(probe)
-    _claim_build_folder(output, benchmark)  # last: a planted link or FIFO is named by the checks above
+    # Last: a planted link or FIFO is named by the checks above.
+    files.claim_folder(output, BUILD_MARKER, "benchmark", benchmark, option="--out")
     return output
 
 

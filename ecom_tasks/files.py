@@ -766,3 +766,29 @@ class OutputFolder:
             raise FileRefused(f"{self.root}: the {self.what} cannot be written ({exc.strerror})") from None
         os.close(fd)
         os.unlink(temp)
+
+
+def claim_folder(output: OutputFolder, marker: str, key: str, owner: str, *, option: str) -> None:
+    """Make ``output`` (an existing folder) one that only ``owner``'s command works in, before anything in it is
+    touched: a folder whose ``marker`` file (a regular file in it) holds ``{key: owner}`` is reused; a new or empty
+    one is marked so; anything else (not empty and unmarked, marked by another owner, a link or FIFO at the
+    marker) is refused untouched: the command replaces files by name there, and they may be a colleague's."""
+    path = output.path(marker)
+    if output.exists(marker):
+        found = read_json(path, inside=output.root)
+        marked = found.get(key) if isinstance(found, dict) else None
+        if marked != owner:
+            raise FileRefused(
+                f"{output.root}: the {output.what} of {marked!r}, not of {owner!r}; choose another {option}"
+            )
+        return
+    if os.path.lexists(path):
+        raise FileRefused(f"{path}: not a regular file; not followed, move it away")
+    with os.scandir(output.root) as entries:
+        empty = not any(entries)
+    if not empty:
+        raise FileRefused(
+            f"{output.root}: not empty and not a {output.what} (no {marker}); its files may be a colleague's, which"
+            f" this command would replace: choose a new or empty {option}"
+        )
+    output.write_text(marker, dumps_strict({key: owner}) + "\n")

@@ -229,3 +229,12 @@ def mark_build_folder(out: Path, benchmark: str) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / BUILD_MARKER).write_text(json.dumps({"benchmark": benchmark}) + "\n", encoding="utf-8")
+
+
+def mark_report_folder(out: Path) -> Path:
+    """What an earlier ``ecom-tasks report`` left in ``out``: its marker (a test then plants the rest)."""
+    from ecom_tasks.report import REPORT_MARKER
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REPORT_MARKER).write_text(json.dumps({"command": "report"}) + "\n", encoding="utf-8")
+    return out

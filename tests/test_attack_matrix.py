@@ -54,7 +54,7 @@ from attack_helpers import (
     running_as_root,
     tree_digest,
 )
-from helpers import TESTS_DIR, run_cli
+from helpers import TESTS_DIR, mark_report_folder, run_cli
 from loopback.embeddings_server import serve_embeddings
 from loopback.openai_server import serve_openai_compatible
 
@@ -388,6 +388,8 @@ def report_row(attack: str, prepare: Callable[[Sandbox, Path], Scenario]) -> Row
     def setup(box: Sandbox) -> Scenario:
         runs = report_inputs(box)
         scenario = prepare(box, runs)
+        if box.out.is_dir() and not box.out.is_symlink() and any(box.out.iterdir()):
+            mark_report_folder(box.out)  # what the row planted stands in an earlier report's folder
         if not scenario.argv:
             scenario.argv = ["ecom-tasks", "report", str(runs), "--out", str(box.out)]
         # Figures and pages only where the row looks at them: matplotlib is most of a report's time.
@@ -546,6 +548,16 @@ def report_json_log(attack: str) -> Callable[[Sandbox, Path], Scenario]:
         return Scenario([], SAFE, names=[bad], named_in=[box.out / "report.md"])
 
     return prepare
+
+
+def report_colleague_folder(box: Sandbox) -> Scenario:
+    """A colleague's report (unmarked, the names a report writes) at ``--out``: refused, every file kept."""
+    runs = report_inputs(box)
+    (box.out / "csv").mkdir(parents=True)
+    (box.out / "report.md").write_text("# their findings\n", encoding="utf-8")
+    (box.out / "csv" / "runs.csv").write_text("status,model\nsuccess,theirs\n", encoding="utf-8")
+    argv = ["ecom-tasks", "report", str(runs), "--out", str(box.out), "--format", "csv"]
+    return Scenario(argv, REFUSED, names=[box.out], writable=[])
 
 
 # --- rows: compare ------------------------------------------------------------------------------------
@@ -722,6 +734,21 @@ def calibrate_folder_log(box: Sandbox, paths: dict) -> Scenario:
 
 def calibrate_linked_images(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], REFUSED, names=[box.link_out(paths["folder"], "images"), paths["data"]])
+
+
+def calibrate_derived_table(attack: str) -> Callable[[Sandbox, dict], Scenario]:
+    """At the task table's name derived from --out (never named by the user): a colleague's CSV, or a link to
+    one: refused before any log is read, kept."""
+
+    def prepare(box: Sandbox, paths: dict) -> Scenario:
+        table = box.out / "calibrated.tasks.csv"
+        box.out.mkdir()
+        if attack == "symlink":
+            return Scenario([], REFUSED, names=[plant_symlink(table, box.target)], writable=[])
+        table.write_text("task,owner\nshop,alice\n", encoding="utf-8")
+        return Scenario([], REFUSED, names=[table], writable=[])
+
+    return prepare
 
 
 def calibrate_unwritable(box: Sandbox, paths: dict) -> Scenario:
@@ -949,6 +976,15 @@ def embed_decoding(attack: str) -> Callable[[Sandbox, dict], Scenario]:
     return prepare
 
 
+def embed_cache_in_data(box: Sandbox, paths: dict) -> Scenario:
+    """The data folder holds the cache folder ($ECOM_TASKS_CACHE): refused before any embedding, nothing written."""
+    for entry in paths["data"].iterdir():
+        shutil.move(entry, box.root / entry.name)
+    model = f"embedder-{zlib.crc32(box.row.id.encode())}"
+    argv = embed_argv(box.root, box.shared.embedder, model)
+    return Scenario(argv, REFUSED, names=[box.cache], check=no_requests(box.shared.embedder, model), writable=[])
+
+
 # --- rows: build <benchmark> --------------------------------------------------------------------------
 
 #: benchmark -> (input option, bundled fixture folder, input file in it, whether it has images/).
@@ -1134,6 +1170,16 @@ def demo_unwritable(box: Sandbox) -> tuple[Path, list[Path]]:
     return make_unwritable(box.out), [box.out]
 
 
+def demo_colleague_report(box: Sandbox) -> Scenario:
+    """A colleague's report at <log-dir>/report: refused before any run, kept (the demo's own is reused)."""
+    theirs = box.out / "report" / "report.md"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text("# their findings\n", encoding="utf-8")
+    argv = ["ecom-tasks", "demo", "--log-dir", str(box.out)]
+    writable = [box.out / "lm-eval", box.cache, box.logs]
+    return Scenario(argv, REFUSED, names=[theirs.parent], writable=writable, timeout=DEMO_TIMEOUT)
+
+
 def demo_linked_subfolders(box: Sandbox) -> tuple[Path, list[Path]]:
     report = plant_symlink(box.out / "report", box.victim_folder("report"))
     lm_eval = plant_symlink(box.out / "lm-eval", box.victim_folder("lm-eval"))
@@ -1162,6 +1208,7 @@ ROWS: list[Row] = [
     report_row("markup_in_file_name", report_markup_in_file_name),
     report_row("input_file_symlink", report_linked_log),
     report_row("unwritable_output", report_unwritable),
+    Row("report", "colleague_folder_at_out", report_colleague_folder),
     *(report_row(attack, report_decoding(attack)) for attack in DECODING_ATTACKS),
     *(report_row(f"inspect_json_log:{attack}", report_json_log(attack)) for attack in LOG_READER_ATTACKS),
     compare_row("symlink_at:json", compare_link_at_json),
@@ -1179,7 +1226,8 @@ ROWS: list[Row] = [
         for attack in ("deep_nesting", "huge_int")
     ),
     calibrate_row("symlink_at:out", output_link_at("calibrated.jsonl")),
-    calibrate_row("symlink_at:tasks_out", output_link_at("calibrated.tasks.csv")),
+    calibrate_row("symlink_at:tasks_out", calibrate_derived_table("symlink")),
+    calibrate_row("colleague_file_at:tasks_out", calibrate_derived_table("colleague")),
     calibrate_row("dangling_symlink_at_image", calibrate_dangling_image),
     calibrate_row("colleague_file_at:image", calibrate_colleague_image),
     calibrate_row("output_subfolder_symlink", calibrate_linked_subfolder),
@@ -1217,11 +1265,13 @@ ROWS: list[Row] = [
     embed_row("folder_at:embedder.json", embed_folder_meta),
     embed_row("input_subfolder_symlink", embed_linked_images),
     embed_row("unwritable_cache", embed_unwritable_cache),
+    embed_row("output_inside_input", embed_cache_in_data),
     *(embed_row(attack, embed_decoding(attack)) for attack in DECODING_ATTACKS),
     *(row for benchmark in BUILD_INPUTS for row in build_rows(benchmark)),
     demo_row("output_is_symlink", demo_log_dir_is_link),
     demo_row("unwritable_output", demo_unwritable),
     demo_row("output_subfolder_symlink", demo_linked_subfolders),
+    Row("demo", "colleague_folder_at:report", demo_colleague_report, slow=True),
 ]
 ROW_IDS = {row.id: row for row in ROWS}
 assert len(ROW_IDS) == len(ROWS), "two rows share an id"

@@ -5,7 +5,9 @@ inside the data it embeds, a resource count Ray would refuse only after the work
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,99 @@ def test_ray_resources_take_only_finite_numbers_of_zero_or_more(option, capsys):
             getattr(parser.parse_args(["embed-pool", "--retriever", "r", option, good]), option[2:].replace("-", "_"))
             == value
         )
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every entry below ``root``: a file's bytes, a link's target, a FIFO or a folder as such."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_symlink():
+            found[str(path)] = f"link to {os.readlink(path)}"
+        elif stat.S_ISFIFO(path.lstat().st_mode):
+            found[str(path)] = "fifo"
+        else:
+            found[str(path)] = path.read_bytes().hex() if path.is_file() else "folder"
+    return found
+
+
+@pytest.mark.parametrize(
+    "attack", ["colleague_report", "build_folder", "other_owner", "link_at_marker", "fifo_at_marker"]
+)
+def test_a_report_folder_that_is_not_ours_is_refused_untouched(attack, tmp_path):
+    from ecom_tasks.construction import BUILD_MARKER
+    from ecom_tasks.files import FileRefused
+    from ecom_tasks.report import REPORT_MARKER, write_report
+
+    (tmp_path / "logs").mkdir()
+    out = tmp_path / "shared" / "report"
+    out.mkdir(parents=True)
+    marker = out / REPORT_MARKER
+    expected = f"{out}: not empty and not a report folder (no {REPORT_MARKER})"
+    if attack == "colleague_report":  # a report of theirs, made before reports were marked: the same file names
+        (out / "csv").mkdir()
+        (out / "report.md").write_text("# their findings\n", encoding="utf-8")
+        (out / "csv" / "runs.csv").write_text("status,model\nsuccess,theirs\n", encoding="utf-8")
+    elif attack == "build_folder":
+        (out / BUILD_MARKER).write_text('{"benchmark": "rair"}\n', encoding="utf-8")
+    elif attack == "other_owner":
+        marker.write_text('{"command": "compare"}\n', encoding="utf-8")
+        expected = f"{out}: the report folder of 'compare', not of 'report'; choose another --out"
+    elif attack == "link_at_marker":  # a colleague's file that says "report": not followed, not trusted
+        (tmp_path / "victim.json").write_text('{"command": "report"}\n', encoding="utf-8")
+        marker.symlink_to(tmp_path / "victim.json")
+        expected = f"{marker}: not a regular file; not followed, move it away"
+    else:
+        os.mkfifo(marker)  # reading it would hang
+        expected = f"{marker}: not a regular file; not followed, move it away"
+    before = _tree(tmp_path)
+    with pytest.raises(FileRefused) as refused:
+        write_report([tmp_path / "logs"], out, plots=False)
+    assert str(refused.value).startswith(expected) and len(str(refused.value).splitlines()) == 1
+    assert _tree(tmp_path) == before
+
+
+def test_a_new_report_folder_is_marked_and_reused_and_an_empty_one_is_taken(tmp_path):
+    from helpers import mark_report_folder
+
+    from ecom_tasks.report import REPORT_MARKER, write_report
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "empty").mkdir()
+    for out in (tmp_path / "new", tmp_path / "empty"):
+        for _ in range(2):  # the second report replaces its own files
+            result = write_report([tmp_path / "logs"], out, formats="md,csv", plots=False)
+            assert (out / "report.md").is_file() and result.out == out
+        assert json.loads((out / REPORT_MARKER).read_text(encoding="utf-8")) == {"command": "report"}
+    # The tests' stand-in for an earlier report writes what the command writes.
+    assert (mark_report_folder(tmp_path / "m") / REPORT_MARKER).read_bytes() == (out / REPORT_MARKER).read_bytes()
+
+
+def test_calibrate_replaces_only_a_derived_task_table_it_wrote(tmp_path, capsys):
+    from ecom_tasks.cli import build_parser
+    from ecom_tasks.ecomeval.calibration import Calibrated, task_table_path, task_table_text
+    from ecom_tasks.files import FileRefused
+
+    out = tmp_path / "calibrated.jsonl"
+    table = tmp_path / "calibrated.tasks.csv"
+    assert task_table_path(out, None) == table  # nothing there yet
+    table.write_text(task_table_text({"ecom_qa": Calibrated(75.0, 2, 3, "medium")}), encoding="utf-8")
+    assert task_table_path(out, None) == table  # a table calibrate wrote: replaced
+    (tmp_path / "victim.csv").write_bytes(table.read_bytes())
+    theirs = {
+        "colleague_csv": lambda: table.write_text("task,owner\nshop,alice\n", encoding="utf-8"),
+        "link": lambda: table.symlink_to(tmp_path / "victim.csv"),  # says ours, but a link is never ours
+        "fifo": lambda: os.mkfifo(table),  # never opened
+    }
+    for attack, plant in theirs.items():
+        table.unlink()
+        plant()
+        before = _tree(tmp_path)
+        with pytest.raises(FileRefused, match="not a task table calibrate wrote"):
+            task_table_path(out, None)
+        assert task_table_path(out, str(tmp_path / "named.csv")) == tmp_path / "named.csv"  # a name given: its rules
+        # The command refuses it before reading any log (this one does not exist), in one line naming the file.
+        args = build_parser().parse_args(["calibrate", str(tmp_path / "absent.eval"), "--out", str(out)])
+        assert args.func(args) == 2, attack
+        said = capsys.readouterr().err.strip()
+        assert said.startswith(f"calibrate: {table}: not a task table calibrate wrote") and "\n" not in said, said
+        assert _tree(tmp_path) == before

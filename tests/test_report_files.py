@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import check_ok, run_cli
+from helpers import check_ok, mark_report_folder, run_cli
 from test_report_merge import _rair_log, read_table, run_rows
 
 from ecom_tasks.files import FileRefused
@@ -61,7 +61,7 @@ def test_an_existing_file_as_out_is_a_one_line_error(tmp_path: Path):
 @pytest.mark.parametrize("planted", ["report.html", "report.md", "csv/runs.csv", "csv/rair_table5.csv"])
 def test_a_symlink_planted_at_an_output_name_is_replaced_never_written_through(tmp_path: Path, planted: str):
     victim = _victim(tmp_path)
-    out = tmp_path / "shared-report"
+    out = mark_report_folder(tmp_path / "shared-report")  # an earlier report's folder, where a link was planted
     (out / planted).parent.mkdir(parents=True, exist_ok=True)
     (out / planted).symlink_to(victim)
     write_report([_logs(tmp_path)], out, plots=False)
@@ -73,8 +73,7 @@ def test_a_symlink_planted_at_an_output_name_is_replaced_never_written_through(t
 def test_a_symlinked_csv_folder_is_refused_and_nothing_lands_in_its_target(tmp_path: Path):
     victim_folder = _victim(tmp_path).parent
     before = _folder_digest(victim_folder)
-    out = tmp_path / "shared-report"
-    out.mkdir()
+    out = mark_report_folder(tmp_path / "shared-report")
     (out / "csv").symlink_to(victim_folder, target_is_directory=True)
     proc = run_cli(["ecom-tasks", "report", _logs(tmp_path), "--out", out, "--format", "csv"])
     assert "symbolic link" in _short_failure(proc, out / "csv")

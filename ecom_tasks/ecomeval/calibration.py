@@ -5,6 +5,7 @@ the rules are in EcomEval's README ("Difficulty calibration")."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -187,10 +188,35 @@ def write_calibrated(
     return len(lines), sum(1 for r in records if r not in items)
 
 
+#: The task table's columns: its first line, by which calibrate knows a table it wrote (:func:`task_table_path`).
+TASK_TABLE_COLUMNS = ("task", "items", "models", "score", "difficulty")
+
+
+def task_table_path(out: Path, tasks_out: str | None) -> Path:
+    """Where the task table goes: ``tasks_out``, else ``<out stem>.tasks.csv`` beside ``out``. A name the user never
+    gave replaces only a task table calibrate wrote (a regular file whose first line is :data:`TASK_TABLE_COLUMNS`);
+    anything else there is refused untouched."""
+    if tasks_out:
+        return Path(tasks_out)
+    table = out.with_name(f"{out.stem}.tasks.csv")
+    if os.path.lexists(table):
+        header = ",".join(TASK_TABLE_COLUMNS).encode()
+        ours = False
+        if stat.S_ISREG(table.lstat().st_mode):
+            with files.open_regular(table) as handle:
+                ours = handle.readline(len(header) + 2).rstrip(b"\r\n") == header
+        if not ours:
+            raise files.FileRefused(
+                f"{table}: not a task table calibrate wrote (its first line is not {header.decode()}); not replaced:"
+                " give --tasks-out, or move it away"
+            )
+    return table
+
+
 def task_table_text(task_rows: Mapping[str, Calibrated]) -> str:
-    """The task-level labels as CSV: task, items, models, score, difficulty."""
+    """The task-level labels as CSV: :data:`TASK_TABLE_COLUMNS`."""
     return csv_text(
-        ["task", "items", "models", "score", "difficulty"],
+        list(TASK_TABLE_COLUMNS),
         (
             [task, row.n_items, row.n_models, "" if row.score is None else f"{row.score:.4f}", row.difficulty or ""]
             for task, row in task_rows.items()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ecom_tasks.files import OutputFolder
+from ecom_tasks.files import OutputFolder, claim_folder
 from ecom_tasks.report.text import (
     by_benchmark,
     format_table,
@@ -26,10 +26,15 @@ from ecom_tasks.report.text import (
 from ecom_tasks.results import SUCCESS, UNREADABLE
 
 FORMATS = ("md", "csv", "html")
+#: The file that makes a folder a report folder (``{"command": "report"}``): a report replaces report.md,
+#: report.html, csv/*.csv and plots/*.png by name, so it writes only into a folder it made.
+REPORT_MARKER = ".ecom-tasks-report.json"
 
 __all__ = [
     "parse_formats",
     "FORMATS",
+    "REPORT_MARKER",
+    "open_report_folder",
     "ReportFiles",
     "by_benchmark",
     "format_table",
@@ -63,6 +68,16 @@ def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def open_report_folder(out: str | Path, inputs: Iterable[str | Path] = (), *, option: str = "--out") -> OutputFolder:
+    """The report folder ``out``, checked writable before any log is read: a new or empty folder (marked with
+    :data:`REPORT_MARKER`) or one an earlier report marked; a colleague's folder is refused untouched
+    (:func:`ecom_tasks.files.claim_folder`)."""
+    folder = OutputFolder(out, inputs=inputs, what="report folder")
+    folder.check_writable()
+    claim_folder(folder, REPORT_MARKER, "command", "report", option=option)
+    return folder
+
+
 def write_report(
     paths: Iterable[str | Path],
     out: str | Path,
@@ -76,7 +91,8 @@ def write_report(
     """Read every run under ``paths``, build the tables and write them to ``out`` (a folder).
 
     Every file is written through :class:`ecom_tasks.files.OutputFolder`: inside ``out``, never through
-    a symlink planted there, and ``out`` is refused when it is a file, or is or lies inside an input.
+    a symlink planted there, and ``out`` is refused when it is a file, or is or lies inside an input, or
+    is not a report folder (:func:`open_report_folder`).
     """
     from ecom_tasks.report import plots as plotting
     from ecom_tasks.report import render
@@ -85,8 +101,7 @@ def write_report(
 
     chosen = parse_formats(formats)
     inputs = [Path(p) for p in paths]
-    folder = OutputFolder(out, inputs=inputs, what="report folder")
-    folder.check_writable()  # before reading every log
+    folder = open_report_folder(out, inputs)  # before reading every log
     runs = read_runs(inputs, progress=progress)  # every file read once: the comparison takes these runs too
     merged, failed = merge_runs(runs)
     comparisons, unread_samples = _comparison_tables(runs, merged, baseline, resamples)
