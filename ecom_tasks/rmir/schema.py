@@ -188,23 +188,25 @@ def validate_queries(
 # --- loading ---------------------------------------------------------------------------------
 
 
-def _is_table(path: Path) -> bool:
-    # Names and suffixes in any case (Queries.JSONL), as the other benchmarks' loaders read them.
-    return path.stem.casefold() in TABLES and path.suffix.casefold() in SUFFIXES
+def table_files(
+    folder: Path, tables: Sequence[str] = TABLES, needed: Sequence[str] = ("queries", "pool"), what: str = "RMIR data"
+) -> dict[str, Path]:
+    """The files of ``folder`` holding ``tables`` (``<table>.jsonl``/``.parquet``/``.csv``, in any case, as the other
+    benchmarks' loaders read them): regular files, or symlinks that stay inside it; a table file that is anything
+    else (a FIFO, a symlink leading out), two files for one table, or a ``needed`` one missing is a problem."""
 
+    def is_table(path: Path) -> bool:
+        return path.stem.casefold() in tables and path.suffix.casefold() in SUFFIXES
 
-def _table_files(folder: Path) -> dict[str, Path]:
-    """The table files of ``folder``: regular files, or symlinks that stay inside it; a table file that
-    is anything else (a FIFO, a symlink leading out) is a problem naming it."""
     try:
-        candidates = files.folder_files(folder, match=_is_table)
-        refused = [refusal(path, error) for path, error in files.refused_entries(folder, match=_is_table)]
+        candidates = files.folder_files(folder, match=is_table)
+        refused = [refusal(path, error) for path, error in files.refused_entries(folder, match=is_table)]
     except files.FileRefused as error:
         raise DataValidationError([refusal(folder, error)]) from None
     if refused:
         raise DataValidationError(refused)
     found: dict[str, Path] = {}
-    for table in TABLES:
+    for table in tables:
         matches = [p for p in candidates if p.stem.casefold() == table]
         if len(matches) > 1:
             raise DataValidationError(
@@ -212,10 +214,10 @@ def _table_files(folder: Path) -> dict[str, Path]:
             )
         if matches:
             found[table] = matches[0]
-    missing = [t for t in ("queries", "pool") if t not in found]
+    missing = [t for t in needed if t not in found]
     if missing:
         names = " and ".join(f"{t}.jsonl (or .parquet/.csv)" for t in missing)
-        raise DataValidationError([Problem(str(folder), 0, "-", f"the RMIR data folder needs {names}")])
+        raise DataValidationError([Problem(str(folder), 0, "-", f"the {what} folder needs {names}")])
     return found
 
 
@@ -305,7 +307,7 @@ def select_split(
 def _source_key(data: str) -> tuple:
     path = files.checked_path(Path(data).expanduser())
     if path.is_dir():
-        tables = sorted(_table_files(path).values())
+        tables = sorted(table_files(path).values())
         return (str(path.resolve()), *((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in tables))
     return (data,)
 
@@ -314,7 +316,7 @@ def _source_key(data: str) -> tuple:
 def _tables(key: tuple, data: str) -> dict[str, list[Row]]:
     path = Path(data).expanduser()
     if path.is_dir():
-        return {table: load_rows(file) for table, file in _table_files(path).items()}
+        return {table: load_rows(file) for table, file in table_files(path).items()}
     if path.exists():
         raise DataValidationError(
             [Problem(data, 0, "-", "RMIR data is a folder holding queries.* and pool.* (or a Hugging Face id)")]

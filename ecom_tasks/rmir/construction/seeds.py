@@ -16,7 +16,7 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.data import DataValidationError, Problem, Row, is_blank, load_rows, parse_flag, refusal
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
-from ecom_tasks.rmir.schema import SUFFIXES, PoolRecord, validate_pool
+from ecom_tasks.rmir.schema import PoolRecord, table_files, validate_pool
 
 INPUT_COLUMN = "input"
 
@@ -35,28 +35,12 @@ class Seeds:
         return self.by_id[seed_id]
 
 
-def _is_seed_table(path: Path) -> bool:
-    return path.stem == "seeds" and path.suffix in SUFFIXES
-
-
 def seed_file(seeds: str | os.PathLike[str]) -> Path:
     """The table file of ``seeds`` (a regular file, or a folder with exactly one ``seeds.*`` that is a
     regular file or a symlink staying inside it); anything else is a problem naming it."""
     path = files.checked_path(Path(os.fspath(seeds)).expanduser())
     if path.is_dir():
-        try:
-            found = files.folder_files(path, match=_is_seed_table)
-            refused = files.refused_entries(path, match=_is_seed_table)
-        except files.FileRefused as error:
-            raise DataValidationError([refusal(path, error)]) from None
-        if refused:
-            raise DataValidationError([refusal(entry, error) for entry, error in refused])
-        if len(found) == 1:
-            return found[0]
-        what = (
-            "several seed tables: " + ", ".join(p.name for p in found) if found else "no seeds.jsonl (or .csv/.parquet)"
-        )
-        raise DataValidationError([Problem(str(path), 0, "-", f"the seed folder holds {what}")])
+        return table_files(path, ("seeds",), ("seeds",), "seed")["seeds"]
     if not path.exists() and not path.is_symlink():
         raise DataValidationError([Problem(str(path), 0, "-", "no such seed file or folder")])
     try:
