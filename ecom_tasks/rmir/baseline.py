@@ -1,20 +1,5 @@
-"""Baseline responders for RMIR's prompts: the reason-then-embed prompt and the construction stages'.
-
-It cannot see images. For reason-then-embed its "description" is the query
-text without question words: embedding it is close to embedding the query
-text itself, a floor for what reasoning about the image adds.
-
-For the construction stages (``ecom-tasks build rmir``) it works from the
-captions the prompts carry with ``--captions`` and abstains without them:
-
-- generation: one templated pair per category, built on the input caption;
-- filtration: yes when the query names no content word of the target
-  description (a lexical stand-in for "the query alone does not give the answer")
-  and stays under 25 words;
-- judging: True when the candidate's caption shares at least two content
-  words with the input's caption and the query, False otherwise; ABSTAIN when
-  a caption is missing. Deterministic, so a panel of baselines is unanimous.
-"""
+"""Baseline responders for RMIR's prompts (reason-then-embed and the construction stages): no image is seen,
+captions and query words stand in (their rules: the RMIR README, "The offline baseline")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Reading the construction stages' replies: the generated pairs, the filter's yes/no, a judge's vote.
-
-Each parser takes the *last* tag after the reasoning (a reply cut off inside ``<think>`` is
-``truncated``), without what the reply copies from the stage's instructions: the format's own
-placeholders (``<query>the query</query>``) are no pair, verdicts offered as alternatives no vote. A
-reply that cannot be read is a counted failure with a status, never a guess.
-"""
+"""Reading the construction stages' replies: the generated pairs, the filter's yes/no, a judge's vote (the rules:
+the RMIR README, "Prompts are ours")."""
 
 from __future__ import annotations
 
