@@ -94,7 +94,8 @@ def _answer(row: Row, problems: list[Problem]) -> int:
     return -1
 
 
-def _category(row: Row, problems: list[Problem]) -> str | None:
+def category_field(row: Row, problems: list[Problem]) -> str | None:
+    """Table 7's category: its name or its 1-based id; None when blank."""
     value = row.values.get("category")
     if is_blank(value):
         return None
@@ -120,7 +121,7 @@ def _record(row: Row, record_id: str, problems: list[Problem]) -> MonBenchRecord
     question = require_text(row, "question", problems)
     choices = _choices(row, problems)
     answer = _answer(row, problems)
-    category = _category(row, problems)
+    category = category_field(row, problems)
     if choices and task in RELATION_LABELS and sorted(choices) != sorted(RELATION_LABELS[task]):
         problem("choices", f"{task} choices must be the labels {', '.join(RELATION_LABELS[task])}")
     return MonBenchRecord(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ecom_tasks.data import Problem, Row, is_blank, load_rows, require_text, validate_records
 from ecom_tasks.monbench.construction.prompts import IRRELEVANT, RELEVANT
-from ecom_tasks.monbench.schema import CATEGORIES
+from ecom_tasks.monbench.schema import category_field
 
 _HUMAN = {
     "relevant": RELEVANT,
@@ -50,19 +50,6 @@ def _human(row: Row, problems: list[Problem]) -> str:
     return _HUMAN[key]
 
 
-def _category(row: Row, problems: list[Problem]) -> str | None:
-    value = row.values.get("category")
-    if is_blank(value):
-        return None
-    text = str(value).strip()
-    if text.isdigit() and 1 <= int(text) <= len(CATEGORIES):
-        return CATEGORIES[int(text) - 1]
-    if text in CATEGORIES:
-        return text
-    problems.append(Problem(row.source, row.index, "category", f"not one of the 22 query categories: {value!r}"))
-    return None
-
-
 def _pair(row: Row, pair_id: str, problems: list[Problem]) -> AdPair:
     return AdPair(
         id=pair_id,
@@ -71,7 +58,7 @@ def _pair(row: Row, pair_id: str, problems: list[Problem]) -> AdPair:
         human=_human(row, problems),
         location=require_text(row, "location", problems, optional=True),
         market=require_text(row, "market", problems, optional=True),
-        category=_category(row, problems),
+        category=category_field(row, problems),
     )
 
 
