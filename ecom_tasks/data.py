@@ -1,10 +1,5 @@
-"""Reading benchmark rows from a local file, a folder of files or a Hugging Face id.
-
-Each row says where it came from, so a bad value is reported as ``file:row:field``. CSV, Parquet and
-hub datasets are read with ``datasets``; JSON Lines through :func:`ecom_tasks.files.json_lines`. Local
-files are read as ``files.py`` reads them (a FIFO, a symlink leaving the folder, a file with no records:
-a problem naming it); data files in a folder's sub-folders are not read, each named in a warning.
-"""
+"""Reading benchmark rows from a local file, a folder of files or a Hugging Face id, and the checks every schema
+shares. Each row says where it came from, so a bad value is reported as ``file:row:field``."""
 
 from __future__ import annotations
 
@@ -135,11 +130,9 @@ def refusal(path: Path | str, error: files.FileRefused) -> Problem:
 
 
 def _local_files(path: Path) -> tuple[list[Path], list[Problem]]:
-    """The files :func:`load_rows` reads from the local ``path``: the file, or a folder's data files (any
-    suffix case, regular files or symlinks staying inside it); a refused or missing one, or a folder without
-    data files, is a problem naming it. Also a problem naming each data file left unread because it sits in
-    a real sub-folder (a benchmark's data is one level: its sub-folders hold images or other data sets, e.g.
-    EcomEval's ``judge_meta``). Symlinked sub-folders are never walked: ``images -> /usr`` names nothing of ``/usr``."""
+    """The files :func:`load_rows` reads from the local ``path`` (the file, or a folder's data files), and a
+    problem naming each data file of a real sub-folder, which is not read (sub-folders hold images or other data
+    sets, e.g. EcomEval's ``judge_meta``; a symlinked one is never walked)."""
     try:
         if not path.is_dir():
             return [files.regular_file(path)], []
@@ -171,11 +164,8 @@ def data_files(data: str | os.PathLike[str]) -> list[Path]:
 
 
 def _json_lines(path: Path, inside: Path | None) -> list[dict[str, Any]]:
-    """The objects of a JSON Lines file; a broken line is a ``file:line`` problem (every one is listed).
-
-    Not read with ``datasets``: each line is parsed anyway to say which one is broken, values stay as
-    written (a column may mix a category id and a name, which an Arrow schema refuses), and no cache is built.
-    """
+    """The objects of a JSON Lines file, every broken line a ``file:line`` problem. Not read with ``datasets``: values
+    stay as written (a column may mix a category id and a name, which an Arrow schema refuses), no cache is built."""
     values, problems = files.json_lines(path, inside=inside)
     records: list[dict[str, Any]] = []
     for number, value in values:
@@ -193,10 +183,8 @@ def _no_rows(path: Path) -> Problem:
 
 
 def _csv_problem(path: Path, inside: Path | None) -> Problem | None:
-    """Where a CSV file ``datasets`` could not read goes wrong, found with the standard library: the first
-    byte that is not UTF-8, the first record with more fields than the header, or no record after the
-    header. Rows are counted as records after the header (as in ``file:row:field`` problems); the message
-    gives the line too."""
+    """Where a CSV file ``datasets`` could not read goes wrong (the first byte not UTF-8, the first record with more
+    fields than the header, no record), as a ``file:row`` problem whose message gives the line too."""
     raw = files.read_bytes(path, inside=inside)
     try:
         text = raw.decode("utf-8-sig")
@@ -270,11 +258,8 @@ def looks_like_local_path(data: str | os.PathLike[str]) -> bool:
 
 
 def load_rows(data: str | os.PathLike[str]) -> list[Row]:
-    """Rows from a local file or folder, or from a Hugging Face dataset id.
-
-    A hub id needs network access (the only network use; offline flags make it fail fast); all its splits
-    are read, each row getting a ``split`` column named after its hub split unless it has one.
-    """
+    """Rows from a local file or folder, or from a Hugging Face dataset id (the only network use): every split of
+    it, each row getting a ``split`` column named after its hub split unless it has one."""
     path = files.checked_path(Path(os.fspath(data)).expanduser())
     if path.exists():
         found, skipped = _local_files(path)
@@ -339,11 +324,8 @@ def read_id(row: Row, problems: list[Problem], field: str = "id") -> str:
 def collect_records(
     rows: Iterable[Row], build: Callable[[Row, str, list[Problem]], RecordT], problems: list[Problem]
 ) -> list[RecordT]:
-    """Run a benchmark's ``build(row, record_id, problems)`` over every row, adding to ``problems``.
-
-    Reads the ``id``, keeps a record only when its row added no problem, and checks ids are unique
-    (duplicates listed after the rows' own problems). :func:`validate_records` raises them.
-    """
+    """The records ``build(row, record_id, problems)`` makes of rows that add no problem to ``problems``, with a
+    problem for every duplicate id (listed after the rows' own problems)."""
     records: list[RecordT] = []
     duplicates: list[Problem] = []
     first_row: dict[str, Row] = {}
@@ -362,8 +344,7 @@ def collect_records(
 
 
 def validate_records(rows: list[Row], build: Callable[[Row, str, list[Problem]], RecordT]) -> list[RecordT]:
-    """Every row's record (see :func:`collect_records`), or one ``DataValidationError`` listing every
-    problem of every row. Shared by every schema."""
+    """Every row's record (:func:`collect_records`), or one ``DataValidationError`` listing every problem."""
     problems: list[Problem] = []
     records = collect_records(rows, build, problems)
     if problems:

@@ -1,10 +1,5 @@
-"""Images in benchmark rows: resolved to what a model or embedder takes, checked with pillow at load time.
-
-An image cell (RAIR, EcomEval, RMIR) is a path relative to the data file, a ``data:`` URI, an http(s)
-URL, a ``datasets`` Image feature or a decoded PIL image; a bad one is a ``file:row:field`` problem.
-What may be read, fetched and decoded (:class:`ImageAccess`, the caps below): docs/security.md,
-"What the loaders read".
-"""
+"""Image cells of benchmark rows, resolved to what a model or embedder takes and checked with pillow at load time;
+a bad one is a ``file:row:field`` problem. What may be read, fetched and decoded: docs/security.md."""
 
 from __future__ import annotations
 
@@ -153,12 +148,9 @@ def _inside_path(value: str, row: Row, access: ImageAccess) -> Path:
 def resolve_image(
     value: Any, row: Row, field: str, problems: list[Problem], *, check: bool, access: ImageAccess = DEFAULT_ACCESS
 ) -> str | None:
-    """``value`` (not blank) as an absolute path, data URI or URL; None plus a problem when it is bad.
-
-    ``check``: open files, data URIs and (allowed) URLs with pillow (missing or unreadable: a problem);
-    an allowed URL is then fetched and returned as a data URI. ``access``: what beyond the dataset's
-    folder may be read (see :class:`ImageAccess`); refused references are problems whatever ``check``.
-    """
+    """``value`` (a path relative to the data file, a ``data:`` URI, an http(s) URL, a ``datasets`` Image feature
+    or a PIL image) as an absolute path, data URI or URL; None plus a problem when it is bad or ``access`` refuses
+    it. ``check``: decode it with pillow (an allowed URL is then fetched and returned as a data URI)."""
     try:
         return _resolve(value, row, check, access)
     except _Refused as refused:

@@ -1,10 +1,5 @@
-"""The papers' tables as data, and the pieces each benchmark's ``paper_tables.py`` builds them with.
-
-A benchmark's ``paper_tables.tables(runs)`` lays out its paper's tables from merged runs, with the paper's
-rows (its ``reference_results.csv``) beside ours. Run cells hold the logs' values unrounded and unscaled
-(reference rows are converted to that unit; ``report/render.py`` formats them). A row is one (model,
-framework, settings) combination; what it ran on and its flags: docs/reports.md.
-"""
+"""The papers' tables as data, and the pieces each benchmark's ``paper_tables.tables(runs)`` builds them with: the
+paper's rows beside ours, cells in the logs' unit, unrounded (``report/render.py`` formats them; docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -43,9 +38,8 @@ _SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9_]*")
 
 
 def file_slug(name: str) -> str:
-    """A name safe as a file name and an HTML id: lower-case letters, digits, ``_`` and ``-``.
-    A name that is not already of that form (``../../x``, ``/abs``, ``"><script>``) gets a
-    short hash of itself appended, so two names that clean up alike stay two files."""
+    """A name safe as a file name and an HTML id; one cleaned up (``../../x``, ``"><script>``) gets a short hash of
+    itself appended, so two names that clean up alike stay two files."""
     if _SAFE_NAME.fullmatch(name) and len(name) <= 64:
         return name
     cleaned = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40] or "x"
@@ -206,9 +200,8 @@ def assemble(
     excluded: Iterable[str] = (),
     model: Callable[[MergedRun], str] | None = None,
 ) -> list[Slots]:
-    """Group runs into rows: ``classify(run) -> (setting text, slot)`` or None to leave it out.
-    Runs of different tasks that would fill the same cell (a preset and the parametric task
-    with the same arguments) are kept apart: the task name joins their settings."""
+    """Group runs into rows: ``classify(run) -> (setting text, slot)`` or None to leave it out; runs of two tasks
+    that would fill one cell (a preset and the parametric task) are kept apart by the task name."""
     excluded = tuple(excluded)
     placed = []
     for run in runs:
@@ -279,10 +272,7 @@ def _pool_flags(run: MergedRun) -> list[str]:
 
 
 def data_and_flags(runs: Iterable[MergedRun]) -> tuple[str, tuple[str, ...]]:
-    """What the runs of a row were run on, and the warnings a reader must see beside its numbers: the
-    bundled fixtures, an unreliable judge, a ``--limit`` run, every failure share above 0 (invalid,
-    truncated, over the server's context, failed queries), a truncation share the
-    framework cannot know (lm-eval passes no stop reason), and recall@K over a pool of K items or fewer."""
+    """What the runs of a row were run on, and the warnings a reader must see beside its numbers (docs/reports.md)."""
     runs = list(runs)
     data = " + ".join(dict.fromkeys(run.data for run in runs))
     flags = []

@@ -1,11 +1,6 @@
-"""MonBench's offline baseline responder: lexical overlap (``ecom/baseline``, ``ecom-baseline``).
-
-Multiple choice: the option sharing the most word tokens with the question
-wins (ties go to the earlier option, which gives the baseline a realistic
-first-position bias). For relation questions whose options are closed labels
-(ExactMatch / Narrowing / Substitute / Complement / Irrelevant) the overlap
-between the two things being related picks the label instead.
-"""
+"""MonBench's offline baseline responder (``ecom/baseline``, ``ecom-baseline``): the option sharing the most words
+with the question (ties go to the earlier option: a realistic first-position bias); for closed relation labels, the
+overlap between the two related texts picks the label."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""MonBench's metric maths: permutation-robust multiple choice over runs (numpy).
-
-Each scored item is a :class:`RunOutcome`: one run of one question, with the question's group fields
-and the run's numbers. A *run* is one (ordering, format) pair over all questions of a task. The
-accuracy metrics (``acc``, ``acc_ci`` and any plugin metric of the ``choice_runs`` kind) are the
-registered metric specs, computed on ``scorers.kinds.ChoiceRuns``; the breakdowns below are MonBench's own.
-"""
+"""MonBench's metric maths over runs (numpy): the registered ``choice_runs`` metric specs (``acc``, ``acc_ci``, a
+plugin's) computed on ``scorers.kinds.ChoiceRuns``, and MonBench's own breakdowns."""
 
 from __future__ import annotations
 
@@ -119,11 +114,8 @@ def _strict_summary(table: np.ndarray, specs: Sequence[MetricSpec], confidence: 
 
 
 def reweighted_accuracy(outcomes: Iterable[RunOutcome], weights: Mapping[str, float]) -> float:
-    """Accuracy with each category's accuracy weighted by a target distribution.
-
-    ``weights`` maps category names to their share of real traffic; categories absent from the data
-    are dropped and the rest renormalized, and runs with no category are ignored.
-    """
+    """Accuracy with each category's accuracy weighted by its share of real traffic (``weights``); categories absent
+    from the data are dropped and the rest renormalized, runs with no category ignored."""
     correct: dict[str, list[float]] = defaultdict(list)
     for o in outcomes:
         if o["category"]:

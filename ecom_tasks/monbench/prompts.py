@@ -1,10 +1,5 @@
-"""MonBench prompt builder (paper App. A, B.3 Table 10, C Table 11).
-
-The system prompt is the static part: preamble, task instruction, output
-format and the few-shot block. It depends only on (task, format, shots), so
-it is byte-identical for every question of a run and provider prompt caching
-applies. The user prompt carries the question and the options in run order.
-"""
+"""MonBench prompt builder (paper App. A, B.3 Table 10, C Table 11; README "Where our protocol differs"): the
+system prompt depends only on (task, format, shots), the user prompt holds the question and options in run order."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""MonBench robustness protocol: option orderings x return formats = runs.
-
-A *run* is one (ordering, format) pair applied to every question of a task;
-the paper's full design is all 24 orderings x 3 formats = 72 runs. Orderings
-are numbered in ``itertools.permutations`` order, so ``p0`` is the canonical
-order everywhere and ids are stable across designs and machines.
-"""
+"""MonBench robustness protocol: a *run* is one (option ordering, return format) pair applied to every question of a
+task. Orderings are numbered in ``itertools.permutations`` order: ``p0`` is the canonical order in every design."""
 
 from __future__ import annotations
 

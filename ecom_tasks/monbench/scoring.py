@@ -22,17 +22,10 @@ def score_reply(
     truncated: bool | None = None,
     prompt: Sequence[str] | None = None,
 ) -> tuple[ParsedAnswer, RunOutcome]:
-    """Parse ``completion`` for the run described by ``fields``; return the parse and the outcome.
-
-    ``strict``: Label+Content replies must have agreeing tags (else wrong); by default the label
-    decides. ``mismatch`` counts label/content disagreements in both modes.
-    The parse is the careful reading (the headline); the outcome also carries the strict reading
-    (``parse_strict``: exactly the requested tags) in ``correct_strict`` and ``invalid_strict``.
-    ``truncated``: the reply stopped on the token limit, when the framework knows; otherwise a
-    reply cut off inside ``<think>`` counts as truncated.
-    ``prompt``: the system and user message sent (default: ``fields``' ``system_prompt`` and
-    ``user_prompt`` when it has them); what the reply copies from them is not read.
-    """
+    """The careful reading of ``completion`` (the headline) and the run's outcome, which holds the strict reading
+    (exactly the requested tags) in ``*_strict``. ``strict``: Label+Content tags must agree (by default the label
+    decides); ``truncated``: None when the framework does not know (then a reply cut off inside ``<think>`` is);
+    ``prompt``: the messages sent (default: ``fields``' prompts), whose copies are not read."""
     if prompt is None and fields.get("system_prompt"):
         prompt = (fields["system_prompt"], fields.get("user_prompt") or "")
     parsed = parse_reply(

@@ -1,9 +1,4 @@
-"""MonBench's named variants, declared once: the lm-eval YAML is generated from here.
-
-The designs (``monbench_perm``, ``monbench_cyclic``, ``monbench_canonical``) exist for all four tasks
-(an Inspect task; an lm-eval group) and per task as ``<variant>_<task>`` (an lm-eval task; in Inspect
-``<variant> -T task=<task>``, ``Variant.inspect_task``).
-"""
+"""MonBench's named variants, declared once: the lm-eval YAML is generated from here (README "Run it")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""RAIR's metric maths: graded relevance on L1-L4 with breakdowns and mismatch dimensions (README "Metrics").
-
-An :class:`Outcome` is one item's answer: the numbers epochs reduce (Inspect's ``Score.value``) and the
-item's groups. Its numbers, besides the label outcome of ``ecom_tasks.scorers.labels``: ``acc4``, ``acc2``,
-``dim_scored`` (gold and prediction both L2, the gold dimension known), ``dim_match`` (and the answer named
-it), ``truncated``, ``context_exceeded``, and the strict reading's ``strict_*`` (absent in old logs).
-"""
+"""RAIR's metric maths: graded relevance on L1-L4 with breakdowns and mismatch dimensions (README "Metrics")."""
 
 from __future__ import annotations
 
@@ -35,7 +29,8 @@ Numbers = Mapping[str, float]
 
 @dataclass(frozen=True)
 class Outcome:
-    """One item's answer: its numbers and its groups (None: none; a name outside the lists counts overall only)."""
+    """One item's answer: the numbers epochs reduce (Inspect's ``Score.value``; :func:`item_outcome`) and its groups
+    (None: none; a name outside the lists counts overall only)."""
 
     numbers: dict[str, float]
     industry: str | None = None
@@ -66,9 +61,8 @@ def item_outcome(
     context_exceeded: bool = False,
     **groups: str | None,
 ) -> Outcome:
-    """The outcome of one item; ``pred`` and ``strict`` (the strict reading's prediction, None: not read)
-    are 0..3 or ``INVALID_CODE``; ``dimension`` is the one named with a predicted L2; ``groups``: the
-    item's ``GROUP_FIELDS``."""
+    """The outcome of one item; ``pred`` and ``strict`` (the strict reading's, None: not read) are 0..3 or
+    ``INVALID_CODE``; ``dim_scored``: gold and prediction L2, the gold dimension known; ``dim_match``: and named."""
     dim_scored = int(gold == 1 and pred == 1 and groups.get("gold_dimension") in DIMENSIONS)
     numbers = _prediction(gold, pred)
     numbers.update(
@@ -142,9 +136,8 @@ def summarize(
     groups: Mapping[str, Sequence[str]] | None = None,
     dimensions: Sequence[str] = (),
 ) -> dict[str, float]:
-    """Every metric of the README's "Metrics" table as a flat dict; group and dimension keys only for those
-    present. ``specs``: the selected ``labels``-kind metrics; ``groups``: an outcome's group field
-    (``industry``, ``intent``) -> its names."""
+    """Every metric of the README's "Metrics" table as a flat dict (group and dimension keys of those present);
+    ``groups``: an outcome's group field (``industry``, ``intent``) -> its names."""
     numbers = [o.numbers for o in outcomes]
     result = headline(numbers, specs)
     # Old logs carry no strict reading: their strict keys are absent, not made up.

@@ -30,17 +30,10 @@ def score_reply(
     prompt: Sequence[str] | None = None,
     context_exceeded: bool = False,
 ) -> tuple[ParsedRelevance, Outcome]:
-    """Parse ``completion`` for the sample described by ``fields``; return the parse and the outcome.
-
-    The outcome carries both readings: the careful one (``parsed``, the headline) and the strict
-    one (``parse_strict``: exactly the requested output) in its ``strict_*`` numbers.
-
-    ``truncated``: the reply stopped on the token limit, when the framework
-    knows; otherwise a reply cut off inside ``<think>`` counts as truncated.
-    ``prompt``: the system and user message sent (default: ``fields``' ``system_prompt`` and
-    ``user_prompt`` when it has them); what the reply copies from them is not read.
-    ``context_exceeded``: the server refused the prompt (``completion`` is its error): wrong, counted apart.
-    """
+    """The careful reading of ``completion`` (the headline) and the item's outcome, which holds the strict reading
+    (exactly the requested output) in ``strict_*``. ``truncated``: None when the framework does not know (then a
+    reply cut off inside ``<think>`` is); ``prompt``: the messages sent (default: ``fields``' prompts), whose copies
+    are not read; ``context_exceeded``: the server refused the prompt: wrong, counted apart."""
     if context_exceeded:
         completion, truncated = None, False
     if prompt is None and fields.get("system_prompt"):
