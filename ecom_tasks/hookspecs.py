@@ -43,11 +43,8 @@ METRIC_KINDS = ("labels", "choice_runs", "ranking", "rubric")
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric every benchmark of ``kind`` computes (unless a run selects a subset).
-
-    ``compute(data) -> float`` receives the kind's input (see ``METRIC_KINDS``);
-    the value appears under ``name`` in Inspect and lm-eval results alike.
-    """
+    """A metric every benchmark of ``kind`` computes (unless a run selects a subset): ``compute(data) -> float``
+    receives the kind's input (``METRIC_KINDS``); the value appears under ``name`` in both frameworks' results."""
 
     name: str
     kind: str

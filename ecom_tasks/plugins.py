@@ -1,8 +1,5 @@
-"""The plugin manager: every plugin under the ``ecom_tasks`` entry points, our built-ins included.
-
-ecom-tasks is its own first plugin (entry point ``builtin`` -> ``ecom_tasks.builtin_plugin``), so its
-metrics, datasets, lm-eval folders and baseline responders arrive through the same hooks as a third party's.
-"""
+"""The plugin manager: every plugin under the ``ecom_tasks`` entry points, our own first (``builtin``), so our
+metrics, datasets, lm-eval folders and baseline responders arrive through the same hooks as a third party's."""
 
 from __future__ import annotations
 

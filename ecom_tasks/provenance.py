@@ -1,8 +1,4 @@
-"""What a run ran on and under which protocol: the facts every task records with its results.
-
-:func:`task_metadata` assembles them for ``Task.metadata`` (docs/reports.md, "What a run records");
-``ecom-tasks report`` reads them (``ecom_tasks/report/runs.py``).
-"""
+"""What a run ran on and under which protocol: the facts every task records with its results (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -64,11 +60,8 @@ def hub_revision(dataset_id: str) -> str | None:
 
 
 def data_provenance(data: str | os.PathLike[str] | None, fixtures: str) -> dict[str, str]:
-    """``data_location`` and ``data_sha256`` (local data) or ``data_revision`` (a hub id, when known).
-
-    ``fixtures``: the package location of the bundled default used when ``data`` is None, e.g.
-    ``ecom_tasks/fixtures/rair``. Call it after the data loaded: the files exist and are valid.
-    """
+    """``data_location`` and ``data_sha256`` (local data, or the bundled ``fixtures`` when ``data`` is None) or
+    ``data_revision`` (a hub id, when known). Call it after the data loaded: the files exist and are valid."""
     if data is None or os.fspath(data) == "":
         installed = Path(str(resources.files(PACKAGE))) / fixtures.removeprefix(f"{PACKAGE}/")  # works from a wheel
         return {"data_location": fixtures, "data_sha256": content_sha256(installed)}

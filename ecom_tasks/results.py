@@ -1,10 +1,5 @@
-"""One evaluation's results as the report and each benchmark's paper tables see them: :class:`Run`.
-
-A :class:`Run` is one task of one evaluation (metric names as the scorer wrote them, lm-eval's
-``,<filter>`` suffix dropped); a :class:`MergedRun` is the runs that share a key, numbers from the
-latest. ``ecom_tasks.report.runs`` reads Inspect logs and lm-eval results into them; how a model is
-named (:func:`model_alias`) is docs/reports.md, "One model, one name".
-"""
+"""One evaluation's results as the report and each benchmark's paper tables see them (``report.runs`` reads them):
+a :class:`Run` is one task of one evaluation, metric names as the scorer wrote them (lm-eval's ``,<filter>`` dropped)."""
 
 from __future__ import annotations
 

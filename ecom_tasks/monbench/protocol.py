@@ -120,10 +120,7 @@ def expand(
     fewshot: list[MonBenchRecord] | None = None,
     shots: int | str = 0,
 ) -> list[MonBenchItem]:
-    """Every record under every run, question-major so a question's runs sit together.
-
-    A task's few-shot examples are its first ``shots`` records of ``fewshot`` (file order: the same for every model).
-    """
+    """Every record under every run, question-major; a task's few-shot examples are its first ``shots`` of ``fewshot``."""
     count = parse_shots(shots)
     system_cache: dict[tuple[str, str], str] = {}
     items = []

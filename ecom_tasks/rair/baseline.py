@@ -1,12 +1,6 @@
-"""Baseline responder for RAIR prompts: query-term coverage by the item text.
-
-Query terms (words; single characters for Chinese) found in the item's
-title, shop, CPV and SKU decide the level: all covered -> L4, most -> L3,
-some -> L2 (the mismatch dimension guessed from the first uncovered term),
-none -> L1. The reply has the paper's Fig. 9 output form. Images are not
-looked at, which is what a text-only lexical baseline should show on the
-Visually Salient subset.
-"""
+"""Baseline responder for RAIR prompts: the share of query terms the item's text holds decides the level (L2's
+dimension guessed from the first missing term), in Fig. 9's output form. Images are never looked at: a text-only
+lexical baseline should show that on the Visually Salient subset."""
 
 from __future__ import annotations
 

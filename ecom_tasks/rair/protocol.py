@@ -77,10 +77,7 @@ def load_items(
     language: str | None = None,
     image_access: ImageAccess = DEFAULT_ACCESS,
 ) -> list[RairItem]:
-    """Load and validate ``data`` (bundled fixtures when None), then build the items of one subset.
-
-    Images are opened with pillow at load time when they will be sent.
-    """
+    """The items of one subset of ``data`` (bundled fixtures when None); images that will be sent are decoded first."""
     ruleset = rules if isinstance(rules, RuleSet) or rules is None else load_rules(rules)
     records = load_records(
         data, subset=subset, language=language or None, check_images=image, image_access=image_access

@@ -90,10 +90,8 @@ class RuleSet:
         return canonical_dimension(head) if head else None
 
     def resolve_level(self, rule_ids: tuple[str, ...] | list[str]) -> str | None:
-        """The label the severity priority gives: the most severe level among known rules.
-
-        ``L4`` when no rule id is given; ``None`` when some id is not in this rule set.
-        """
+        """The label the severity priority gives: the most severe level among the rules (``L4`` when none are given;
+        None when some id is not in this rule set)."""
         levels = []
         for rule_id in rule_ids:
             rule = self.rule(rule_id)
@@ -243,11 +241,8 @@ def provenance(ruleset: RuleSet | None) -> dict[str, str]:
 
 
 def gold_dimension(rule_ids: tuple[str, ...] | list[str], ruleset: RuleSet | None = None) -> str | None:
-    """The dimension behind a record's gold rules: that of its most severe rule.
-
-    Rules the given (structured) rule set does not know are looked up in the
-    built-in one, then by prefix; ``None`` when no rule id maps to a dimension.
-    """
+    """The dimension of a record's most severe gold rule; a rule ``ruleset`` does not know is looked up in the built-in
+    rules, then by its id's prefix (None when no rule id maps to a dimension)."""
     tables = [r for r in (ruleset, builtin_rules()) if r is not None and r.verbatim is None]
     found: list[tuple[int, int, str]] = []  # (severity rank, position, dimension)
     for position, rule_id in enumerate(rule_ids):

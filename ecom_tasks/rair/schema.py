@@ -199,12 +199,8 @@ def _image(row: Row, subset: str, problems: list[Problem], check: bool, access: 
 def validate_rows(
     rows: list[Row], *, check_images: bool = True, image_access: ImageAccess = DEFAULT_ACCESS
 ) -> list[RairRecord]:
-    """Canonical records from raw rows; raises DataValidationError listing every problem.
-
-    ``check_images``: open every image file with pillow (a missing or unreadable
-    file is a problem). Text-only runs may skip this; ``ecom-tasks validate`` does not.
-    ``image_access``: image paths outside the data's folder and URLs are refused unless it allows them.
-    """
+    """Canonical records from raw rows, or a DataValidationError listing every problem. ``check_images``: decode every
+    image with pillow (text-only runs may skip it; ``ecom-tasks validate`` does not)."""
 
     def record(row: Row, record_id: str, problems: list[Problem]) -> RairRecord:
         subset = _choice(row, "subset", SUBSETS, problems)
@@ -238,10 +234,7 @@ def load_records(
     check_images: bool = True,
     image_access: ImageAccess = DEFAULT_ACCESS,
 ) -> list[RairRecord]:
-    """Validated RAIR records (bundled fixtures by default), optionally of one subset / language.
-
-    The whole file is validated before filtering, so a bad row anywhere fails loudly.
-    """
+    """Validated RAIR records (bundled fixtures by default) of one subset / language; every row is validated first."""
     if subset is not None and subset not in SUBSETS:
         raise ConfigurationError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
     if language is not None and language not in LANGUAGES:

@@ -1,8 +1,5 @@
-"""MonBench's Query-Ad Relevance hard cases (App. B.1.2): N models vote on query-ad pairs -> 4-option questions.
-
-``ecom-tasks build monbench`` (see the MonBench README, "Building Query-Ad Relevance questions"). This module
-only declares the command's arguments: importing it stays light.
-"""
+"""``ecom-tasks build monbench`` (App. B.1.2; MonBench README, "Building Query-Ad Relevance questions"): this module
+only declares the command's arguments, so importing it stays light."""
 
 from __future__ import annotations
 

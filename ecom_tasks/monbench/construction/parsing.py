@@ -1,9 +1,5 @@
-"""Reading a relevance vote: ``relevant``, ``irrelevant``, or an abstention (None, with why).
-
-The answer is the last ``Answer:`` line, else a reply that is only the word (read as
-:func:`ecom_tasks.construction.reply_region` says). Negations read as a careful human would: ``not
-relevant`` is irrelevant, ``not irrelevant`` relevant; a line naming both labels, or neither, abstains.
-"""
+"""Reading a relevance vote (the last ``Answer:`` line, else a reply that is only the word): ``relevant``,
+``irrelevant`` (``not relevant`` too) or an abstention with why (a line naming both labels, or neither)."""
 
 from __future__ import annotations
 

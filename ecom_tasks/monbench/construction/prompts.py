@@ -1,9 +1,5 @@
-"""The relevance-voting prompt of MonBench's Query-Ad Relevance construction (App. B.1.2), in our own words.
-
-The instructions and the synthetic examples are the system message (identical for every pair, so provider
-prompt caching applies), one query-ad pair the user message. The first line names the prompt's version,
-which runs record and the offline baseline recognises.
-"""
+"""The relevance-voting prompt of MonBench's Query-Ad Relevance construction (App. B.1.2), in our own words: the
+system message's first line names its version (runs record it, the offline baseline recognises it)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Reading RAIR's construction replies: one vote per reply, or an abstention with why, never a guess.
-
-Read as :func:`ecom_tasks.construction.reply_region` says: the instructions' own examples
-(``<answer>NC</answer> or <answer>Other</answer>``, ``\\boxed{1} or \\boxed{0}``) are no vote.
-"""
+"""Reading RAIR's construction replies (as :func:`ecom_tasks.construction.reply_region` says): one vote per reply, or
+an abstention with why, never a guess."""
 
 from __future__ import annotations
 

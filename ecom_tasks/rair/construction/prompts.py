@@ -1,9 +1,5 @@
-"""Prompts of RAIR's construction stages (Sec. 4.2-4.4, App. E Figs. 11-12), in our own words.
-
-Each stage sends the instructions as a system message (identical for every item, so provider prompt
-caching applies) and the item as a user message. The system message's first line names the stage and
-its version: the offline baseline recognises a stage by it, and runs record the version.
-"""
+"""Prompts of RAIR's construction stages (Sec. 4.2-4.4, App. E Figs. 11-12), in our own words: the instructions a
+system message whose first line names the stage's version (runs record it, the offline baseline recognises it)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""RAIR's construction stages as Inspect tasks (``ecom_tasks/rair_build_intent``, ``..._visual``, ``..._rules``;
-their panels: RAIR README, "Building the Hard and Visually Salient subsets"). A scorer keeps every vote in its
-score's metadata; its threshold sets only the log's own metric: the build applies the thresholds it is given.
-"""
+"""RAIR's construction stages as Inspect tasks (RAIR README, "Building the Hard and Visually Salient subsets"): a
+scorer keeps every vote in its score's metadata; its threshold sets only the log's metric, not the build's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""RAIR's construction votes as pure functions (Sec. 4.2 Eq. 2, Sec. 4.3 Eq. 3, Sec. 4.4 Eq. 4).
-
-A vote None is an abstention and counts for nothing; thresholds are absolute counts ("at least 2 of 3").
-"""
+"""RAIR's construction votes as pure functions (Eqs. 2-4): a vote None abstains; thresholds are counts ("2 of 3")."""
 
 from __future__ import annotations
 
