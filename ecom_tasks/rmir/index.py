@@ -284,9 +284,7 @@ class EmbeddingCache:
     def put(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
         if not len(hashes) or not self.writable:
             return
-        dim = int(vectors.shape[1])
-        if self.dim is not None and dim != self.dim:
-            raise self.width_conflict(dim)
+        dim = int(vectors.shape[1])  # embed_pool has held it to the recorded width
         if self.dim is None:  # the cache's first vectors, or embedder.json lost: the embedder says its width
             self.check_widths(dim)
             self.record(dim)
