@@ -1,9 +1,5 @@
-"""``ecom-tasks compare``: which model is better on each benchmark, and how sure, from both frameworks' logs.
-
-A model's run becomes :class:`~ecom_tasks.report.stats.Units` (its per-item outcomes from Inspect's
-``Score.value``, lm-eval's ``--log_samples`` files or ``ecom-tasks judge``'s grades), grouped as each
-benchmark's design (:data:`DESIGNS`, docs/comparisons.md) demands.
-"""
+"""``ecom-tasks compare``: which model is better on each benchmark, and how sure, from both frameworks' per-item
+outcomes, grouped into :class:`~ecom_tasks.report.stats.Units` as each benchmark's :data:`DESIGNS` demands."""
 
 from __future__ import annotations
 
@@ -125,12 +121,8 @@ class ModelRun:
 
 
 def compared_task(run: Any) -> str:
-    """The name a run (a ``Run`` or ``MergedRun``) is compared under: lm-eval's task for its setting.
-    Inspect takes as a parameter what lm-eval names as a task (``rair_hard -T rules=builtin`` is
-    ``rair_hard_builtin_rules``, ``monbench_perm -T task=query_ad_relevance`` is
-    ``monbench_perm_query_ad_relevance``, ``ecomeval -T category=ecom_qa`` is ``ecomeval_ecom_qa``): one
-    setting pairs across frameworks, two settings never do. An older Inspect log (``rair_hard_builtin_rules``,
-    from when each setting was a task) has that name already."""
+    """The name a run (a ``Run`` or ``MergedRun``) is compared under: lm-eval's task for an Inspect task's setting
+    (``rair_hard -T rules=builtin`` is ``rair_hard_builtin_rules``), so one setting pairs across frameworks."""
     task, info = str(run.task), run.info
     if run.framework != INSPECT:
         return task
@@ -217,10 +209,8 @@ def _first_metric(sample: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def model_runs(
     runs: Iterable[Run], *, only: set[tuple[str, str]] | None = None
 ) -> tuple[list[ModelRun], list[str], list[str]]:
-    """Every finished run of ours among ``runs`` (``report.runs.read_runs``; of the (benchmark, task) pairs in
-    ``only``, when given) with its per-unit outcomes, a note for each run that cannot take part (no per-item
-    outcomes logged, unfinished, not one of our benchmarks), and each file that could not be read with why
-    (a FIFO, malformed JSON, a samples line too deep...): one colleague's bad file never stops the rest."""
+    """Every finished run of ours among ``runs`` (of the (benchmark, task) pairs in ``only``) with its per-unit
+    outcomes, a note for each run that cannot take part, and each file that could not be read, with why."""
     found: list[ModelRun] = []
     listing = functools.cache(files.folder_files)  # a folder of several runs' samples files is listed once
     notes: list[str] = []

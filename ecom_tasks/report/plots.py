@@ -1,7 +1,5 @@
-"""The report's figures as PNG bytes, drawn with matplotlib (the ``plots`` extra, imported lazily).
-
-Only ``matplotlib.figure.Figure`` is used (no pyplot): no GUI backend, no global state.
-"""
+"""The report's figures as PNG bytes, drawn with matplotlib (the ``plots`` extra, imported lazily) through
+``matplotlib.figure.Figure`` only: no pyplot, so no GUI backend and no global state."""
 
 from __future__ import annotations
 

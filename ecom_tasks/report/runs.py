@@ -1,9 +1,6 @@
 """Inspect logs, lm-eval result folders and ``ecom-tasks judge`` results read into one record,
-:class:`~ecom_tasks.results.Run`, and merged (:func:`merge_runs`; docs/reports.md).
-
-Inspect logs are read with ``read_eval_log(header_only=True)``, not ``inspect_ai.analysis.evals_df``, whose
-``score_<scorer>_<metric>`` columns cannot be split back into names like ``acc2/industry/fashion_apparel``.
-"""
+:class:`~ecom_tasks.results.Run`, and merged (docs/reports.md). Inspect's ``evals_df`` is not used: its
+``score_<scorer>_<metric>`` columns cannot be split back into names like ``acc2/industry/fashion_apparel``."""
 
 from __future__ import annotations
 

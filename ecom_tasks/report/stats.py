@@ -1,10 +1,5 @@
-"""Which model is better, and how sure: intervals and paired comparisons that keep a benchmark's design.
-
-Everything here works on *units*, the independent pieces of a run (an item; a MonBench question with all
-its runs; an item with all its epochs), each holding the outcomes the benchmark's own ``summarize`` reads,
-so every resample is scored by the code that scored the headline. The methods (expanded percentile
-bootstrap, McNemar or paired permutation, Holm, power) and why: docs/comparisons.md.
-"""
+"""Intervals and paired comparisons over *units*, a run's independent pieces (an item with its epochs, a MonBench
+question with its runs), each resample scored by the benchmark's own ``summarize``; methods: docs/comparisons.md."""
 
 from __future__ import annotations
 
@@ -53,9 +48,8 @@ class Units:
 
 
 class Measure:
-    """The metrics of chosen units by the benchmark's summarize, each distinct choice summarized once:
-    the metrics of one resample (and the same resamples drawn again with the same seed for another
-    metric) share a single summarize call."""
+    """The metrics of chosen units by the benchmark's summarize, each distinct choice (a resample, drawn again
+    for another metric) summarized once."""
 
     def __init__(self, summarize: Summarize) -> None:
         self.summarize = summarize
@@ -113,9 +107,7 @@ def _strata_samples(units: Units) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
 
 
 def _expanded_confidence(samples: tuple[np.ndarray, ...], statistic: Callable[..., float]) -> float:
-    """The confidence level whose percentile interval is Hesterberg's *expanded* percentile interval
-    (docs/comparisons.md): per stratum a jackknife variance share with its own n_c / (n_c - 1), and
-    Satterthwaite's degrees of freedom for t; one stratum gives Hesterberg's formula."""
+    """The confidence level whose percentile interval is the *expanded* percentile interval (docs/comparisons.md)."""
     from scipy import stats
 
     if len(samples) == 1:
@@ -141,8 +133,7 @@ def _expanded_confidence(samples: tuple[np.ndarray, ...], statistic: Callable[..
 def _bootstrap(
     samples: tuple[np.ndarray, ...], statistic: Callable[..., float], n_resamples: int, seed: int
 ) -> tuple[float, float, float]:
-    """The expanded percentile interval (low, high) and the standard error of ``statistic`` over the unit
-    indices in ``samples`` (one array per stratum; scipy resamples each apart: a stratified bootstrap)."""
+    """The expanded percentile interval (low, high) and the standard error of ``statistic`` over ``samples``."""
     from scipy import stats
 
     with warnings.catch_warnings():
@@ -164,9 +155,7 @@ def _bootstrap(
 def _estimate(
     units: Units, statistic: Callable[[np.ndarray], float], n_resamples: int, seed: int
 ) -> tuple[Estimate, bool]:
-    """``statistic`` of all units with its expanded percentile bootstrap interval over units (stratified when
-    the units have strata), and whether it was resampled (not with fewer than 2 units, a value that is not
-    finite, or only one-unit strata, where nothing varies)."""
+    """``statistic`` of all units, its bootstrap interval over units (by stratum), and whether it was resampled."""
     value, n = statistic(np.arange(len(units))), len(units)
     if n < 2 or not math.isfinite(value):
         return Estimate(value, math.nan, math.nan, n, math.nan), False
@@ -180,8 +169,7 @@ def _estimate(
 def interval(
     units: Units, measure: Measure, metric: str, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
 ) -> Estimate:
-    """The metric on all units and its expanded percentile bootstrap interval over units (stratified when the
-    units have strata)."""
+    """The metric on all units and its expanded percentile bootstrap interval over units (by stratum)."""
     return _estimate(units, lambda chosen: measure(units, chosen, metric), n_resamples, seed)[0]
 
 

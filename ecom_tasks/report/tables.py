@@ -1,9 +1,4 @@
-"""Each benchmark's paper tables, looked up by benchmark, and a table of the runs no layout uses.
-
-The layouts live with their benchmarks (``ecom_tasks/<benchmark>/paper_tables.py``,
-next to the ``reference_results.csv`` they quote); the table model and the row
-helpers they share are in ``ecom_tasks/tables.py``.
-"""
+"""Each benchmark's paper tables (``ecom_tasks/<benchmark>/paper_tables.py``), and a table of the runs no layout uses."""
 
 from __future__ import annotations
 
