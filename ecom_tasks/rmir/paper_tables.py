@@ -14,22 +14,17 @@ EXCLUDED = ("retriever", "retriever_args", "mode")
 
 
 def _setting(run: MergedRun, name: str, default: Any = None) -> Any:
-    """A setting of an RMIR run: the task metadata records the effective one (presets fix some)."""
-    if run.info.get(name) is not None:
-        return run.info[name]
-    value = run.settings_dict.get(name, default)
-    if isinstance(value, str) and value[:1] in "{[":
+    """A setting of an RMIR run (JSON text read): the task metadata records the effective one (presets fix some)."""
+    value = run.info[name] if run.info.get(name) is not None else run.settings_dict.get(name, default)
+    if isinstance(value, str):
         parsed, problem = files.json_problem(value)
-        return value if problem is not None else parsed
+        return value if problem is not None or not isinstance(parsed, (dict, list)) else parsed
     return value
 
 
 def _embedder(run: MergedRun) -> str:
     retriever = _setting(run, "retriever", "lexical")
     args = _setting(run, "retriever_args", {})
-    if isinstance(args, str):
-        parsed, problem = files.json_problem(args)
-        args = {} if problem is not None else parsed
     model = args.get("model") if isinstance(args, dict) else None
     return f"{retriever}:{model}" if model else str(retriever)
 
