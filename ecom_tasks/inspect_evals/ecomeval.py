@@ -239,18 +239,12 @@ def ecomeval_task(
 @task
 @parameters_of(ecomeval_task, "exact")
 def ecomeval(**params: Any) -> Task:
-    """EcomEval graded by the LLM judge (0-3 rubric); every category unless -T category=.
-
-    Parameters: ``ecomeval_task``.
-    """
+    """EcomEval graded by the LLM judge (0-3 rubric); every category unless -T category=."""
     return ecomeval_task(**params)
 
 
 @task
 @parameters_of(ecomeval_task, "exact", *JUDGE_SETTINGS, category=",".join(TEXT_CATEGORIES))
 def ecomeval_exact(**params: Any) -> Task:
-    """EcomEval text items with an exact-answer reference, scored by exact match (no judge).
-
-    Parameters: ``ecomeval_task``, less the judge's.
-    """
+    """EcomEval text items with an exact-answer reference, scored by exact match (no judge)."""
     return ecomeval_task(exact=True, **params)

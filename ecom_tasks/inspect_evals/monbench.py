@@ -203,38 +203,26 @@ def monbench_task(
 @task
 @parameters_of(monbench_task)
 def monbench(**params: Any) -> Task:
-    """MonBench with every setting a parameter (defaults: ``monbench_perm``'s).
-
-    Parameters: ``monbench_task``.
-    """
+    """MonBench with every setting a parameter (defaults: ``monbench_perm``'s)."""
     return monbench_task(**params)
 
 
 @task
 @parameters_of(monbench_task, "design")
 def monbench_perm(**params: Any) -> Task:
-    """MonBench, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2).
-
-    Parameters: ``monbench_task``.
-    """
+    """MonBench, full protocol: 24 option orderings x 3 return formats = 72 runs per question (Table 2)."""
     return monbench_task(design="full", **params)
 
 
 @task
 @parameters_of(monbench_task, "design")
 def monbench_cyclic(**params: Any) -> Task:
-    """MonBench, 4 cyclic option rotations x 3 return formats = 12 runs per question.
-
-    Parameters: ``monbench_task``.
-    """
+    """MonBench, 4 cyclic option rotations x 3 return formats = 12 runs per question."""
     return monbench_task(design="cyclic", **params)
 
 
 @task
 @parameters_of(monbench_task, "design", "formats")
 def monbench_canonical(**params: Any) -> Task:
-    """MonBench, options in data order, Label format: one run per question.
-
-    Parameters: ``monbench_task``.
-    """
+    """MonBench, options in data order, Label format: one run per question."""
     return monbench_task(design="canonical", formats="label", **params)

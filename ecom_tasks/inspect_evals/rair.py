@@ -187,38 +187,26 @@ def rair_task(
 @task
 @parameters_of(rair_task)
 def rair_general(**params: Any) -> Task:
-    """RAIR General subset (industry-balanced; Table 5); no rules (Base) by default.
-
-    Parameters: ``rair_task``.
-    """
+    """RAIR General subset (industry-balanced; Table 5); no rules (Base) by default."""
     return rair_task("general", **params)
 
 
 @task
 @parameters_of(rair_task)
 def rair_hard(**params: Any) -> Task:
-    """RAIR Hard subset (intents DJ ER SS QA NC MA; Table 5); no rules (Base) by default.
-
-    Parameters: ``rair_task``.
-    """
+    """RAIR Hard subset (intents DJ ER SS QA NC MA; Table 5); no rules (Base) by default."""
     return rair_task("hard", **params)
 
 
 @task
 @parameters_of(rair_task, image=True)
 def rair_visual(**params: Any) -> Task:
-    """RAIR Visually Salient subset with the item image (Table 4 w/ image).
-
-    Parameters: ``rair_task``.
-    """
+    """RAIR Visually Salient subset with the item image (Table 4 w/ image)."""
     return rair_task("visual", **params)
 
 
 @task
 @parameters_of(rair_task)
 def rair_visual_text(**params: Any) -> Task:
-    """RAIR Visually Salient subset, text only (Table 4 w/o image).
-
-    Parameters: ``rair_task``.
-    """
+    """RAIR Visually Salient subset, text only (Table 4 w/o image)."""
     return rair_task("visual", **params)

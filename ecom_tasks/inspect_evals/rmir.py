@@ -241,18 +241,12 @@ def rmir_task(
 @task
 @parameters_of(rmir_task)
 def rmir(**params: Any) -> Task:
-    """RMIR: each query's image and text embedded and searched directly.
-
-    Parameters: ``rmir_task``.
-    """
+    """RMIR: each query's image and text embedded and searched directly."""
     return rmir_task(**params)
 
 
 @task
 @parameters_of(rmir_task, "mode")
 def rmir_reason(**params: Any) -> Task:
-    """RMIR reason-then-embed: the model describes the answer image, the description is searched.
-
-    Parameters: ``rmir_task``.
-    """
+    """RMIR reason-then-embed: the model describes the answer image, the description is searched."""
     return rmir_task(mode="reason_then_embed", **params)
