@@ -58,29 +58,21 @@ class PanelResult(Generic[ParsedT]):
     results: dict[str, JudgeResult[ParsedT]] = field(default_factory=dict)
     grades: dict[str, Any | None] = field(default_factory=dict)
 
-    @property
-    def failed(self) -> bool:
-        return self.grade is None
-
-
-def default_grade_of(result: JudgeResult[Any]) -> Any | None:
-    """A grader's grade: its parse's ``grade``, or None when it failed (a limit, an unreadable reply)."""
-    return None if result.failed else getattr(result.parsed, "grade", None)
-
 
 async def run_panel(
     asks: Mapping[str, Ask],
     prompt: str,
     parse: Callable[[str], ParsedT],
     *,
+    grade_of: Callable[[JudgeResult[ParsedT]], Any | None],
     method: str = MEDIAN,
     names: Mapping[str, str] | None = None,
-    grade_of: Callable[[JudgeResult[ParsedT]], Any | None] = default_grade_of,
     **judge_options: Any,
 ) -> PanelResult[ParsedT]:
     """Every grader of ``asks`` (label -> grader) grades ``prompt`` with
     :func:`~ecom_tasks.scorers.judge.run_judge` (``judge_options``: ``retries``, ``max_tokens``, ...),
-    concurrently; the grades are combined with ``method``. ``names``: label -> the grader's name."""
+    concurrently; ``grade_of`` reads each grader's grade (None: none), and the grades are combined with
+    ``method``. ``names``: label -> the grader's name."""
     method = check_method(method)
     labels = list(asks)
     results = await asyncio.gather(
