@@ -9,7 +9,7 @@ import hashlib
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,38 +121,12 @@ class SamplesFile:
         return self.path.parent / f"results_{self.stamp}.json"
 
 
-def _samples_file(path: Path, wanted: set[str], root: Path, inside: Path | None) -> list[SamplesFile]:
-    """``path`` as a samples file of a ``wanted`` task (none: another file); a samples file's name on
-    anything but a regular file (inside ``inside``) is refused by name."""
+def _samples_file(path: Path, wanted: set[str], root: Path) -> SamplesFile | None:
+    """``path`` as a samples file of a ``wanted`` task (None: another file)."""
     match = SAMPLES_FILE.match(path.name)
-    if not match or match.group("task") not in wanted:
-        return []
-    files.regular_file(path, inside=inside)  # a FIFO, socket, device or outside link: refused by name
-    return [SamplesFile(path, match.group("task"), match.group("stamp"), root)]
-
-
-def _samples_in(root: Path, folder: Path, wanted: set[str]) -> list[SamplesFile]:
-    """Samples files below ``folder``: real sub-folders are walked (a symlinked one is not; a loop, not one
-    recursion per level: a folder nested a thousand levels deep raised RecursionError); an entry with a
-    samples file's name that is not a regular file inside ``root`` is refused by name."""
-
-    def listing(path: Path) -> Iterator[os.DirEntry[str]]:
-        try:
-            return iter(sorted(os.scandir(path), key=lambda e: e.name))
-        except OSError as exc:
-            raise files.FileRefused(f"{path}: cannot be listed ({exc.strerror})") from None
-
-    found: list[SamplesFile] = []
-    pending = [listing(folder)]
-    while pending:
-        entry = next(pending[-1], None)
-        if entry is None:
-            pending.pop()
-        elif entry.is_dir(follow_symlinks=False):
-            pending.append(listing(Path(entry.path)))
-        else:
-            found += _samples_file(Path(entry.path), wanted, root, root)
-    return found
+    if match is None or match.group("task") not in wanted:
+        return None
+    return SamplesFile(path, match.group("task"), match.group("stamp"), root)
 
 
 def find_samples(output_dir: str | os.PathLike[str], tasks: Sequence[str] | None = None) -> list[SamplesFile]:
@@ -166,9 +140,19 @@ def find_samples(output_dir: str | os.PathLike[str], tasks: Sequence[str] | None
         )
     if not os.path.exists(root):  # os.path: False, not an error, for what cannot be looked at either
         raise ConfigurationError(f"no such folder: {root}")
-    if os.path.isdir(root):
-        return _samples_in(root, root, wanted)
-    return _samples_file(root, wanted, root.parent, None)
+    if not os.path.isdir(root):
+        found = _samples_file(root, wanted, root.parent)
+        if found is not None:
+            files.regular_file(root)  # a FIFO, socket or device with a samples file's name: refused by name
+        return [] if found is None else [found]
+    # Real sub-folders are walked (a symlinked one is not); an entry with a samples file's name that is not a
+    # regular file in its folder (a FIFO, a link leaving the folder) is refused by name.
+    listed, refused = files.folder_listing(
+        root, recursive=True, match=lambda path: _samples_file(path, wanted, root) is not None
+    )
+    if refused:
+        raise refused[0][1]
+    return [found for path in listed if (found := _samples_file(path, wanted, root)) is not None]
 
 
 @dataclass(frozen=True)
