@@ -976,6 +976,13 @@ def embed_decoding(attack: str) -> Callable[[Sandbox, dict], Scenario]:
     return prepare
 
 
+def embed_nan_resources(box: Sandbox, paths: dict) -> Scenario:
+    """Ray resources Ray refuses only after the pool is loaded: refused by the option's type, nothing sent."""
+    model = f"embedder-{zlib.crc32(box.row.id.encode())}"
+    argv = [*embed_argv(paths["data"], box.shared.embedder, model), "--engine", "ray", "--num-gpus", "nan"]
+    return Scenario(argv, REFUSED, names=[Path("--num-gpus")], check=no_requests(box.shared.embedder, model))
+
+
 def embed_cache_in_data(box: Sandbox, paths: dict) -> Scenario:
     """The data folder holds the cache folder ($ECOM_TASKS_CACHE): refused before any embedding, nothing written."""
     for entry in paths["data"].iterdir():
@@ -1111,6 +1118,18 @@ def build_decoding(attack: str) -> Callable[[Sandbox, dict], Scenario]:
     return prepare
 
 
+def build_copies_images(box: Sandbox, paths: dict) -> Scenario:
+    """A build with the default --images: each built image is a file of its own, never the input's (a hard link
+    made editing one in place edit the candidates' image)."""
+    inputs = {(p.stat().st_dev, p.stat().st_ino) for p in (paths["folder"] / "images").iterdir()}
+
+    def check(proc: subprocess.CompletedProcess) -> None:
+        built = sorted((paths["out"] / "data" / "images").iterdir())
+        assert built and not [p for p in built if (p.stat().st_dev, p.stat().st_ino) in inputs or p.stat().st_nlink > 1]
+
+    return Scenario([], OK, check=check)
+
+
 def build_rows(benchmark: str) -> list[Row]:
     writes = {
         "monbench": ["data/monbench.jsonl", "work/votes.jsonl", "work/questions.jsonl"],
@@ -1139,6 +1158,7 @@ def build_rows(benchmark: str) -> list[Row]:
             build_row(benchmark, "input_subfolder_symlink", build_linked_images),
         ]
     if benchmark == "rair":
+        rows.append(build_row(benchmark, "hard_link_to_input:images", build_copies_images, slow=True))
         rows.append(build_row(benchmark, "fifo_input:rules", build_fifo("rules")))
         rows.append(build_row(benchmark, "folder_input:rules", build_folder_rules))
     if benchmark == "rmir":  # a seeds folder is an input folder: the build may not land in it
@@ -1266,6 +1286,7 @@ ROWS: list[Row] = [
     embed_row("input_subfolder_symlink", embed_linked_images),
     embed_row("unwritable_cache", embed_unwritable_cache),
     embed_row("output_inside_input", embed_cache_in_data),
+    embed_row("nan_option:num_gpus", embed_nan_resources),
     *(embed_row(attack, embed_decoding(attack)) for attack in DECODING_ATTACKS),
     *(row for benchmark in BUILD_INPUTS for row in build_rows(benchmark)),
     demo_row("output_is_symlink", demo_log_dir_is_link),
