@@ -1,10 +1,6 @@
-"""Inspect entry point (``[project.entry-points.inspect_ai] ecom_tasks``).
-
-Importing this module registers every task, scorer, metric, solver and model
-provider under ``ecom_tasks/...``. Keep it flat: Inspect imports it whenever it
-resolves an ``ecom_tasks/`` name. Everything is imported by name below, the tasks
-(every module-level ``@task`` of ``ecom_tasks/inspect_evals``) included.
-"""
+"""Inspect entry point (``[project.entry-points.inspect_ai] ecom_tasks``): importing it registers every task, scorer,
+metric, solver and model provider under ``ecom_tasks/...``, each imported by name. Inspect imports it whenever it
+resolves an ``ecom_tasks/`` name: keep it flat."""
 
 # ruff: noqa: F401  (every import below registers Inspect objects; this module uses none of them itself)
 

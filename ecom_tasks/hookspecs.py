@@ -1,11 +1,7 @@
 # Hook specifications are signatures only (pluggy never runs their bodies), so their bodies are empty.
 # mypy: disable-error-code="empty-body"
-"""pluggy hook specifications: what third-party plugins (entry-point group ``ecom_tasks``) can add.
-
-Inspect finds third-party ``@task``/``@scorer``s itself, so these hooks cover only what the frameworks
-lack: metrics of a kind, RMIR retrievers, lm-eval task folders (lm-eval 0.4 has no task plugin
-discovery), datasets with schemas and baseline responders. Our built-ins use the same hooks.
-"""
+"""pluggy hook specifications: what plugins (entry-point group ``ecom_tasks``, docs/plugins.md) add that the frameworks
+lack (Inspect finds a plugin's ``@task``/``@scorer`` itself; lm-eval 0.4 has no task plugin discovery)."""
 
 from __future__ import annotations
 
@@ -32,12 +28,7 @@ class DatasetSpec:
     default_data: Callable[[], Any] | None = None
 
 
-#: Kinds of outcome a metric consumes, and the input its ``compute`` receives
-#: (the input types live in ``ecom_tasks.scorers.kinds``):
-#: ``labels`` (``LabelPairs``: gold and predicted labels over a label set; RAIR),
-#: ``choice_runs`` (``ChoiceRuns``: per-item correctness with run ids; MonBench),
-#: ``ranking`` (``Rankings``: ranked ids per query and qrels; RMIR),
-#: ``rubric`` (``RubricGrades``: judge grades on a 0..max scale; EcomEval).
+#: Kinds of outcome a metric consumes; the input each kind's ``compute`` receives: docs/plugins.md, ``scorers.kinds``.
 METRIC_KINDS = ("labels", "choice_runs", "ranking", "rubric")
 
 

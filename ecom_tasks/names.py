@@ -1,9 +1,5 @@
-"""Names as a user types them: the name meant by a typo, or by the other framework's spelling.
-
-Inspect knows our tasks as ``ecom_tasks/<task>`` (``inspect eval ecom_tasks/rair_hard``), lm-eval
-without the prefix (``--tasks rair_hard``). An unknown name gets the known name it differs from by
-that prefix alone, else the closest known names (``difflib``; case is ignored).
-"""
+"""Names as a user types them: the name meant by a typo, or by the other framework's spelling (Inspect's
+``ecom_tasks/rair_hard`` is lm-eval's ``rair_hard``)."""
 
 from __future__ import annotations
 
@@ -16,7 +12,8 @@ CUTOFF = 0.6
 
 
 def nearest(name: str, known: Iterable[str], n: int = 1) -> list[str]:
-    """The ``n`` known names ``name`` most likely meant, best first (none when nothing is close)."""
+    """The ``n`` known names ``name`` most likely meant, best first: the one it differs from by the ``ecom_tasks/``
+    prefix alone, else the closest (``difflib``, case ignored); none when nothing is close."""
     by_lower: dict[str, str] = {}
     for candidate in known:
         by_lower.setdefault(candidate.lower(), candidate)

@@ -1,12 +1,4 @@
-"""Environment settings that keep a run free of incidental network access.
-
-- ``TIKTOKEN_CACHE_DIR``: Inspect counts tokens with tiktoken, which downloads
-  its encoding files; litellm ships them under the right hashed names.
-- ``LITELLM_LOCAL_MODEL_COST_MAP``: ``import litellm`` otherwise fetches a cost map.
-- ``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE``: ``datasets`` otherwise pings
-  the hub even for local files. These two also block loading a hub dataset
-  id, so they are set by the demo, tests and CI, not at import.
-"""
+"""Environment settings that keep a run free of incidental network access (why each: docs/running.md)."""
 
 from __future__ import annotations
 
@@ -32,7 +24,8 @@ def apply_safe_defaults() -> None:
 
 
 def apply_offline() -> None:
-    """Everything above plus the Hugging Face offline flags (demo, tests, CI)."""
+    """The safe defaults plus the Hugging Face offline flags, which also block loading a hub dataset id: set by the
+    demo, tests and CI, never at import."""
     apply_safe_defaults()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

@@ -1,10 +1,5 @@
-"""The papers' published rows, read from one data file per benchmark (``<benchmark>/reference_results.csv``).
-
-Each file is long-form: ``table, group, model, setting, column, value, unit``,
-values exactly as the paper prints them; ``unit`` says how (``%`` percent,
-``1`` a fraction, ``0-100`` a 0-100 score). Lines starting with ``#`` say
-where the numbers come from.
-"""
+"""The papers' published rows, from one long-form file per benchmark (``<benchmark>/reference_results.csv``: values
+as the paper prints them, in the row's ``unit``: ``%``, ``1`` a fraction, ``0-100``; ``#`` lines name the source)."""
 
 from __future__ import annotations
 
