@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from ecom_tasks.report.runs import inspect_run, lm_eval_runs
+from ecom_tasks.results import Run
 
 #: Column order for the tables (others follow alphabetically).
 PREFERRED_COLUMNS = (
@@ -37,35 +40,29 @@ SHORT_NAMES = {
 }
 
 
-def _place(rows: dict[str, dict[str, float]], task: str, name: str, value: float) -> None:
-    """``<group>/<metric>`` becomes a row of its own; other breakdowns (``acc2/industry/x``,
-    ``confusion/L1/L2``) are too many for a summary table and stay in the logs."""
-    group, _, metric = name.rpartition("/")
-    if not group:
-        rows.setdefault(task, {})[name] = value
-    elif metric in PREFERRED_COLUMNS and "/" not in group:
-        rows.setdefault(f"{task}/{group}", {})[metric] = value
+def _rows(runs: Iterable[Run]) -> dict[str, dict[str, float]]:
+    """``{row: {metric: value}}``: a run's top-level metrics make its task's row, and each ``<group>/<metric>`` a
+    row of its own; other breakdowns (``acc2/industry/x``, ``confusion/L1/L2``) are too many for a summary table
+    and stay in the logs."""
+    rows: dict[str, dict[str, float]] = {}
+    for run in runs:
+        for name, value in run.metrics.items():
+            group, _, metric = name.rpartition("/")
+            if not group:
+                rows.setdefault(run.task, {})[name] = value
+            elif metric in PREFERRED_COLUMNS and "/" not in group:
+                rows.setdefault(f"{run.task}/{group}", {})[metric] = value
+    return rows
 
 
 def inspect_rows(log: Any) -> dict[str, dict[str, float]]:
-    """``{row: {metric: value}}`` from an Inspect EvalLog."""
-    rows: dict[str, dict[str, float]] = {}
-    task = log.eval.task.split("/")[-1]
-    for score in log.results.scores if log.results else []:
-        for name, metric in score.metrics.items():
-            _place(rows, task, name, metric.value)
-    return rows
+    """The rows of an Inspect EvalLog."""
+    return _rows([inspect_run(log, "")])
 
 
 def lm_eval_rows(results: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """``{task_or_group: {metric: value}}`` from ``simple_evaluate``'s result dict."""
-    rows: dict[str, dict[str, float]] = {}
-    for name, metrics in results.get("results", {}).items():
-        for key, value in metrics.items():
-            if "," not in key or "_stderr" in key or not isinstance(value, (int, float)):
-                continue
-            _place(rows, name.strip(" -"), key.split(",")[0], float(value))
-    return rows
+    """The rows of ``simple_evaluate``'s result dict (a row per task and group)."""
+    return _rows(lm_eval_runs(results, ""))
 
 
 def format_table(rows: Mapping[str, Mapping[str, float]], *, skip: tuple[str, ...] = ("n_runs", "n_items")) -> str:
