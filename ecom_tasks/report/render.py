@@ -1,10 +1,5 @@
-"""The report written out: markdown, CSV (one file per table) and one self-contained HTML page.
-
-CSV cells hold the logs' numbers unrounded (``repr``); markdown and HTML show them as the paper does.
-Both pages come from Jinja2 templates (``templates/``) whose environments escape every value
-(docs/security.md): autoescape for HTML, :func:`md_escape` as the markdown environment's ``finalize``;
-only the templates' own text is markup, a log's names are data.
-"""
+"""The report written out: markdown and one self-contained HTML page from Jinja2 templates (``templates/``) that
+escape every value (docs/security.md), and CSV (one file per table, numbers unrounded: docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -65,8 +60,8 @@ def format_value(value: float | None, display: str) -> str:
         return f"{value * 100:.2f}"
     if display == "fraction":
         return f"{value:.3f}"
-    if display == "count":
-        return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+    if display == "count" and float(value).is_integer():
+        return f"{value:.0f}"
     return f"{value:.2f}"
 
 
