@@ -775,7 +775,7 @@ def claim_folder(output: OutputFolder, marker: str, key: str, owner: str, *, opt
     marker) is refused untouched: the command replaces files by name there, and they may be a colleague's."""
     path = output.path(marker)
     if output.exists(marker):
-        found = read_json(path, inside=output.root)
+        found = json_problem(read_bytes(path, inside=output.root, max_bytes=4096))[0]  # not JSON: no owner
         marked = found.get(key) if isinstance(found, dict) else None
         if marked != owner:
             raise FileRefused(

@@ -107,7 +107,7 @@ def _tree(root: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    "attack", ["colleague_report", "build_folder", "other_owner", "link_at_marker", "fifo_at_marker"]
+    "attack", ["colleague_report", "build_folder", "other_owner", "deep_marker", "link_at_marker", "fifo_at_marker"]
 )
 def test_a_report_folder_that_is_not_ours_is_refused_untouched(attack, tmp_path):
     from ecom_tasks.construction import BUILD_MARKER
@@ -128,6 +128,9 @@ def test_a_report_folder_that_is_not_ours_is_refused_untouched(attack, tmp_path)
     elif attack == "other_owner":
         marker.write_text('{"command": "compare"}\n', encoding="utf-8")
         expected = f"{out}: the report folder of 'compare', not of 'report'; choose another --out"
+    elif attack == "deep_marker":  # read within limits, never trusted
+        marker.write_text("[" * 2000 + "]" * 2000, encoding="utf-8")
+        expected = f"{out}: the report folder of None, not of 'report'; choose another --out"
     elif attack == "link_at_marker":  # a colleague's file that says "report": not followed, not trusted
         (tmp_path / "victim.json").write_text('{"command": "report"}\n', encoding="utf-8")
         marker.symlink_to(tmp_path / "victim.json")

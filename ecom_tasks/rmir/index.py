@@ -49,8 +49,7 @@ def check_cache_outside(data: str, root: Path | None = None) -> None:
     cache = Path(root or cache_root()).expanduser()
     if os.path.isdir(data) and files.is_inside(cache, data):
         raise CacheError(
-            f"{cache}: the RMIR embedding cache lies inside the data folder {data}; "
-            "point ECOM_TASKS_CACHE at a folder outside it (or run with -T cache=read)"
+            f"{cache}: the RMIR embedding cache lies inside the data folder {data}; point ECOM_TASKS_CACHE outside it"
         )
 
 
