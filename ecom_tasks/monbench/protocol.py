@@ -7,7 +7,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from ecom_tasks.data import ConfigurationError
+from ecom_tasks.data import ConfigurationError, read_whole_number
 from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt, render_answer
 from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord, load_records
 
@@ -104,11 +104,8 @@ class MonBenchItem:
 
 def parse_shots(value: int | str | None) -> int:
     """The few-shot count from a task setting (``-T shots=5``, JSON metadata): 0, 1 or 5 (Sec. 3.4, App. C)."""
-    try:  # a fraction is not a count (1.5 is not 1); inf would raise OverflowError in int()
-        shots = -1 if isinstance(value, float) and not value.is_integer() else int(value if value is not None else 0)
-    except (TypeError, ValueError, OverflowError):
-        shots = -1
-    if shots not in SHOTS or isinstance(value, bool):
+    shots = 0 if value is None else read_whole_number(value, 0)
+    if shots not in SHOTS:
         raise ConfigurationError(f"MonBench shots must be one of {', '.join(map(str, SHOTS))}, got {value!r:.80}")
     return shots
 
