@@ -16,6 +16,7 @@ from ecom_tasks.construction import (
     offered_as_alternatives,
     reply_region,
 )
+from ecom_tasks.data import read_whole_number
 from ecom_tasks.rair.construction.prompts import (
     INTENT_CLASSES,
     INTENT_NAMES,
@@ -66,8 +67,8 @@ def _classes_named(text: str) -> list[str]:
     """Every class ``text`` asserts (codes in capitals, English and Chinese names, Fig. 11's numbers)."""
     found = list(dict.fromkeys(code for pattern, flags, code in _SPELLINGS if _asserted(text, pattern, flags)))
     bare = text.strip().strip("().[]*` ")
-    if not found and bare.isdigit() and 1 <= int(bare) <= len(INTENT_CLASSES):
-        found.append(INTENT_CLASSES[int(bare) - 1])  # "(5)": Fig. 11 numbers the classes
+    if not found and (number := read_whole_number(bare, 1, len(INTENT_CLASSES))) is not None:
+        found.append(INTENT_CLASSES[number - 1])  # "(5)": Fig. 11 numbers the classes
     if not found and bare.casefold() in {c.casefold() for c in INTENT_CLASSES}:
         found.append(next(c for c in INTENT_CLASSES if c.casefold() == bare.casefold()))
     return found
