@@ -6,7 +6,6 @@ every rule set has a ``version`` that runs record, so results trace to the exact
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import os
@@ -101,8 +100,10 @@ class RuleSet:
         return min(levels, key=LEVELS.index) if levels else "L4"
 
 
-def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> RuleSet:
-    """A structured rule set from a parsed JSON document; lists every problem found."""
+def _structured_rules(raw: bytes, path: Path, source: str, version_suffix: str = "") -> RuleSet:
+    """A structured rule set from a JSON file's bytes; lists every problem found (too deep, a huge integer or NaN is a
+    file:line problem like a syntax error)."""
+    doc = files.parse_json_document(files.decode_utf8(raw, str(path)), str(path))
     problems: list[Problem] = []
     if not isinstance(doc, dict):
         raise DataValidationError([Problem(source, 0, "-", "a rules JSON file must hold an object")])
@@ -175,15 +176,14 @@ def parse_rules_document(doc: Any, source: str, version_suffix: str = "") -> Rul
         severity=severity,
         dimensions=dimensions,
         rules=tuple(rules),
+        sha256=hashlib.sha256(raw).hexdigest(),
     )
 
 
 @functools.cache
 def builtin_rules() -> RuleSet:
     path = Path(str(resources.files("ecom_tasks") / "rair" / BUILTIN_FILE))
-    raw = files.read_bytes(path)
-    ruleset = parse_rules_document(files.parse_json_document(files.decode_utf8(raw, str(path)), str(path)), BUILTIN)
-    return dataclasses.replace(ruleset, sha256=hashlib.sha256(raw).hexdigest())
+    return _structured_rules(files.read_bytes(path), path, BUILTIN)
 
 
 # lm-eval builds a RAIR task (which records the rules' provenance) and its documents (which show
@@ -195,17 +195,13 @@ def _parse_file(path: Path, mtime_ns: int, size: int) -> RuleSet:
     except files.FileRefused as exc:  # replaced by a FIFO since it was checked
         raise DataValidationError([refusal(path, exc)]) from None
     full_digest = hashlib.sha256(raw).hexdigest()
-    digest = full_digest[:12]
-    text = files.decode_utf8(raw, str(path))
     if path.suffix.lower() == ".json":
-        # Too deep, a huge integer or NaN is a file:line problem like a syntax error.
-        doc = files.parse_json_document(text, str(path))
-        ruleset = parse_rules_document(doc, str(path), version_suffix=f" (sha256:{digest})")
-        return dataclasses.replace(ruleset, sha256=full_digest)
+        return _structured_rules(raw, path, str(path), version_suffix=f" (sha256:{full_digest[:12]})")
+    text = files.decode_utf8(raw, str(path))
     if not text.strip():
         raise DataValidationError([Problem(str(path), 0, "rules", "rules file is empty")])
     return RuleSet(
-        version=f"{path.name} (sha256:{digest})", source=str(path), verbatim=text.strip(), sha256=full_digest
+        version=f"{path.name} (sha256:{full_digest[:12]})", source=str(path), verbatim=text.strip(), sha256=full_digest
     )
 
 
