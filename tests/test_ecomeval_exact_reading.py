@@ -30,11 +30,31 @@ REPLIES = [
     ("答案：B。", "B"),
     ("选B", "B"),
     ("The answer is B, C is 30.", "B"),
+    # A choice stated in a sentence of its own; "I" before a word is the pronoun, not option I.
+    ("I think B.", "B"),
+    ("I'd go with (B).", "B"),
+    ("It's B.", "B"),
+    ("Answer: I think B.", "B"),
+    ("I don't think B.", None),
+    ("It is not B.", None),
+    ("Final answer: B\nB\nB", "B"),  # one letter repeated
+    # The text of exactly one option, as the whole reply.
+    ("20", "B"),
+    ("Answer: 20", "B"),
+    ("Request a return or exchange from the order page", "D"),
+    ("20 or 30", None),
+    ("D. Request a return or ex", None),  # an option line cut off: a copy of the question as much as a choice
+    # A concession, then the answer.
+    ("It could be A at first sight, but on balance:\nB", "B"),
     # Hedges: two letters offered are no choice.
     ("I think the answer is B or C", None),
     ("The answer is B/C", None),
     ("Answer: (B) or (C)", None),
     ("Answer: A/B/C/D", None),  # the placeholder of a format line
+    ("Answer: B,C", None),  # two options where the question has one correct option (the paper's D.1-D.4)
+    ("Answer: B, C.", None),
+    ("The answer is B C", None),
+    ("I think B, but maybe C.", None),
     ("A\nB\nC\nD", None),  # bare letters listed one a line
     ("A. 10\nB. 20\nC. 30\nD. 40\nThe answer is B.", "B"),  # a listing, then a stated answer
     # Listings of options, copied or made up: no choice in them.
@@ -56,6 +76,23 @@ REPLIES = [
 def test_the_option_a_careful_reader_accepts(reply, picked):
     matched = {letter for letter in "ABCD" if exact_match(letter, reply, prompt=QUESTION)}
     assert matched == ({picked} if picked else set())
+
+
+# (options, reply, the option whose text the reply is): text matching several options names none.
+@pytest.mark.parametrize(
+    ("options", "reply", "picked"),
+    [
+        ("A. M\nB. L\nC. m\nD. XL", "XL", "D"),
+        ("A. M\nB. L\nC. m\nD. XL", "M", None),  # A and C read alike
+        ("(A) Nike\n(B) Adidas", "**Adidas**", "B"),
+        ("A. Nike\nB. Adidas", "Nike Air", None),  # not an option's whole text
+    ],
+)
+def test_an_options_whole_text_names_that_option(options, reply, picked):
+    question = f"Which one?\n{options}\nAnswer with the option letter only."
+    assert {letter for letter in "ABCD" if exact_match(letter, reply, prompt=question)} == (
+        {picked} if picked else set()
+    )
 
 
 def test_a_listing_is_no_choice_without_the_prompt_too():

@@ -171,6 +171,30 @@ REPLIES = [
         id="marker-hedged-prose",
     ),
     pytest.param("Final answer: L5 (beyond L4)", None, None, OUT_OF_RANGE, RULE_MARKER, id="marker-out-of-range"),
+    # a looping reply: naming two levels as the answer is a hedge; a loop of one level is that level
+    pytest.param("Final answer: L3 L4 L3 L4 L3 L4", None, None, AMBIGUOUS, RULE_MARKER, id="marker-loop-two-levels"),
+    pytest.param("Final answer: L3 L3 L3 L3", "L3", None, OK, RULE_MARKER, id="marker-loop-one-level"),
+    pytest.param("Final answer: L3, L4", None, None, AMBIGUOUS, RULE_MARKER, id="marker-two-levels-listed"),
+    pytest.param(
+        "Final answer: [L2-Brand Mismatch]\n\nL3", None, None, AMBIGUOUS, RULE_MARKER, id="marker-then-another-level"
+    ),
+    pytest.param(
+        "Final answer: L3\nFinal answer: L4\nFinal answer: L3",
+        None,
+        None,
+        AMBIGUOUS,
+        RULE_MARKER,
+        id="markers-loop-back-to-a-level",
+    ),
+    pytest.param("**Final Answer:** L3\n\n**Final Answer:** L3", "L3", None, OK, RULE_MARKER, id="marker-repeated"),
+    pytest.param(
+        "Final answer: L4. Wait, actually the colour differs. Final answer: L3",
+        "L3",
+        None,
+        OK,
+        RULE_MARKER,
+        id="marker-corrected",
+    ),
     # --- contrast, negation, hypotheticals -------------------------------------------------------
     pytest.param(
         "Brand differs, so not L4 or L3.\n[L2-Brand Mismatch]", "L2", "Brand", OK, RULE_FORM, id="negation-over-a-list"
@@ -197,6 +221,20 @@ REPLIES = [
         id="rather-than-with-names",
     ),
     pytest.param("Although L4 is tempting, L3 fits better.", "L3", None, OK, RULE_START, id="although"),
+    # a level offered tentatively, turned from in its sentence, then another asserted: a concession
+    pytest.param(
+        "The item could be L4 at first sight, but on balance:\nL3",
+        "L3",
+        None,
+        OK,
+        RULE_LONE_LINE,
+        id="issue-concession",
+    ),
+    pytest.param(
+        "It might look like L4, but the colour differs, so L3.", "L3", None, OK, RULE_START, id="concession-might-look"
+    ),
+    pytest.param("L4 at first glance, but on balance L3.", "L3", None, OK, RULE_START, id="concession-at-first-glance"),
+    pytest.param("乍看像L4，但颜色不同，所以是L3。", "L3", None, OK, RULE_START, id="concession-chinese"),
     pytest.param("I'll go with L3 over L4.", "L3", None, OK, RULE_START, id="over"),
     pytest.param(
         "I'd pick L3 instead of L4, as opposed to L2 for a brand clash.",
@@ -547,6 +585,18 @@ REPLIES = [
     pytest.param(None, None, None, EMPTY, "", id="none"),
     pytest.param("<think>Final answer: L3</think>   \n", None, None, EMPTY, "", id="answer-only-in-reasoning"),
     pytest.param("<think>weighing L3 against L4", None, None, UNCLOSED_THINK, "", id="cut-off-in-reasoning"),
+    # reasoning reopened after the answer: the answer stands unless a later one follows the reopened reasoning
+    pytest.param("Answer: L3\n<think>hmm, maybe L4", "L3", None, OK, RULE_MARKER, id="answer-then-thought-cut-off"),
+    pytest.param("L3\n<think>maybe L4</think>", "L3", None, OK, RULE_LONE_LINE, id="answer-then-closed-thought"),
+    pytest.param(
+        "Answer: L3\n<think>hmm, maybe L4</think>\nFinal answer: L4",
+        "L4",
+        None,
+        OK,
+        RULE_MARKER,
+        id="answer-then-thought-then-new-answer",
+    ),
+    pytest.param("<think>x</think>\n<think>L3", None, None, UNCLOSED_THINK, "", id="second-thought-cut-off"),
 ]
 
 
@@ -654,10 +704,17 @@ def test_every_invalid_status_is_a_counted_wrong_answer(status):
     assert summary["confusion/L2/invalid"] == 1 and summary["confusion/L2/L2"] == 1
 
 
-def test_a_long_reasoning_reply_parses_quickly():
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [
+        ("Weighing L3 against L4, not L2. " * 2000 + "\n\nFinal answer: L3", "L3"),
+        ("Final answer: L3 L4 " * 2000, None),  # a loop cut off by the token limit
+        ("It could be L4, but " * 2000 + "L3", "L3"),  # one unending sentence of concessions
+    ],
+)
+def test_a_long_reply_parses_quickly(reply, label):
     import time
 
-    reply = "Weighing L3 against L4, not L2. " * 2000 + "\n\nFinal answer: L3"
     start = time.perf_counter()
-    assert parse_reply(reply).label == "L3"
+    assert parse_reply(reply).label == label
     assert time.perf_counter() - start < 2.0

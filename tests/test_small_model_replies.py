@@ -55,6 +55,9 @@ RAIR = [
     ("Final answer: L3 or maybe", AMBIGUOUS, NO_LABEL),
     ("<think>The query wants a red dress; the item is burgundy, so it should be L3", UNCLOSED, UNCLOSED),
     ("<think>x</think>", EMPTY, EMPTY),
+    ("L3\n<think>Hmm, the colour is burgundy, so maybe", "L3", "L3"),  # reasoning reopened after the answer, cut off
+    ("Final answer: L3 L4 L3 L4 L3 L4 L3 L4 L3", AMBIGUOUS, NO_LABEL),  # a loop over two levels
+    ("L3 L3 L3 L3 L3 L3 L3", "L3", NO_LABEL),  # a loop of one level
     ("L3<|im_end|>\n<|im_start|>user\nNext item?<|im_end|>\n<|im_start|>assistant\nL1", "L3", "L3"),
     ("<think>x</think>\nL4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnd this one? L1", "L4", "L4"),
     # echoes: the format line, the definitions, the user message, the placeholder
@@ -95,6 +98,8 @@ MONBENCH = [
     ("<Label>B (Complement)</Label>", "label", INTENT, "B", OUT),
     ("A. Substitute\nB. Complement\nC. Narrowing\nD. Irrelevant\n<Label>D</Label>", "label", INTENT, "D", "D"),
     ("<think>A or B? I think <Label>B</Label>", "label", INTENT, UNCLOSED_MB, UNCLOSED_MB),
+    ("<Label>B</Label>\n<think>Hmm, or maybe A", "label", INTENT, "B", "B"),  # reasoning reopened, cut off
+    ("It could be A at first sight, but on balance:\n<Label>B</Label>", "label", INTENT, "B", "B"),  # a concession
     (
         "<Label>B</Label><|im_end|>\n<|im_start|>user\nNext<|im_end|>\n<|im_start|>assistant\n<Label>C</Label>",
         "label",
@@ -154,6 +159,7 @@ GRADER = [
     ('{"score": "three", "reason": "right size"}', NO_GRADE),  # a word, not a number
     ("<think>M matches.</think>\nFinal Score: 3", 3),
     ("<think>M matches, so Final Score: 3", NO_GRADE),  # reasoning never closed
+    ("The response gives M.\nFinal Score: 3\n<think>Hmm, or 2", 3),  # reasoning reopened after the grade, cut off
     # two grade lines: the last one is the grader's final word
     ("The response is M.\nFinal Score: 3\n\nOn reflection it adds a claim about its own grade.\nFinal Score: 2", 2),
     # a grade quoted beside the grader's own words is a quotation, not a grade

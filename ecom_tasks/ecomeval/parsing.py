@@ -168,19 +168,30 @@ EXACT_MAX_CHARS = 32
 _TAG = re.compile(r"<[^<>\n]{1,40}>")
 # "B." "(B)" "B)" "B:" or "B" alone on the first line; not "I think ..." (I is a letter too).
 _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
-# "answer is B", "Answer: B", "option (B)", "答案是B", "选B": the letter itself is matched case-sensitively.
+# "answer is B", "Answer: B", "option (B)", "答案是B", "选B": the letter itself is matched case-sensitively (and
+# "I" followed by a word is the pronoun: "Answer: I think B"). Or a choice stated in a sentence of its own:
+# "I think B.", "I'd go with (B).", "It's B." (the letter ends the sentence: "It is A good fit" is no choice).
 _ANSWER_IS = re.compile(
-    r"(?:answer|option|choice|答案|选项|选择|选)\s*(?:is|:|是|为|：)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])",
+    r"(?:answer|option|choice|答案|选项|选择|选)\s*(?:is|:|是|为|：)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])"
+    r"(?!(?<=I)\s+[a-z])"
+    r"|(?<![A-Za-z'])(?:i\s+(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick))"
+    r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*((?-i:[A-J]))"
+    r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))",
     re.IGNORECASE,
 )
-# A second letter offered beside the stated one: "the answer is B or C", "B/C".
-_OTHER_LETTER = re.compile(r"[\s*)\]]*(?:or|/|and|或)\s*[(\[]?(?-i:[A-J])(?![A-Za-z])", re.IGNORECASE)
+# A second letter offered beside the stated one: "the answer is B or C", "B/C", "B, but maybe C", "B, C", "B C" (but "B, C is 30"
+# goes on to say something of C).
+_OTHER_LETTER = re.compile(
+    r"[\s*)\]]*(?:(?:or|/|and|或|[,;]?\s*(?:but\s+)?(?:maybe|perhaps|possibly))\s*[(\[]?((?-i:[A-J]))(?![A-Za-z])"
+    r"|(?:[,，、]\s*|\s)[(\[]?((?-i:[A-J]))[)\]]?(?=[ \t*.]*(?:$|\n|[,，、;/]|(?:or|and)\b)))",
+    re.IGNORECASE,
+)
 # A letter alone on its line ("A\nB\nC"): two or more such lines list the options.
 _LONE_LETTER = re.compile(r"^[\s*_#`]*[(\[]?((?-i:[A-J]))[)\].:]?[\s*_`]*$", re.MULTILINE)
 # An option entry of a listing: "A. 10", "(B) 20", "C) shoes" at the start of a line or after a space.
 _OPTION_ENTRY = re.compile(r"(?:^|(?<=\s))[(\[]?((?-i:[A-J]))[).:\]](?=\s)", re.MULTILINE)
-# A reply that is one option line ("D. Request a return ...") and nothing else.
-_ONE_OPTION_LINE = re.compile(r"^[\s*_#`]*[(\[]?[A-J][).:\]][^\n]*\S[^\n]*[\s*_`]*$")
+# An option of the question: a line "A. 10", "(B) 20", "C) shoes".
+_OPTION_LINE = re.compile(r"^[ \t]*[(\[]?((?-i:[A-J]))[).:\]][ \t]*(\S[^\n]*)$", re.MULTILINE)
 # What reads as an answer (kept whole, never an echo on its own): a stated choice or a lone letter.
 _LETTER_ANSWER = re.compile(_ANSWER_IS.pattern + r"|(?<![A-Za-z])(?-i:[A-J])(?![A-Za-z])", re.IGNORECASE)
 _PREFIX = re.compile(r"^(?:final\s+answer|answer|output|result)\s*[:：]\s*", re.IGNORECASE)
@@ -209,7 +220,10 @@ def option_letter(reply: str) -> str | None:
     text = _TAG.sub(" ", reply).replace("*", "").strip()
     stated = list(_ANSWER_IS.finditer(text))
     if stated:
-        return None if _OTHER_LETTER.match(text, stated[-1].end()) else stated[-1].group(1).upper()
+        last = stated[-1]
+        letter = (last.group(1) or last.group(2)).upper()
+        other = _OTHER_LETTER.match(text, last.end())
+        return None if other and letter not in other.groups() else letter
     if any(len(set(pattern.findall(text))) > 1 for pattern in (_OPTION_ENTRY, _LONE_LETTER)):
         return None
     for candidate in (text, final_line(text) or ""):
@@ -217,6 +231,18 @@ def option_letter(reply: str) -> str | None:
         if lead:
             return lead.group(1).upper()
     return None
+
+
+def named_option(reply: str, question: str) -> str | None:
+    """The option of ``question`` whose text (or whole option line) the whole ``reply`` is, after
+    normalisation ("20", "D. Request a return ..."); None when it is no option's or several options'."""
+    said = normalise(reply)
+    named = {
+        letter
+        for letter, text in _OPTION_LINE.findall(question)
+        if said in (normalise(text), normalise(f"{letter}. {text}"))
+    }
+    return named.pop() if len(named) == 1 else None
 
 
 def exact_match(reference: str, reply: str | None, *, prompt: str | None = None, truncated: bool | None = None) -> bool:
@@ -231,7 +257,8 @@ def exact_match(reference: str, reply: str | None, *, prompt: str | None = None,
     target = reference.strip()
     if OPTION_LETTER.match(target):
         own = strip_echoes(region, prompt, answers=_LETTER_ANSWER, truncated=truncated) if prompt else region
-        if not own.strip() and _ONE_OPTION_LINE.match(region) and not truncated:
-            own = region  # the model restated the option it chose, as its whole reply
-        return option_letter(own) == target.upper()
+        picked = option_letter(own)
+        if picked is None and prompt and region.strip() and not truncated:
+            picked = named_option(region, prompt)  # the option it chose, restated as its whole reply
+        return picked == target.upper()
     return bool(region.strip()) and normalise(region) == normalise(target)

@@ -191,6 +191,14 @@ _POST_CUE = re.compile(
 _CONCESSION = re.compile(
     r"\b(?:though|although|whereas|while|despite|even if)\b|虽然|尽管|虽说|即使|哪怕|即便", re.IGNORECASE
 )
+# A level offered tentatively and then turned from in its sentence ("could be L4 at first sight, but ..."):
+# conceded when the reply asserts another level after it.
+_TENTATIVE = re.compile(
+    r"\b(?:could|might|may|seems?|looks?|appears?|at first|initially|on the surface|superficially|tempting)\b"
+    r"|乍看|初看|看起来|看似|似乎",
+    re.IGNORECASE,
+)
+_TURN = re.compile(r"\b(?:but|however|yet)\b|但是?|不过|然而", re.IGNORECASE)
 # A sentence opened by a condition and holding a modal: "If it were burgundy, it would be L4."
 _CONDITION_OPENING = re.compile(
     r"(?:if|unless|had|were|should|suppose|supposing|assuming|provided|only if|only when|如果|若|假如|假设|要是|除非|只有|倘若)(?![a-z])",
@@ -235,6 +243,8 @@ _DANGLING_HEDGE = re.compile(
     r"[\s,(]*(?:or|/|vs\.?|versus|或者?|还是)\s*(?:maybe|perhaps|possibly|可能|也许)?[\s.…]*", re.I
 )
 _CARRY_GAP = re.compile(r"\s*(?:,?\s*(?:or|nor|and)|/|或者?|和|、|也不是|也非)\s*", re.IGNORECASE)
+# What separates the levels of a reply that loops ("L3 L4 L3", "L3, L4", "L3.\nL4").
+_RUN_ON_GAP = re.compile(r"[\s,.;、。，；*_`\"'>#|]*")
 _DEFINITION_TAIL = re.compile(r"[*_`]*\s*(?::|\s[-–—]\s)")
 # A checklist's verdict on a level ("L1: no", "L3 - yes", "- L2: ✗"): not a definition; "no" rules the level out.
 _VERDICT = re.compile(
@@ -478,6 +488,7 @@ def _conditional(region: str, start: int, end: int, at: int) -> bool:
 
 
 def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries) -> None:
+    tentative: set[int] = set()  # the starts of levels offered tentatively and turned from
     for mention in mentions:
         if mention.role != ASSERTED or mention.kind == "digit":
             continue
@@ -498,6 +509,17 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             mention.reject("conceded")
         elif _conditional(region, sentence_start, sentence_end, mention.start):
             mention.reject("hypothetical")
+        elif (turn := _TURN.search(region, mention.end, min(sentence_end, mention.end + _LOOK_BACK))) and (
+            _TENTATIVE.search(region, max(sentence_start, mention.start - _LOOK_BACK), turn.start())
+        ):
+            tentative.add(mention.start)
+    # A level conceded in its sentence gives way to a different level asserted after it.
+    later: set[int] = set()
+    for mention in reversed(mentions):
+        if mention.start in tentative and later - {mention.number}:
+            mention.reject("conceded")
+        if mention.role == ASSERTED:
+            later.add(mention.number)
     # A sentence opened by a condition naming a level is an instruction for that level, not an answer:
     # "For L2 cases, output [L2-Mismatch]".
     for mention in mentions:
@@ -533,9 +555,9 @@ def _mark_hedges(region: str, mentions: list[_Mention]) -> None:
             mention.role, mention.why = HEDGED, "a hedge cut off"
 
 
-def _marker_mention(region: str, mentions: list[_Mention]) -> _Mention | None:
-    """The level after the last final-answer marker whose level is not negated, echoed or asked."""
-    found = None
+def _marker_mentions(region: str, mentions: list[_Mention]) -> list[_Mention]:
+    """The level after each final-answer marker whose level is not negated, echoed or asked, in order."""
+    found = []
     starts = [m.start for m in mentions]
     for marker in _MARKER.finditer(region):
         if marker.group("sep") == "\n":
@@ -547,10 +569,32 @@ def _marker_mention(region: str, mentions: list[_Mention]) -> _Mention | None:
         if index < len(mentions) and mentions[index].start <= lead:
             mention = mentions[index]
             if mention.role in (ASSERTED, HEDGED):
-                found = mention
+                found.append(mention)
         elif digit := _MARKER_DIGIT.match(region, marker.end()):
-            found = _Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit")
+            found.append(_Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit"))
     return found
+
+
+def _loops(region: str, answers: list[_Mention], mentions: list[_Mention]) -> list[_Mention]:
+    """The levels of a final answer that loops ("Final answer: L3 L4 L3 L4", or markers giving L3, L4, L3):
+    the levels run on after the last marker's, or the markers' levels when one comes back after another;
+    [] when the answer names one level."""
+    run_on = [answers[-1]]
+    for mention in mentions:
+        if mention.start < run_on[-1].end or mention.role not in (ASSERTED, HEDGED):
+            continue
+        if not _RUN_ON_GAP.fullmatch(region, run_on[-1].end, mention.start):
+            break
+        run_on.append(mention)
+    if len({m.number for m in run_on}) > 1:
+        return run_on
+    turned_from: set[int] = set()
+    for previous, answer in zip(answers, answers[1:]):
+        if previous.number != answer.number:
+            if answer.number in turned_from:
+                return answers
+            turned_from.add(previous.number)
+    return []
 
 
 def _is_lone(region: str, mention: _Mention, bounds: _Boundaries) -> bool:
@@ -681,8 +725,13 @@ def _read(region: str) -> ParsedRelevance:
     _mark_rejections(region, mentions, bounds)
     _mark_hedges(region, mentions)
 
-    marked = _marker_mention(region, mentions)
-    if marked is not None:
+    answers = _marker_mentions(region, mentions)
+    if answers:
+        marked = answers[-1]
+        if looped := _loops(region, answers, mentions):
+            return ParsedRelevance(
+                None, AMBIGUOUS, detail=f"the final answer loops: {_levels(looped)}", rule=RULE_MARKER
+            )
         if marked.role == HEDGED:
             hedge = [m for m in mentions if m.role == HEDGED]
             return ParsedRelevance(

@@ -44,24 +44,36 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_THINK_OPEN = re.compile(r"<\s*think\s*>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"<\s*/\s*think\s*>", re.IGNORECASE)
+_THINK_TAG = re.compile(r"<\s*(?P<close>/)?\s*think\s*>", re.IGNORECASE)
 # End-of-turn tokens a server left in the text (ChatML, Qwen, Llama 3, Phi-3, Gemma): what follows one is a
 # turn the model made up (often "user: ..." and another "assistant" answer), not its answer.
 _END_OF_TURN = re.compile(r"<\|(?:im_end|endoftext|eot_id|end_of_text|end)\|>|<end_of_turn>|<eos>", re.IGNORECASE)
 
 
 def answer_region(completion: str | None) -> str | None:
-    """The text after the last ``</think>`` (opening tag or not) of the model's turn (up to its first
-    end-of-turn token); the whole turn when it has no think tags; ``None`` when a ``<think>`` is never
-    closed (the reply was cut off mid-reasoning)."""
+    """The model's turn (up to its first end-of-turn token) outside its reasoning: the last stretch of text
+    outside ``<think>…</think>`` that holds more than whitespace (text before a ``</think>`` with no opening
+    tag is reasoning too); ``None`` when there is none and a ``<think>`` is never closed (the reply was cut
+    off mid-reasoning). An answer the model wrote before reopening its reasoning stands unless a later one
+    follows the reopened reasoning's ``</think>`` ("Answer: L3\\n<think>maybe L4" cut off is L3)."""
     text = next((turn for turn in _END_OF_TURN.split(completion or "") if turn.strip()), "")
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:
-        return text[closes[-1].end() :]
-    if _THINK_OPEN.search(text):
-        return None
-    return text
+    stretches, at, thinking = [""], 0, False
+    for tag in _THINK_TAG.finditer(text):
+        if thinking and tag.group("close"):
+            thinking = False
+            stretches.append("")
+        elif not thinking:
+            stretches[-1] += text[at : tag.start()]
+            if tag.group("close"):
+                stretches = [""]  # a closing tag with no opening one: everything before it was reasoning
+            thinking = not tag.group("close")
+        at = tag.end()
+    if not thinking:
+        stretches[-1] += text[at:]
+    answered = [stretch for stretch in stretches if stretch.strip()]
+    if answered:
+        return answered[-1]
+    return None if thinking else stretches[-1]
 
 
 # --- echoes of the prompt ----------------------------------------------------------------------
