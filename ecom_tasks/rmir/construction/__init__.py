@@ -12,14 +12,12 @@ from ecom_tasks.construction import add_input_arguments, add_options, add_run_ar
 
 
 def _json_object(text: str) -> dict:
-    from ecom_tasks import files
+    from ecom_tasks.rmir.scoring import parse_retriever_args
 
-    value, problem = files.json_problem(text)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text[:200]!r}: {problem}")
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    return value
+    try:
+        return parse_retriever_args(text, "the value")
+    except ValueError as exc:  # a ConfigurationError: argparse prints its message as a usage error
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:

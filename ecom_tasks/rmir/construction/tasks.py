@@ -16,7 +16,7 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from ecom_tasks.construction import CUT_OFF, check_sha256, panel_task, read_jsonl, stage_metadata
+from ecom_tasks.construction import CUT_OFF, check_sha256, image_access_args, panel_task, read_jsonl, stage_metadata
 from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.rmir.construction import prompts
@@ -383,12 +383,11 @@ def rmir_build_retrieve(
         )
         for row in rows
     ]
-    access_args: dict[str, Any] = {"allow_outside_images": access.outside, "allow_url_images": access.urls}
     return Task(
         dataset=MemoryDataset(samples, name="rmir_build_retrieve", location=str(input)),
         solver=[],
         scorer=rmir_retrieval_scorer(
-            seeds=seeds, seeds_sha256=seeds_sha256, cache=cache_mode, **retrieval, **access_args
+            seeds=seeds, seeds_sha256=seeds_sha256, cache=cache_mode, **retrieval, **image_access_args(access)
         ),
         version=VERSION,
         metadata=_metadata("retrieve", table, **retrieval, pool_input=pool_input_kind(retriever, False)),
