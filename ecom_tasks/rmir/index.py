@@ -420,16 +420,10 @@ GROUP = 64
 
 
 def _block_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``k`` columns of each row, best first, equal scores in column order.
-
-    The maxima of disjoint groups of columns are ``k`` distinct entries, so the
-    k-th largest group maximum is a lower bound of the row's k-th largest
-    score: the columns reaching it (about k, plus ties) hold the whole top K,
-    and they lie in the groups whose maximum reaches it. One max-reduction pass
-    over the block, then a look inside about k groups per row and a sort of the
-    few candidates: much cheaper than ``argpartition`` over every column. A block
-    of fewer than k groups is sorted whole (stable: ties in column order).
-    """
+    """Top ``k`` columns of each row, best first, equal scores in column order. The k-th largest maximum of
+    disjoint groups of columns bounds the row's k-th largest score from below, so the top K lies in the groups
+    reaching it (about k): one max-reduction pass, then a sort of their few columns, much cheaper than
+    ``argpartition`` over every column. A block of fewer than k groups is sorted whole (stable)."""
     rows_n, n = scores.shape
     groups = -(-n // GROUP)
     if groups < k:
