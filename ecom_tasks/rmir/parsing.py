@@ -88,11 +88,9 @@ def prompt_echoes(region: str, prompt: str | None = None) -> Echoes:
 
 
 def parse_reply(reply: str | None, *, prompt: str | None = None, truncated: bool | None = None) -> ParsedDescription:
-    """The model's own description in ``reply``, or None with the failure status.
-
-    ``prompt``: the text the model was sent (default: the reason-then-embed instructions, without the
-    request); ``truncated``: the reply was stopped by a token limit (None: unknown, read as finished).
-    """
+    """The model's own description in ``reply``, or None with the failure status. ``prompt``: the text the model
+    was sent (default: the instructions without the request); ``truncated``: a token limit stopped the reply
+    (None: unknown, read as finished)."""
     region = answer_region(reply or "")
     if region is None:
         return ParsedDescription(None, "truncated")

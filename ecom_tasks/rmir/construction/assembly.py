@@ -107,10 +107,8 @@ def assemble(
     tsr_threshold: float = DEFAULT_TSR_THRESHOLD,
     k: int = DEFAULT_K_IMAGE,
 ) -> Assembly:
-    """Queries (ids, in order), each one's candidates, and every triplet's votes -> the data set.
-
-    Every candidate of a query needs votes (``votes[(query, candidate)]``).
-    """
+    """Queries (ids, in order), each one's candidates, and every triplet's votes -> the data set (every
+    candidate of a query needs votes: ``votes[(query, candidate)]``)."""
     decisions: dict[tuple[str, str], Decision] = {}
     for query in queries:
         for candidate in candidates.get(query, ()):
