@@ -51,8 +51,7 @@ def short_errors() -> Iterator[None]:
         error = find_user_error(exc)
         if error is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
             # A path argument longer than the system allows (a pasted blob): the user's, wherever it is first used.
-            print(user_message(files.too_long_refusal(exc.filename or "a path")), file=sys.stderr)
-            sys.exit(1)
+            error = files.too_long_refusal(exc.filename or "a path")
         if error is None:
             raise
         print(user_message(error), file=sys.stderr)
