@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ecom_tasks.rair.metrics import key_name
-from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS
+from ecom_tasks.rair.metrics import PRED_LABELS, key_name
+from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
 from ecom_tasks.rair.variants import VARIANTS
 from ecom_tasks.reference_results import reference_rows
 from ecom_tasks.results import MergedRun
@@ -17,8 +17,6 @@ METRICS = (("acc2", "Acc@2"), ("acc4", "Acc@4"), ("macro_f1", "Macro-F1"))
 #: of the score that depends on careful reading shows; the paper has no such column.
 RUN_METRICS = (*METRICS, ("macro_f1_strict", "Macro-F1 (strict)"))
 EXCLUDED = ("rules", "image", "subset", "variant_rules", "rules_source", "rules_version", "rules_sha256")
-LEVELS = ("L1", "L2", "L3", "L4")
-PREDICTED = (*LEVELS, "invalid")
 
 
 def _dims(run: MergedRun) -> tuple[str, bool, str] | None:
@@ -127,9 +125,9 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         note="The paper prints no per-intent results; Acc@4 and Macro-F1 by intent are in the logs too.",
     )
 
-    columns = [Column(p, f"pred {p}") for p in PREDICTED]
+    columns = [Column(p, f"pred {p}") for p in PRED_LABELS]
     rows = [
-        run_row(slots, {p: only(slots).metrics.get(f"confusion/{g}/{p}") for p in PREDICTED}, part=f"gold {g}")
+        run_row(slots, {p: only(slots).metrics.get(f"confusion/{g}/{p}") for p in PRED_LABELS}, part=f"gold {g}")
         for slots in subset_rows
         for g in LEVELS
         if f"confusion/{g}/L1" in only(slots).metrics
