@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ecom_tasks import files
 from ecom_tasks.rair.rules import Rule
-from ecom_tasks.rair.schema import RairRecord
+from ecom_tasks.rair.schema import INTENTS, RairRecord
 
 INTENT_VERSION = "rair-build-intent/1"
 VISUAL_VERSION = "rair-build-visual/1"
@@ -15,7 +15,7 @@ RULES_VERSION = "rair-build-rules/1"
 
 #: The seven classes of Fig. 11: the six hard intents (schema.INTENTS) and Other.
 OTHER = "Other"
-INTENT_CLASSES = ("DJ", "ER", "SS", "QA", "NC", "MA", OTHER)
+INTENT_CLASSES = (*INTENTS, OTHER)
 INTENT_NAMES = {
     "DJ": "Domain Jargon",
     "ER": "Entity Relationship",
