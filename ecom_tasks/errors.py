@@ -1,7 +1,5 @@
-"""The errors a user sees as one short message (``user_errors.py``), and the ``file:row:field`` problem.
-
-They sit below every other module (``files.py`` and ``data.py`` both raise them).
-"""
+"""The errors a user sees as one short message (``user_errors.py``) and the ``file:row:field`` problem, below every
+other module (``files.py`` and ``data.py`` raise them)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""How an ``EcomTasksError`` (bad data, a missing setting) reaches the user: a short message, not a traceback.
-
-Our own commands use :func:`short_errors`; ``inspect eval`` and plain ``lm_eval`` get :func:`install_excepthook`.
-"""
+"""How an ``EcomTasksError`` reaches the user: a short message, not a traceback (our commands: :func:`short_errors`;
+``inspect eval`` and plain ``lm_eval``: :func:`install_excepthook`)."""
 
 from __future__ import annotations
 

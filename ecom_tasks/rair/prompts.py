@@ -1,8 +1,4 @@
-"""RAIR prompt builder (paper Fig. 9), in English and Chinese.
-
-The static system prompt and per-sample user prompt, and our additions to Fig. 9, are in
-``ecom_tasks/rair/README.md`` ("Prompt", "Deviations and notes").
-"""
+"""RAIR prompt builder (paper Fig. 9) in English and Chinese; our additions: README "Prompt", "Deviations and notes"."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The RAIR rule system: levels, 16 intent dimensions, rules and the severity priority.
-
-``rules`` (``none`` | ``builtin`` | a path) is described in ``ecom_tasks/rair/README.md`` ("Settings", "Rules");
-every rule set has a ``version`` that runs record, so results trace to the exact rules shown.
-"""
+"""The RAIR rule system (levels, 16 intent dimensions, rules, severity priority; README "Settings", "Rules"): every rule
+set has a ``version`` that runs record, so results trace to the exact rules shown."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""RAIR's named variants, declared once: the lm-eval YAML is generated from here.
-
-What each name runs in Inspect and lm-eval is the README's "Commands" table (``Variant.inspect_task``).
-"""
+"""RAIR's named variants, declared once: the lm-eval YAML is generated from here (README "Commands")."""
 
 from __future__ import annotations
 
