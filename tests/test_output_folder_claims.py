@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from loopback.embeddings_server import serve_embeddings
 
-from ecom_tasks.data import fixtures_dir
+from ecom_tasks.data import ConfigurationError, fixtures_dir
 from ecom_tasks.rmir.index import CacheError
 from ecom_tasks.rmir.pool_embedding import embed_pool_ahead
 from ecom_tasks.rmir.scoring import Retrieval
@@ -47,6 +47,30 @@ def test_an_embedding_cache_inside_the_data_it_embeds_is_refused_before_any_embe
         monkeypatch.setenv("ECOM_TASKS_CACHE", str(tmp_path / "cache"))
         assert embed_pool_ahead(str(rmir_data), "openai_embeddings", json.dumps(args)).embedded == 26
     assert sorted(p.relative_to(rmir_data) for p in rmir_data.rglob("*")) == before
+
+
+def test_a_build_s_seed_index_cache_inside_the_seeds_or_the_build_is_refused_before_any_model_call(
+    tmp_path, monkeypatch
+):
+    from ecom_tasks.rmir.construction.pipeline import BuildOptions, build
+    from ecom_tasks.rmir.construction.tasks import rmir_build_retrieve
+
+    seeds = Path(shutil.copytree(fixtures_dir("rmir"), tmp_path / "seeds"))  # a seed folder: seeds.jsonl, images/
+    (tmp_path / "caches").symlink_to(seeds, target_is_directory=True)  # looks outside, leads back in
+    out = tmp_path / "build"
+    before = _tree(seeds)
+    for cache in (tmp_path / "caches" / "cache", out / "data" / "cache"):
+        monkeypatch.setenv("ECOM_TASKS_CACHE", str(cache))
+        with pytest.raises(CacheError, match="lies inside the data folder"):
+            build(BuildOptions(out=out, model="ecom/baseline", seeds=seeds, stage_options={"display": "none"}))
+        assert not (out / "logs").exists() and not cache.exists()  # no stage started, no shard written
+    # The retrieve stage run alone (inspect eval) refuses it too; a cache only read is allowed there.
+    monkeypatch.setenv("ECOM_TASKS_CACHE", str(tmp_path / "caches" / "cache"))
+    with pytest.raises(CacheError, match="lies inside the data folder"):
+        rmir_build_retrieve(seeds=str(seeds))
+    with pytest.raises(ConfigurationError, match="give the filtered queries file"):
+        rmir_build_retrieve(seeds=str(seeds), cache="read")
+    assert _tree(seeds) == before
 
 
 @pytest.mark.parametrize("benchmark", ["rair", "rmir"])

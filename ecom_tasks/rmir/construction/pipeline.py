@@ -51,6 +51,7 @@ from ecom_tasks.rmir.construction.tasks import (
     checked_searches,
 )
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
+from ecom_tasks.rmir.index import check_cache_outside
 from ecom_tasks.scorers.settings import whole_number
 from ecom_tasks.solvers.panel_votes import MAX_JUDGES
 
@@ -305,6 +306,9 @@ def build(options: BuildOptions) -> BuildResult:
     )
     seeds = load_seeds(options.seeds, image_access=options.image_access)
     check_seed_images_outside(seeds, output)
+    if options.cache == "true":  # the seed index's shards land neither in the seeds nor in the build
+        for folder in (options.seeds, output.root):
+            check_cache_outside(str(folder))
     seeds_sha256 = file_sha256(seeds.file)
     common = {
         "seeds": str(Path(seeds.file).resolve()),

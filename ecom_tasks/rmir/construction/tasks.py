@@ -24,7 +24,7 @@ from ecom_tasks.rmir.construction.assembly import DEFAULT_CONFIDENCE, DEFAULT_K_
 from ecom_tasks.rmir.construction.parsing import parse_filter, parse_generation, parse_judgement
 from ecom_tasks.rmir.construction.seeds import Seeds, check_seed_images, load_seeds
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER, EmbedInput
-from ecom_tasks.rmir.index import PoolIndex, is_sparse
+from ecom_tasks.rmir.index import PoolIndex, check_cache_outside, is_sparse
 from ecom_tasks.rmir.schema import RmirData
 from ecom_tasks.rmir.scoring import (
     POOL_CAPTION,
@@ -373,6 +373,8 @@ def rmir_build_retrieve(
         "text_k": text_depth,
     }
     cache_mode = parse_cache(cache)
+    if cache_mode == "true":  # the seed index's shards are never written into a seed folder
+        check_cache_outside(seeds)
     table, access = _seeds(seeds, seeds_sha256, allow_outside_images, allow_url_images)
     rows = _input_rows(input, input_sha256, "filtered queries")
     samples = [
