@@ -235,6 +235,13 @@ REPLIES = [
     ),
     pytest.param("L4 at first glance, but on balance L3.", "L3", None, OK, RULE_START, id="concession-at-first-glance"),
     pytest.param("乍看像L4，但颜色不同，所以是L3。", "L3", None, OK, RULE_START, id="concession-chinese"),
+    # ... but two levels each offered tentatively are a hedge
+    pytest.param(
+        "It could be L3, but L4 is also plausible.", None, None, AMBIGUOUS, RULE_CONFLICT, id="concession-then-hedge"
+    ),
+    pytest.param(
+        "It might be L3, but it might also be L4.", None, None, AMBIGUOUS, RULE_CONFLICT, id="two-tentative-levels"
+    ),
     pytest.param("I'll go with L3 over L4.", "L3", None, OK, RULE_START, id="over"),
     pytest.param(
         "I'd pick L3 instead of L4, as opposed to L2 for a brand clash.",
@@ -709,7 +716,7 @@ def test_every_invalid_status_is_a_counted_wrong_answer(status):
     [
         ("Weighing L3 against L4, not L2. " * 2000 + "\n\nFinal answer: L3", "L3"),
         ("Final answer: L3 L4 " * 2000, None),  # a loop cut off by the token limit
-        ("It could be L4, but " * 2000 + "L3", "L3"),  # one unending sentence of concessions
+        ("The item could be L4 at first sight, but on balance:\nL3\n" * 2000, "L3"),  # a concession, looping
     ],
 )
 def test_a_long_reply_parses_quickly(reply, label):

@@ -199,6 +199,12 @@ _TENTATIVE = re.compile(
     re.IGNORECASE,
 )
 _TURN = re.compile(r"\b(?:but|however|yet)\b|但是?|不过|然而", re.IGNORECASE)
+# ... unless the level after it is offered tentatively too ("could be L3, but L4 is also plausible": a hedge).
+_HEDGING = re.compile(
+    _TENTATIVE.pattern
+    + r"|\b(?:maybe|perhaps|possibl[ey]|plausible|also|either|not sure|unsure|uncertain)\b|可能|也许|或许",
+    re.IGNORECASE,
+)
 # A sentence opened by a condition and holding a modal: "If it were burgundy, it would be L4."
 _CONDITION_OPENING = re.compile(
     r"(?:if|unless|had|were|should|suppose|supposing|assuming|provided|only if|only when|如果|若|假如|假设|要是|除非|只有|倘若)(?![a-z])",
@@ -488,7 +494,7 @@ def _conditional(region: str, start: int, end: int, at: int) -> bool:
 
 
 def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries) -> None:
-    tentative: set[int] = set()  # the starts of levels offered tentatively and turned from
+    tentative: dict[int, int] = {}  # levels offered tentatively and turned from: start -> end of the turn
     for mention in mentions:
         if mention.role != ASSERTED or mention.kind == "digit":
             continue
@@ -512,14 +518,18 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
         elif (turn := _TURN.search(region, mention.end, min(sentence_end, mention.end + _LOOK_BACK))) and (
             _TENTATIVE.search(region, max(sentence_start, mention.start - _LOOK_BACK), turn.start())
         ):
-            tentative.add(mention.start)
-    # A level conceded in its sentence gives way to a different level asserted after it.
-    later: set[int] = set()
+            tentative[mention.start] = turn.end()
+    # A level conceded in its sentence gives way to a different level asserted firmly after it.
+    nearest: dict[int, _Mention] = {}  # by level, the next asserted mention
     for mention in reversed(mentions):
-        if mention.start in tentative and later - {mention.number}:
-            mention.reject("conceded")
+        following = [m for number, m in nearest.items() if number != mention.number]
+        if mention.start in tentative and following:
+            firm = min(following, key=lambda m: m.start)
+            end = min(bounds.sentence(firm.end)[1], firm.end + _LOOK_BACK)
+            if not _HEDGING.search(region, max(tentative[mention.start], firm.start - _LOOK_BACK), end):
+                mention.reject("conceded")
         if mention.role == ASSERTED:
-            later.add(mention.number)
+            nearest[mention.number] = mention
     # A sentence opened by a condition naming a level is an instruction for that level, not an answer:
     # "For L2 cases, output [L2-Mismatch]".
     for mention in mentions:
