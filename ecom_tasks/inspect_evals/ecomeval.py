@@ -14,7 +14,6 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.ecomeval.judging import (
-    Judgement,
     JudgeSettings,
     judge_response,
     judgement_explanation,
@@ -89,16 +88,6 @@ def refused_score(refused: str, labels: list[str]) -> Score:
     return Score(value=refused_values(labels), answer=CONTEXT_EXCEEDED, explanation=refused, metadata=metadata)
 
 
-async def judge_item(
-    state: TaskState, response: str | None, cache: bool | str, settings: JudgeSettings, graders: Any
-) -> Judgement:
-    """Grade ``response`` to the sample's item with the run's graders."""
-    asks, names = inspect_panel(panel_models(graders), cache)
-    return await judge_response(
-        asks, state.metadata, response, names=names, method=settings.method, max_tokens=settings.max_tokens
-    )
-
-
 @scorer(metrics=[ecomeval_metrics()])
 def ecomeval_judge(
     cache: bool | str = True,
@@ -116,7 +105,15 @@ def ecomeval_judge(
         refused = context_exceeded_of(state.output)
         if refused is not None:
             return refused_score(refused, [label for label, _ in panel_models(graders)])
-        judgement = await judge_item(state, state.output.completion, cache, settings, graders)
+        asks, names = inspect_panel(panel_models(graders), cache)
+        judgement = await judge_response(
+            asks,
+            state.metadata,
+            state.output.completion,
+            names=names,
+            method=settings.method,
+            max_tokens=settings.max_tokens,
+        )
         return Score(
             value=judgement_values(judgement),
             answer=state.output.completion,

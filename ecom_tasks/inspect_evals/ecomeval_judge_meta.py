@@ -12,13 +12,13 @@ from inspect_ai.log import HeadlineMetric
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.ecomeval.judging import JudgeSettings, judgement_explanation, judgement_metadata, judgement_values
+from ecom_tasks.ecomeval.judging import JudgeSettings
 from ecom_tasks.ecomeval.metrics import judge_agreement
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.schema import load_judge_cases
-from ecom_tasks.inspect_evals.ecomeval import FIXTURES, GRADERS, VERSION, judge_item, judge_record, outcomes_of
+from ecom_tasks.inspect_evals.ecomeval import FIXTURES, GRADERS, VERSION, ecomeval_judge, judge_record, outcomes_of
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.scorers.inspect_judge import gold_response, judge_cache, require_grader
+from ecom_tasks.scorers.inspect_judge import gold_response, require_grader
 from ecom_tasks.scorers.inspect_scorers import outcome_mean
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.panel import MEDIAN
@@ -46,18 +46,17 @@ def ecomeval_judge_meta_scorer(
     graders: str | list[str] | None = None,
     panel: str = MEDIAN,
 ) -> Scorer:
-    """Grade a gold case with the ``grader`` role (or a panel) exactly as ``ecomeval_judge`` grades responses."""
-    settings = JudgeSettings.from_options(grader_max_tokens, panel)  # as ecomeval_judge: `inspect score`
-    judge_cache(cache)
+    """Grade a gold case (the fixed response :func:`gold_response` made the output) with ``ecomeval_judge``:
+    the same graders, settings and checks; the answer is the grade (else the judge's status)."""
+    judge = ecomeval_judge(cache=cache, grader_max_tokens=grader_max_tokens, graders=graders, panel=panel)
 
     async def score(state: TaskState, target: Target) -> Score:
-        judgement = await judge_item(state, state.metadata["response"], cache, settings, graders)
-        return Score(
-            value=judgement_values(judgement),
-            answer=str(judgement.grade) if judgement.grade is not None else judgement.status,
-            explanation=judgement_explanation(judgement),
-            metadata={"expected_grade": int(state.metadata["expected_grade"]), **judgement_metadata(judgement)},
-        )
+        graded = await judge(state, target)
+        assert graded is not None  # ecomeval_judge scores every sample
+        judged = dict(graded.metadata or {})
+        answer = judged["status"] if judged["grade"] is None else str(judged["grade"])
+        metadata = {"expected_grade": int(state.metadata["expected_grade"]), **judged}
+        return Score(value=graded.value, answer=answer, explanation=graded.explanation, metadata=metadata)
 
     return score
 
