@@ -22,15 +22,11 @@ REFERENCE_OPEN, REFERENCE_CLOSE = "<reference_answer>\n", "\n</reference_answer>
 RESPONSE_OPEN, RESPONSE_CLOSE = "<response>\n", "\n</response>"
 
 
-def escape(text: str) -> str:
-    """``&`` ``<`` ``>`` as HTML entities: the text cannot contain a marker of the grader prompt."""
-    return html.escape(text, quote=False)
-
-
 def build_grader_prompt(question: str, reference: str, response: str) -> str:
-    """The grader's prompt for one response: the three texts escaped, then inserted (``str.format``
-    does not re-read the inserted values)."""
-    return GRADER_TEMPLATE.format(question=escape(question), reference=escape(reference), response=escape(response))
+    """The grader's prompt for one response: the three texts escaped (``&`` ``<`` ``>`` as HTML entities, so
+    none holds a marker), then inserted (``str.format`` does not re-read the inserted values)."""
+    texts = {"question": question, "reference": reference, "response": response}
+    return GRADER_TEMPLATE.format(**{name: html.escape(text, quote=False) for name, text in texts.items()})
 
 
 def read_grader_prompt(text: str) -> tuple[str, str, str] | None:
