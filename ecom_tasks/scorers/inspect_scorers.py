@@ -1,14 +1,5 @@
-"""Inspect pieces any task reuses: the outcome reducer and a labelled-classification scorer.
-
-A third-party relevance task scores with Acc@2 / Acc@K / Macro-F1 (and every
-plugin metric of the ``labels`` kind) without copying code::
-
-    from ecom_tasks.scorers.inspect_scorers import label_metrics, label_scorer
-
-    Task(dataset=..., solver=generate(),
-         scorer=label_scorer(labels=["bad", "ok", "good"]),
-         metrics=[label_metrics(positive=["ok", "good"])])
-"""
+"""Inspect pieces any task reuses: the server's context refusal as a reply, the outcome reducer, and a
+labelled-classification scorer with its metrics (an example: docs/plugins.md, "Reusing our scorers")."""
 
 from __future__ import annotations
 

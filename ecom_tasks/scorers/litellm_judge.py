@@ -1,14 +1,6 @@
-"""The rubric judge's litellm binding: any model litellm reaches as a :data:`~ecom_tasks.scorers.judge.Ask`.
-
-``litellm_ask("anthropic/claude-sonnet-4-0")``, or an OpenAI-compatible server (vLLM ...):
-``litellm_ask("openai/<served name>", api_base="http://127.0.0.1:8000/v1")`` (keys from the provider's
-usual variable; a server that needs none gets a dummy one). Calls run at temperature 0, at most
-``max_concurrency`` at a time; a :func:`retryable` error is retried with exponential backoff and jitter
-(tenacity), then raised. A prompt the server refuses as longer than the grader's context (any wording
-``scorers.context_limit`` recognises, token counts kept) is never retried: it raises
-:class:`~ecom_tasks.scorers.judge.PromptTooLong`, a failure of that item. litellm is imported by
-:func:`litellm_ask`, with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless set (no download of its price list).
-"""
+"""The rubric judge's litellm binding: any model litellm reaches (``anthropic/claude-sonnet-4-0``, or
+``openai/<served name>`` with ``api_base=`` for an OpenAI-compatible server such as vLLM) as a
+:data:`~ecom_tasks.scorers.judge.Ask`; keys come from the provider's usual variable."""
 
 from __future__ import annotations
 
@@ -53,10 +45,12 @@ def litellm_ask(
     timeout: float = TIMEOUT,
     extra: dict[str, Any] | None = None,
 ) -> Ask:
-    """``model`` (a litellm model name) as an :data:`Ask`; see the module docstring."""
+    """``model`` (a litellm model name) as an :data:`Ask` at temperature 0, ``max_concurrency`` calls at a time;
+    a :func:`retryable` error is retried with backoff and jitter, a prompt longer than the grader's context
+    (:mod:`~ecom_tasks.scorers.context_limit`) never: it raises :class:`~ecom_tasks.scorers.judge.PromptTooLong`."""
     from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of litellm's price list
     import litellm
 
     litellm.suppress_debug_info = True  # no help banner with every error: ours says what failed

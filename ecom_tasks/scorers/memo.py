@@ -1,10 +1,5 @@
-"""One summary for several metrics of the same items.
-
-Both frameworks ask several metric functions about the very same list of
-per-sample outcomes (lm-eval: one aggregation per metric key; Inspect: one
-call per ``@metric`` of a scorer, with the same list), and each needs the
-same summary. :func:`last_call_memo` computes it once.
-"""
+"""One summary for several metrics of the same items: both frameworks ask several metric functions about the
+very same list of outcomes (lm-eval: an aggregation per metric key; Inspect: each ``@metric`` of a scorer)."""
 
 from __future__ import annotations
 
