@@ -112,9 +112,7 @@ def judge_cache(cache: bool | str) -> CachePolicy | bool:
     if re.fullmatch(r"[0-9]{1,9}[smhDWMY]", expiry):  # a count and one of Inspect's units
         return CachePolicy(expiry=expiry, per_epoch=False)
     try:
-        cached = (
-            parse_flag(cache, "cache") if cache is None or isinstance(cache, str | bool) or cache in (0, 1) else None
-        )
+        cached = parse_flag(cache, "cache")  # refuses what is no flag: a list, a number but 0 or 1
     except ValueError:
         cached = None
     if cached is None:

@@ -142,16 +142,6 @@ def recall_at(k: int) -> MetricSpec:
     )
 
 
-def ndcg_at(k: int) -> MetricSpec:
-    """``ndcg@k`` (trec_eval's ``ndcg_cut_k``) averaged over queries with a relevant document."""
-    return MetricSpec(
-        f"ndcg@{k}",
-        RANKING,
-        lambda data: mean_over_queries(ndcg_at_k(data.ranked, data.qrels, k)),
-        description=f"nDCG of a query's top {k} (gain = relevance, log2 discount), averaged over queries",
-    )
-
-
 def _rubric_macro(data: RubricGrades, multimodal: bool) -> float:
     """The mean of the group means: text items grouped by category, multimodal items by task."""
     values, categories, tasks = data.part(multimodal)
@@ -188,7 +178,12 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
         lambda data: mean_over_queries(reciprocal_rank(data.ranked, data.qrels)),
         description="reciprocal rank of the first relevant item in the ranking, averaged over queries",
     ),
-    ndcg_at(10),
+    MetricSpec(
+        "ndcg@10",
+        RANKING,
+        lambda data: mean_over_queries(ndcg_at_k(data.ranked, data.qrels, 10)),
+        description="nDCG of a query's top 10 (gain = relevance, log2 discount), averaged over queries",
+    ),
     MetricSpec(
         "score",
         RUBRIC,

@@ -40,14 +40,6 @@ def shown(value: Any) -> str:
     return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
-def _flag_problem(name: str, value: Any) -> str | None:
-    try:  # parse_flag is the one reading of a yes/no value (a bool, 0/1, a yes/no word)
-        parse_flag(value, name)
-    except ConfigurationError:
-        return "must be true or false"
-    return None
-
-
 def _number(value: Any) -> float | None:
     """``value`` as a finite number when it is one (an int, a float or their text; not a bool)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str) or len(str(value)) > 40:
@@ -72,7 +64,11 @@ def _problem(name: str, value: Any) -> str | None:
     if value is None:
         return None
     if name in FLAGS:
-        return _flag_problem(name, value)
+        try:  # parse_flag is the one reading of a yes/no value (a bool, 0/1, a yes/no word)
+            parse_flag(value, name)
+        except ConfigurationError:
+            return "must be true or false"
+        return None
     if name == "max_tokens":  # not as a float: stages record and send it as given (2.0 tokens)
         in_range = not isinstance(value, float) and read_whole_number(value, 1, MAX_TOKENS_LIMIT) is not None
         return None if in_range else f"must be a whole number of tokens from 1 to {MAX_TOKENS_LIMIT:,}"
