@@ -586,9 +586,21 @@ def finite_number(text: str, high: float = math.inf) -> float:
     return value
 
 
-def abstention_share(text: str) -> float:
-    """An argparse type: a share in [0, 1]."""
+def share(text: str) -> float:
+    """An argparse type: a share in [0, 1] (--max-abstention-share, rmir's --tsr-threshold)."""
     return finite_number(text, 1)
+
+
+def confidence_share(text: str) -> float:
+    """An argparse type: a share above 0 and at most 1 (rmir's --confidence: the panel agreement a decision needs)."""
+    if (value := share(text)) == 0:
+        raise argparse.ArgumentTypeError(f"expected a share above 0 and at most 1, got {text!r}")
+    return value
+
+
+def temperature(text: str) -> float:
+    """An argparse type: a sampling temperature from 0 to 2, the range every stage's settings check allows."""
+    return finite_number(text, 2)
 
 
 # --- the build command ----------------------------------------------------------------------------
@@ -606,14 +618,14 @@ def model_role(text: str) -> tuple[str, str]:
 
 
 def positive_int(text: str) -> int:
-    """An argparse type: a whole number above 0 (a token limit)."""
+    """An argparse type: a whole number above 0 (a token limit, a panel size, a vote count)."""
     if (number := read_whole_number(text, 1)) is None:
         raise argparse.ArgumentTypeError(f"expected a whole number above 0, got {text!r}")
     return number
 
 
-def retry_count(text: str) -> int:
-    """An argparse type: a whole number of 0 or more (0: no retry)."""
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of 0 or more (0 retries, 0 votes)."""
     if (number := read_whole_number(text, 0)) is None:
         raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
     return number
@@ -656,7 +668,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, source: str | None = N
     settings."""
     parser.add_argument(
         "--max-abstention-share",
-        type=abstention_share,
+        type=share,
         default=MAX_ABSTENTION_SHARE,
         help=(
             "stop when more than this share of a stage's votes abstained (cut off by the token limit, unreadable,"
@@ -682,7 +694,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, source: str | None = N
     parser.add_argument("--max-samples", type=positive_int, default=None, help="Inspect's concurrent samples")
     parser.add_argument(
         "--retry-attempts",
-        type=retry_count,
+        type=non_negative_int,
         default=None,
         help="eval-set retries of a failed stage (Inspect's default 10)",
     )

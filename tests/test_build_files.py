@@ -420,7 +420,7 @@ def test_half_the_votes_abstaining_is_accepted_and_the_share_is_the_users(tmp_pa
 def test_vote_outcomes_by_hand_and_where_a_stage_stops(capsys):
     import argparse
 
-    from ecom_tasks.construction import TooManyAbstentions, abstention_share, check_abstentions, vote_outcomes
+    from ecom_tasks.construction import TooManyAbstentions, check_abstentions, share, vote_outcomes
 
     # three items of a 2-seat panel: a rule stage's empty vote () is an answer ("no rule"), not an abstention
     outcomes = vote_outcomes(
@@ -446,8 +446,8 @@ def test_vote_outcomes_by_hand_and_where_a_stage_stops(capsys):
     check_abstentions(vote_outcomes("visual", []))  # a stage with no item has nothing to judge
     for text in ("nan", "-0.1", "1.5", "half"):
         with pytest.raises(argparse.ArgumentTypeError):
-            abstention_share(text)
-    assert abstention_share("0.25") == 0.25
+            share(text)
+    assert share("0.25") == 0.25
 
 
 @pytest.mark.parametrize("benchmark", ["rair", "monbench", "rmir"])

@@ -1,6 +1,7 @@
 """Counts and shares on our command lines are checked by argparse before anything runs: 0 connections or
 samples would leave Inspect's semaphores waiting forever, a negative retry count or panel size means
-nothing, and a NaN share compares false with every failure rate."""
+nothing, a NaN share compares false with every failure rate, and a build's panel size, temperature or
+threshold was refused only at its stage, after the earlier stages' model calls."""
 
 from __future__ import annotations
 
@@ -20,6 +21,37 @@ BUILD = ["--out", "build", "--model", "ecom/baseline"]
         (["build", "rmir", *BUILD, "--retry-attempts", "two"], "--retry-attempts: expected a whole number of 0"),
         (["build", "rmir", *BUILD, "--judges", "0"], "--judges: expected a whole number above 0"),
         (["build", "rmir", *BUILD, "--inputs", "-3"], "--inputs: expected a whole number above 0"),
+        # each was taken and refused only at its stage, after the earlier stages' model calls, or (the thresholds)
+        # by a traceback after every call; temperatures as every stage's settings check reads them (0 to 2)
+        (["build", "rair", *BUILD, "--vlms", "0"], "--vlms: expected a whole number above 0"),
+        (["build", "rair", *BUILD, "--rule-runs", "-1"], "--rule-runs: expected a whole number above 0"),
+        (["build", "rair", *BUILD, "--voters", "2.5"], "--voters: expected a whole number above 0"),
+        (["build", "rair", *BUILD, "--min-intent-votes", "0"], "--min-intent-votes: expected a whole number above 0"),
+        (["build", "rair", *BUILD, "--min-rule-votes", "-1"], "--min-rule-votes: expected a whole number above 0"),
+        (
+            ["build", "rair", *BUILD, "--rule-temperature", "nan"],
+            "--rule-temperature: expected a finite number between 0 and 2",
+        ),
+        (["build", "rair", *BUILD, "--temperature", "-1"], "--temperature: expected a finite number between 0 and 2"),
+        (["build", "monbench", *BUILD, "--voters", "0"], "--voters: expected a whole number above 0"),
+        (
+            ["build", "monbench", *BUILD, "--temperature", "inf"],
+            "--temperature: expected a finite number between 0 and 2",
+        ),
+        (
+            ["build", "monbench", *BUILD, "--min-negative-votes", "-1"],
+            "--min-negative-votes: expected a whole number of 0",
+        ),
+        (
+            ["build", "rmir", *BUILD, "--judge-temperature", "nan"],
+            "--judge-temperature: expected a finite number between 0 and 2",
+        ),
+        (["build", "rmir", *BUILD, "--confidence", "0"], "--confidence: expected a share above 0 and at most 1"),
+        (["build", "rmir", *BUILD, "--confidence", "nan"], "--confidence: expected a finite number between 0 and 1"),
+        (
+            ["build", "rmir", *BUILD, "--tsr-threshold", "1e400"],
+            "--tsr-threshold: expected a finite number between 0 and 1",
+        ),
         (["embed-pool", "--workers", "0"], "--workers: must be a positive whole number"),
         (["embed-pool", "--batch-size", "-256"], "--batch-size: must be a positive whole number"),
         (["calibrate", "--judge-failure-threshold", "nan"], "--judge-failure-threshold: must be a share from 0 to 1"),
@@ -35,8 +67,12 @@ def test_a_bad_count_is_a_usage_error_before_anything_runs(argv, expected, capsy
     assert list(tmp_path.iterdir()) == []  # nothing was built or written
 
 
-def test_zero_retries_is_a_setting():
-    """0 is a valid retry count (no retry): it parses, where 0 connections does not."""
-    from ecom_tasks.construction import retry_count
+def test_the_ends_of_each_range_are_settings():
+    """0 retries (no retry) and 0 votes parse, where 0 connections does not; a temperature of 2, a confidence of 1
+    and a threshold of 0 are settings."""
+    from ecom_tasks.construction import confidence_share, non_negative_int, share, temperature
 
-    assert retry_count("0") == 0 and retry_count("3") == 3
+    assert non_negative_int("0") == 0 and non_negative_int("3") == 3
+    assert temperature("0") == 0.0 and temperature("2") == 2.0
+    assert confidence_share("1") == 1.0 and confidence_share("0.6") == 0.6
+    assert share("0") == 0.0 and share("1") == 1.0

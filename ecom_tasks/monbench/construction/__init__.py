@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_input_arguments, add_run_arguments, positive_int
+from ecom_tasks.construction import add_input_arguments, add_run_arguments, non_negative_int, positive_int, temperature
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +23,8 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         model_help="Inspect model for every voter not bound by a role (e.g. openai/gpt-4o, ecom/baseline)",
         roles_help="a voter: voter_1 .. voter_N (repeat; unbound voters are --model)",
     )
-    parser.add_argument("--voters", type=int, default=None, help="panel size N (default 4, as the paper)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="the voters' temperature (default 0)")
+    parser.add_argument("--voters", type=positive_int, default=None, help="panel size N (default 4, as the paper)")
+    parser.add_argument("--temperature", type=temperature, default=0.0, help="the voters' temperature (default 0)")
     parser.add_argument(
         "--max-tokens",
         type=positive_int,
@@ -33,12 +33,15 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-positive-votes",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="'irrelevant' votes the correct ad needs (default 0: the paper prioritises, it does not filter)",
     )
     parser.add_argument(
-        "--min-negative-votes", type=int, default=0, help="'relevant' votes each wrong ad needs (default 0)"
+        "--min-negative-votes",
+        type=non_negative_int,
+        default=0,
+        help="'relevant' votes each wrong ad needs (default 0)",
     )
     parser.add_argument(
         "--split", default="test", choices=("test", "validation", "fewshot"), help="the questions' split (default test)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_input_arguments, add_options, add_run_arguments, positive_int
+from ecom_tasks.construction import add_input_arguments, add_options, add_run_arguments, positive_int, temperature
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,11 +27,16 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_options(
         parser,
-        ("--voters", int, None, "intent panel size (default 3, the paper's tri-model ensemble)"),
-        ("--vlms", int, None, "visual-necessity panel size (default 3)"),
-        ("--rule-runs", int, None, "rule pre-annotation runs k (default 3)"),
-        ("--temperature", float, 0.0, "the intent and visual panels' temperature (default 0)"),
-        ("--rule-temperature", float, None, "the rule runs' sampling temperature (default 0.7; the paper gives none)"),
+        ("--voters", positive_int, None, "intent panel size (default 3, the paper's tri-model ensemble)"),
+        ("--vlms", positive_int, None, "visual-necessity panel size (default 3)"),
+        ("--rule-runs", positive_int, None, "rule pre-annotation runs k (default 3)"),
+        ("--temperature", temperature, 0.0, "the intent and visual panels' temperature (default 0)"),
+        (
+            "--rule-temperature",
+            temperature,
+            None,
+            "the rule runs' sampling temperature (default 0.7; the paper gives none)",
+        ),
         ("--seed", int, None, "sampling seed of the rule runs; run i gets seed + i"),
         (
             "--max-tokens",
@@ -40,9 +45,9 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
             "output limit of every panel call (default 4096; raise it for reasoning models)",
         ),
         ("--rules", str, "builtin", "structured rules JSON (default builtin: our rules_v1.json)"),
-        ("--min-intent-votes", int, 2, "voters that must give the same hard intent (default 2, Eq. 2)"),
-        ("--min-visual-votes", int, 2, "VLMs that must find the image essential (default 2, Eq. 3)"),
-        ("--min-rule-votes", int, 2, "runs that must name a rule (default 2, Eq. 4)"),
+        ("--min-intent-votes", positive_int, 2, "voters that must give the same hard intent (default 2, Eq. 2)"),
+        ("--min-visual-votes", positive_int, 2, "VLMs that must find the image essential (default 2, Eq. 3)"),
+        ("--min-rule-votes", positive_int, 2, "runs that must name a rule (default 2, Eq. 4)"),
     )
     add_run_arguments(parser, source="candidate file")
 

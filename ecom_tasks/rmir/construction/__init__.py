@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_input_arguments, add_options, add_run_arguments, positive_int
+from ecom_tasks.construction import (
+    add_input_arguments,
+    add_options,
+    add_run_arguments,
+    confidence_share,
+    positive_int,
+    share,
+    temperature,
+)
 
 
 def _json_object(text: str) -> dict:
@@ -44,7 +52,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     add_options(
         parser,
         ("--judges", positive_int, None, "panel size N (default 5)"),
-        ("--judge-temperature", float, None, "the panel's sampling temperature (default 0.85)"),
+        ("--judge-temperature", temperature, None, "the panel's sampling temperature (default 0.85)"),
         ("--seed", int, None, "sampling seed; judge i gets seed + i"),
         (
             "--inputs",
@@ -71,13 +79,13 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         ),
         (
             "--confidence",
-            float,
+            confidence_share,
             DEFAULT_CONFIDENCE,
             f"keep triplets whose panel agrees at least this much (default {DEFAULT_CONFIDENCE:g})",
         ),
         (
             "--tsr-threshold",
-            float,
+            share,
             DEFAULT_TSR_THRESHOLD,
             f"queries with TSR above it form the test split (default {DEFAULT_TSR_THRESHOLD:g})",
         ),
