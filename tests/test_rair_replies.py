@@ -235,6 +235,14 @@ REPLIES = [
     ),
     pytest.param("L4 at first glance, but on balance L3.", "L3", None, OK, RULE_START, id="concession-at-first-glance"),
     pytest.param("乍看像L4，但颜色不同，所以是L3。", "L3", None, OK, RULE_START, id="concession-chinese"),
+    # ... or turned down outright; "not a perfect match" explains the level, it does not turn it down
+    pytest.param(
+        "It could be L4 at first sight, but it is not.", None, None, NO_LABEL, "", id="concession-turned-down"
+    ),
+    pytest.param("L4 seems likely, but not quite. L3", "L3", None, OK, RULE_STATED, id="turned-down-then-level"),
+    pytest.param(
+        "It could be L3, but it is not a perfect match.", "L3", None, OK, RULE_START, id="tentative-level-explained"
+    ),
     # ... but two levels each offered tentatively are a hedge
     pytest.param(
         "It could be L3, but L4 is also plausible.", None, None, AMBIGUOUS, RULE_CONFLICT, id="concession-then-hedge"

@@ -199,6 +199,12 @@ _TENTATIVE = re.compile(
     re.IGNORECASE,
 )
 _TURN = re.compile(r"\b(?:but|however|yet)\b|但是?|不过|然而", re.IGNORECASE)
+# A turn that says no to the level outright: "could be L4 at first sight, but it is not."
+_TURNED_DOWN = re.compile(
+    r"[\s,]*(?:(?:it|that|this)(?:\s+is|\s+was|'s)\s+not|(?:it|that|this)\s+(?:isn't|wasn't)|not\s+(?:really|quite))"
+    r"[\s*_]*(?:[.,;:!\n]|$)",
+    re.IGNORECASE,
+)
 # ... unless the level after it is offered tentatively too ("could be L3, but L4 is also plausible": a hedge).
 _HEDGING = re.compile(
     _TENTATIVE.pattern
@@ -518,7 +524,10 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
         elif (turn := _TURN.search(region, mention.end, min(sentence_end, mention.end + _LOOK_BACK))) and (
             _TENTATIVE.search(region, max(sentence_start, mention.start - _LOOK_BACK), turn.start())
         ):
-            tentative[mention.start] = turn.end()
+            if _TURNED_DOWN.match(region, turn.end()):
+                mention.reject("turned down")
+            else:
+                tentative[mention.start] = turn.end()
     # A level conceded in its sentence gives way to a different level asserted firmly after it.
     nearest: dict[int, _Mention] = {}  # by level, the next asserted mention
     for mention in reversed(mentions):
