@@ -42,7 +42,6 @@ from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN
 from ecom_tasks.scorers.settings import metric_names
 
-FIXTURES = FIXTURES_LOCATION
 #: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``). 3: ``Score.value``
 #: holds only numbers; the item's groups are its sample metadata.
 VERSION = "3.0.0"
@@ -156,7 +155,7 @@ def ecomeval_dataset(
         samples.append(
             Sample(id=item.id, input=[ChatMessageUser(content=content)], target=item.target, metadata=item.fields)
         )
-    return MemoryDataset(samples, name="ecomeval", location=str(data or FIXTURES))
+    return MemoryDataset(samples, name="ecomeval", location=str(data or FIXTURES_LOCATION))
 
 
 def judge_record(settings: JudgeSettings, cache: bool | str, graders: Any, with_threshold: bool = True) -> dict:
@@ -209,7 +208,7 @@ def ecomeval_task(
     headline = "score_multimodal" if only_multimodal else "score"
     judged = {} if exact else judge_record(settings, cache, graders)
     provenance = task_metadata(
-        "ecomeval", task_version=VERSION, prompt_version=PROMPT_VERSION, data=data, fixtures=FIXTURES
+        "ecomeval", task_version=VERSION, prompt_version=PROMPT_VERSION, data=data, fixtures=FIXTURES_LOCATION
     )
     return Task(
         dataset=dataset,
@@ -228,7 +227,7 @@ def ecomeval_task(
             "scoring": "exact match" if exact else "judge",
             **judged,
             **{key: ("all" if value in (None, "") else str(value)) for key, value in filters.items()},
-            "data": str(data or FIXTURES),
+            "data": str(data or FIXTURES_LOCATION),
         },
     )
 

@@ -15,8 +15,8 @@ from inspect_ai.solver import TaskState
 from ecom_tasks.ecomeval.judging import JudgeSettings
 from ecom_tasks.ecomeval.metrics import judge_agreement
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
-from ecom_tasks.ecomeval.schema import load_judge_cases
-from ecom_tasks.inspect_evals.ecomeval import FIXTURES, GRADERS, VERSION, ecomeval_judge, judge_record, outcomes_of
+from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, load_judge_cases
+from ecom_tasks.inspect_evals.ecomeval import GRADERS, VERSION, ecomeval_judge, judge_record, outcomes_of
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers.inspect_judge import gold_response, require_grader
 from ecom_tasks.scorers.inspect_scorers import outcome_mean
@@ -73,7 +73,7 @@ def ecomeval_judge_meta(
     the README's "Metrics"). Run with ``--model none``: only graders are called."""
     check_settings({"data": data, "graders": graders, "panel": panel})
     settings = JudgeSettings.from_options(grader_max_tokens, panel)
-    location = f"{FIXTURES}/judge_meta"
+    location = f"{FIXTURES_LOCATION}/judge_meta"
     samples = [
         Sample(
             id=c.id, input=c.question, target=c.reference, metadata={k: v for k, v in asdict(c).items() if k != "id"}
