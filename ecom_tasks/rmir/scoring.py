@@ -200,16 +200,13 @@ class Retrieval:
         outcome."""
         index = self.index()
         item = query_input(fields, mode, description)
-        positives = fields["positives"]
         flags = {} if images_dropped is None else {"images_dropped": int(bool(images_dropped))}
-        if item is None:
-            outcome = ranking_outcome([], positives, specs, failed=True)
-            return QueryResult({**outcome, **flags}, [], [], "no_description")
-        vectors, zero = index.embed_queries([item])
-        if zero[0]:
-            outcome = ranking_outcome([], positives, specs, failed=True)
-            return QueryResult({**outcome, **flags}, [], [], "zero_vector")
-        rows, scores = index.search(vectors, rank_depth(specs))
-        ranked = [index.ids[i] for i in rows[0]]
-        outcome = ranking_outcome(ranked, positives, specs)
-        return QueryResult({**outcome, **flags}, ranked, [float(s) for s in scores[0]], "ok")
+        vectors, zero = index.embed_queries([item]) if item is not None else (None, [True])
+        status = "no_description" if item is None else "zero_vector" if zero[0] else "ok"
+        ranked: list[str] = []
+        scores: list[float] = []
+        if status == "ok":
+            rows, found = index.search(vectors, rank_depth(specs))
+            ranked, scores = [index.ids[i] for i in rows[0]], [float(s) for s in found[0]]
+        outcome = ranking_outcome(ranked, fields["positives"], specs, failed=status != "ok")
+        return QueryResult({**outcome, **flags}, ranked, scores, status)
