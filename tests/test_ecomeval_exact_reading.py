@@ -43,7 +43,7 @@ REPLIES = [
     ("Answer: 20", "B"),
     ("Request a return or exchange from the order page", "D"),
     ("20 or 30", None),
-    ("D. Request a return or ex", None),  # an option line cut off: a copy of the question as much as a choice
+    ("D. Request a return or ex", "D"),  # its chosen option line, cut off: the letter leads it (not known cut off)
     # A concession, then the answer.
     ("It could be A at first sight, but on balance:\nB", "B"),
     # Hedges: two letters offered are no choice.

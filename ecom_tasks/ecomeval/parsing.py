@@ -190,6 +190,8 @@ _OTHER_LETTER = re.compile(
 _LONE_LETTER = re.compile(r"^[\s*_#`]*[(\[]?((?-i:[A-J]))[)\].:]?[\s*_`]*$", re.MULTILINE)
 # An option entry of a listing: "A. 10", "(B) 20", "C) shoes" at the start of a line or after a space.
 _OPTION_ENTRY = re.compile(r"(?:^|(?<=\s))[(\[]?((?-i:[A-J]))[).:\]](?=\s)", re.MULTILINE)
+# A reply that is one option line ("D. Request a return ...", cut off or not) and nothing else.
+_ONE_OPTION_LINE = re.compile(r"^[\s*_#`]*[(\[]?[A-J][).:\]][^\n]*\S[^\n]*[\s*_`]*$")
 # An option of the question: a line "A. 10", "(B) 20", "C) shoes".
 _OPTION_LINE = re.compile(r"^[ \t]*[(\[]?((?-i:[A-J]))[).:\]][ \t]*(\S[^\n]*)$", re.MULTILINE)
 # What reads as an answer (kept whole, never an echo on its own): a stated choice or a lone letter.
@@ -259,6 +261,7 @@ def exact_match(reference: str, reply: str | None, *, prompt: str | None = None,
         own = strip_echoes(region, prompt, answers=_LETTER_ANSWER, truncated=truncated) if prompt else region
         picked = option_letter(own)
         if picked is None and prompt and region.strip() and not truncated:
-            picked = named_option(region, prompt)  # the option it chose, restated as its whole reply
+            # the option it chose, restated as its whole reply: its line ("D. Request a ...") or its text ("20")
+            picked = option_letter(region) if _ONE_OPTION_LINE.match(region) else named_option(region, prompt)
         return picked == target.upper()
     return bool(region.strip()) and normalise(region) == normalise(target)
