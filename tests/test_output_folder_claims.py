@@ -185,6 +185,27 @@ def test_a_new_report_folder_is_marked_and_reused_and_an_empty_one_is_taken(tmp_
     assert (mark_report_folder(tmp_path / "m") / REPORT_MARKER).read_bytes() == (out / REPORT_MARKER).read_bytes()
 
 
+def test_a_report_makes_the_missing_folders_of_its_out_but_none_inside_an_input(tmp_path):
+    from ecom_tasks.files import FileRefused
+    from ecom_tasks.report import REPORT_MARKER, write_report
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    out = tmp_path / "a" / "b" / "c"  # as `ecom-tasks report logs --out a/b/c`, the build's `mkdir -p`
+    assert write_report([logs], out, formats="md", plots=False).out == out
+    assert sorted(p.name for p in out.iterdir()) == [REPORT_MARKER, "report.md"]
+    (tmp_path / "notes.txt").write_text("a colleague's notes\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    for bad, message in (
+        (logs / "new" / "deep" / "report", "lies inside the input"),  # refused before any folder is made in it
+        (tmp_path / "notes.txt" / "x" / "report", "lies below a file"),
+    ):
+        with pytest.raises(FileRefused, match=message) as refused:
+            write_report([logs], bad, formats="md", plots=False)
+        assert len(str(refused.value).splitlines()) == 1
+        assert _tree(tmp_path) == before
+
+
 def test_calibrate_replaces_only_a_derived_task_table_it_wrote(tmp_path, capsys):
     from ecom_tasks.cli import build_parser
     from ecom_tasks.ecomeval.calibration import Calibrated, task_table_path, task_table_text

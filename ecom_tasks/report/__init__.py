@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ecom_tasks.files import OutputFolder, claim_folder
+from ecom_tasks.files import OutputFolder, claim_folder, create_parents
 from ecom_tasks.report.text import (
     by_benchmark,
     format_table,
@@ -71,8 +71,10 @@ def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
 def open_report_folder(out: str | Path, inputs: Iterable[str | Path] = (), *, option: str = "--out") -> OutputFolder:
     """The report folder ``out``, checked writable before any log is read: a new or empty folder (marked with
     :data:`REPORT_MARKER`) or one an earlier report marked; a colleague's folder is refused untouched
-    (:func:`ecom_tasks.files.claim_folder`)."""
+    (:func:`ecom_tasks.files.claim_folder`). Missing parent folders are made once ``out`` is known to lie outside
+    every input, so a refused ``--out`` leaves no folder behind in an input."""
     folder = OutputFolder(out, inputs=inputs, what="report folder")
+    create_parents(folder.root)
     folder.check_writable()
     claim_folder(folder, REPORT_MARKER, "command", "report", option=option)
     return folder
