@@ -121,7 +121,7 @@ def mismatch_dimension_table(outcomes: Sequence[Outcome], dimensions: Sequence[s
     }
 
 
-def _group_key(field: str, name: str) -> str:
+def group_key(field: str, name: str) -> str:
     return name if field == "intent" else key_name(name)
 
 
@@ -153,7 +153,7 @@ def summarize(
             members = [o.numbers for o in outcomes if getattr(o, field) == name]
             if members:
                 part = headline(members, specs, group=True)
-                result.update({f"{m}/{field}/{_group_key(field, name)}": part[m] for m in group_metric_names(specs)})
+                result.update({f"{m}/{field}/{group_key(field, name)}": part[m] for m in group_metric_names(specs)})
     for g, row in zip(LEVELS, confusion_matrix(numbers, LEVELS)):
         for p, count in zip(PRED_LABELS, row):
             result[f"confusion/{g}/{p}"] = count
@@ -169,7 +169,7 @@ def metric_keys(
     """Every key ``summarize`` can produce, in its order (for frameworks that need a fixed list)."""
     keys = [*(spec.name for spec in specs), *COUNTS, *strict_keys(specs), "l2_dim_acc"]
     for field, names in (groups or {}).items():
-        keys += [f"{m}/{field}/{_group_key(field, name)}" for name in names for m in group_metric_names(specs)]
+        keys += [f"{m}/{field}/{group_key(field, name)}" for name in names for m in group_metric_names(specs)]
     keys += [f"confusion/{g}/{p}" for g in LEVELS for p in PRED_LABELS]
     keys += [f"error_share/{key_name(name)}" for name in [*dimensions, NO_DIMENSION]]
     return keys

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ecom_tasks.rair.metrics import PRED_LABELS, key_name
+from ecom_tasks.rair.metrics import PRED_LABELS, group_key, key_name
 from ecom_tasks.rair.schema import DIMENSIONS, INDUSTRIES, INTENTS, LEVELS
 from ecom_tasks.rair.variants import VARIANTS
 from ecom_tasks.reference_results import reference_rows
@@ -98,32 +98,23 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         return [run_row(slots, {c.key: only(slots).metrics.get(c.key) for c in columns}) for slots in rows]
 
     present = {name for slots in subset_rows for name in only(slots).metrics}
-    columns = [
-        Column("acc2", "All"),
-        *(Column(f"acc2/industry/{key_name(n)}", n) for n in INDUSTRIES if f"acc2/industry/{key_name(n)}" in present),
-    ]
-    add(
-        "industry",
-        "RAIR Acc@2 by industry (App. A, Table 7)",
-        columns,
-        subset_table_rows(columns) + paper_rows("rair", "table7_industry", "fraction"),
-        display="fraction",
-        note="Columns: the industries present in the runs. Acc@4 and Macro-F1 by industry are in the logs too.",
+    by_group = (
+        (
+            "industry",
+            INDUSTRIES,
+            "RAIR Acc@2 by industry (App. A, Table 7)",
+            "Columns: the industries present in the runs.",
+        ),
+        ("intent", INTENTS, "RAIR Acc@2 by hard intent (DJ ER SS QA NC MA)", "The paper prints no per-intent results;"),
     )
-
-    columns = [
-        Column("acc2", "All"),
-        *(Column(f"acc2/intent/{i}", i) for i in INTENTS if f"acc2/intent/{i}" in present),
-    ]
-    rows = subset_table_rows(columns, [s for s in subset_rows if "acc2/intent/" in " ".join(only(s).metrics)])
-    add(
-        "intent",
-        "RAIR Acc@2 by hard intent (DJ ER SS QA NC MA)",
-        columns,
-        rows,
-        display="fraction",
-        note="The paper prints no per-intent results; Acc@4 and Macro-F1 by intent are in the logs too.",
-    )
+    for group, names, title, note in by_group:
+        keys = {f"acc2/{group}/{group_key(group, name)}": name for name in names}
+        columns = [Column("acc2", "All"), *(Column(key, name) for key, name in keys.items() if key in present)]
+        # Every subset's rows by industry (the hard subset's have only "All"); the hard subset's alone by intent.
+        members = [s for s in subset_rows if group == "industry" or keys.keys() & only(s).metrics.keys()]
+        reference = paper_rows("rair", "table7_industry", "fraction") if group == "industry" else []
+        note += f" Acc@4 and Macro-F1 by {group} are in the logs too."
+        add(group, title, columns, subset_table_rows(columns, members) + reference, display="fraction", note=note)
 
     columns = [Column(p, f"pred {p}") for p in PRED_LABELS]
     rows = [
