@@ -19,7 +19,6 @@ from ecom_tasks.rair.scoring import score_reply, subset_metric_keys, summarize
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.lm_eval import OutcomeTask, documents
-from ecom_tasks.scorers.settings import check_settings
 
 
 def load_docs(
@@ -52,14 +51,12 @@ class RairTask(OutcomeTask):
     lower_is_better = frozenset({"invalid_rate", context_limit.RATE, "error_share", "confusion"})
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__(config)  # the settings checked (OutcomeTask), the documents loaded with their rules
         # The rules shown go into the results' config: version, sha256 and source (builtin = ours).
-        config = dict(config or {})
-        metadata = dict(config.get("metadata") or {})
-        check_settings(metadata)  # before the rules are read
+        metadata = dict(self.config.metadata or {})
         user_rules = metadata.get("rules")
-        ruleset = load_rules(user_rules if user_rules is not None else config["dataset_kwargs"]["variant_rules"])
-        config["metadata"] = {**metadata, **provenance(ruleset)}
-        super().__init__(config)
+        ruleset = load_rules(user_rules if user_rules is not None else self.config.dataset_kwargs["variant_rules"])
+        self.config.metadata = {**metadata, **provenance(ruleset)}
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
         # No truncated_rate: lm-eval passes no stop reason, so the share is unknown (the report says so).
