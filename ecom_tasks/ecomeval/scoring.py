@@ -24,9 +24,12 @@ def grader_prompt(fields: Mapping[str, Any], response: str | None) -> str:
     )
 
 
-def score_exact(fields: Mapping[str, Any], reply: str | None) -> tuple[bool, dict[str, float]]:
-    """Exact-answer scoring: grade 3 for a match with the reference after normalisation, else 0."""
-    matched = exact_match(fields["reference"], reply, prompt=fields.get("question"))  # its echo is not read
+def score_exact(
+    fields: Mapping[str, Any], reply: str | None, *, truncated: bool | None = None
+) -> tuple[bool, dict[str, float]]:
+    """Exact-answer scoring: grade 3 for a match with the reference after normalisation, else 0.
+    ``truncated``: the reply was stopped by a limit (None: not known, as in lm-eval)."""
+    matched = exact_match(fields["reference"], reply, prompt=fields.get("question"), truncated=truncated)
     return matched, grade_values(RUBRIC_MAX if matched else 0)
 
 

@@ -36,7 +36,13 @@ from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
 from ecom_tasks.scorers.inspect_judge import GRADER_ROLE, grader_names, inspect_panel, judge_cache, require_grader
 from ecom_tasks.scorers.inspect_judge import panel_models as _panel_models
-from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, outcome_values, within_context
+from ecom_tasks.scorers.inspect_scorers import (
+    context_exceeded_of,
+    outcome_mean,
+    outcome_values,
+    truncated_reply,
+    within_context,
+)
 from ecom_tasks.scorers.judge import GRADER_MAX_TOKENS
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN
@@ -132,7 +138,7 @@ def ecomeval_exact_scorer() -> Scorer:
         refused = context_exceeded_of(state.output)
         if refused is not None:
             return refused_score(refused, [])
-        matched, values = score_exact(state.metadata, state.output.completion)
+        matched, values = score_exact(state.metadata, state.output.completion, truncated=truncated_reply(state.output))
         return Score(
             value={**values, CONTEXT_EXCEEDED: 0.0},
             answer=state.output.completion,
