@@ -1,13 +1,6 @@
-"""lm-eval pieces any task reuses: a task class whose metrics are the registered metric specs.
-
-lm-eval names every metric of a task in its YAML ``metric_list``, each with
-its aggregation. Our metrics depend on what plugins register (and on the
-``metrics`` a run selects through ``--metadata``), so the list cannot be
-fixed in the YAML: :class:`OutcomeTask`, used through lm-eval's own
-``class: !function ...`` task key, builds it when the task is created.
-Documents are scored into outcome dicts; every metric key aggregates the
-same outcomes through one ``summarize``, computed once per task.
-"""
+"""lm-eval pieces any task reuses: a task class whose metrics are the registered metric specs. They depend on
+what plugins register and what ``--metadata`` selects, so :class:`OutcomeTask` (lm-eval's ``class: !function``
+task key) builds the ``metric_list`` when the task is created instead of the YAML naming it."""
 
 from __future__ import annotations
 
