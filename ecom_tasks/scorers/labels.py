@@ -79,10 +79,6 @@ def label_pairs(
     return LabelPairs(gold, pred, averaged, tuple(positive), negative, None if hard else weights)
 
 
-def invalid_rate(outcomes: Sequence[Outcome]) -> float:
-    return float(np.mean([float(o[f"pred_{INVALID}"]) for o in outcomes])) if outcomes else NAN
-
-
 def summarize_labels(
     outcomes: Sequence[Outcome],
     labels: Sequence[str],
@@ -93,7 +89,7 @@ def summarize_labels(
 ) -> dict[str, float]:
     """Every selected ``labels``-kind metric, plus ``invalid_rate`` and the item count ``n``."""
     result = compute_metrics(specs, label_pairs(outcomes, labels, positive, present_only=present_only))
-    result["invalid_rate"] = invalid_rate(outcomes)
+    result["invalid_rate"] = float(np.mean([float(o[f"pred_{INVALID}"]) for o in outcomes])) if outcomes else NAN
     result["n"] = float(len(outcomes))
     return result
 
