@@ -458,6 +458,12 @@ def report_out_is_input_folder(box: Sandbox, runs: Path) -> Scenario:
     return Scenario(["ecom-tasks", "report", str(runs), "--out", str(runs)], REFUSED, names=[runs], writable=[])
 
 
+def report_out_below_missing_folders(box: Sandbox, runs: Path) -> Scenario:
+    """--out's missing parent folders are made only outside the inputs: none is left in them."""
+    out = runs / "new" / "deep" / "report"
+    return Scenario(["ecom-tasks", "report", str(runs), "--out", str(out)], REFUSED, names=[out], writable=[])
+
+
 def report_fifo_argument(box: Sandbox, runs: Path) -> Scenario:
     fifo = make_fifo(box.inputs / "results_2026-01-01T00-00-00.000001.json")
     argv = ["ecom-tasks", "report", str(runs), str(fifo), "--out", str(box.out)]
@@ -992,6 +998,27 @@ def embed_cache_in_data(box: Sandbox, paths: dict) -> Scenario:
     return Scenario(argv, REFUSED, names=[box.cache], check=no_requests(box.shared.embedder, model), writable=[])
 
 
+def build_cache_in_seeds(box: Sandbox, paths: dict) -> Scenario:
+    """$ECOM_TASKS_CACHE a link into the seed folder: the seed index's cache is refused before the first stage."""
+    box.cache.symlink_to(paths["folder"] / "cache", target_is_directory=True)
+    argv = build_argv("rmir", paths["out"], seeds=paths["folder"])
+
+    def check(_: subprocess.CompletedProcess) -> None:
+        assert not (paths["out"] / "logs").exists(), "a stage ran"
+
+    return Scenario(argv, REFUSED, names=[box.cache], check=check, writable=[box.out])
+
+
+def build_nan_option(benchmark: str, option: str) -> Callable[[Sandbox, dict], Scenario]:
+    """A NaN a later stage, or the assembly after every model call, refused: refused by the option's type."""
+
+    def prepare(box: Sandbox, paths: dict) -> Scenario:
+        argv = [*build_argv(benchmark, paths["out"], **{paths["option"]: paths["input"]}), option, "nan"]
+        return Scenario(argv, REFUSED, names=[Path(option)], writable=[])
+
+    return prepare
+
+
 # --- rows: build <benchmark> --------------------------------------------------------------------------
 
 #: benchmark -> (input option, bundled fixture folder, input file in it, whether it has images/).
@@ -1161,10 +1188,16 @@ def build_rows(benchmark: str) -> list[Row]:
         rows.append(build_row(benchmark, "hard_link_to_input:images", build_copies_images, slow=True))
         rows.append(build_row(benchmark, "fifo_input:rules", build_fifo("rules")))
         rows.append(build_row(benchmark, "folder_input:rules", build_folder_rules))
+    if benchmark != "rmir":  # a temperature the rule stage (rair) or the votes refused only at their stage
+        option = {"rair": "--rule-temperature", "monbench": "--temperature"}[benchmark]
+        rows.append(
+            build_row(benchmark, f"nan_option:{option[2:].replace('-', '_')}", build_nan_option(benchmark, option))
+        )
     if benchmark == "rmir":  # a seeds folder is an input folder: the build may not land in it
         rows += [
             build_row(benchmark, "output_is_input_folder", build_out_is("folder")),
             build_row(benchmark, "output_inside_input", build_out_is("inside")),
+            build_row(benchmark, "output_inside_input:cache", build_cache_in_seeds),
         ]
     return rows
 
@@ -1220,6 +1253,7 @@ ROWS: list[Row] = [
     report_row("output_is_symlink", report_out_is_link),
     report_row("output_is_input", report_out_is_input_file),
     report_row("output_is_input_folder", report_out_is_input_folder),
+    report_row("output_inside_input:missing_folders", report_out_below_missing_folders),
     report_row("fifo_input", report_fifo_argument),
     report_row("fifo_input:in_folder", report_fifo_in_folder),
     report_row("input_subfolder_symlink", report_linked_input_folder),
