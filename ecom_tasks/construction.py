@@ -598,11 +598,6 @@ def confidence_share(text: str) -> float:
     return value
 
 
-def temperature(text: str) -> float:
-    """An argparse type: a sampling temperature from 0 to 2, the range every stage's settings check allows."""
-    return finite_number(text, 2)
-
-
 # --- the build command ----------------------------------------------------------------------------
 
 #: Inspect settings a build passes to each stage's ``eval_set``, as given on the command line.
@@ -629,6 +624,29 @@ def non_negative_int(text: str) -> int:
     if (number := read_whole_number(text, 0)) is None:
         raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
     return number
+
+
+def _stage_setting(name: str, text: str) -> None:
+    """Refuse ``text`` as the stages' settings check refuses their ``name`` (its range, declared there), here: at
+    its stage it was refused only after the earlier stages' model calls."""
+    from ecom_tasks.scorers.settings import check_settings
+
+    try:
+        check_settings({name: text})
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def temperature(text: str) -> float:
+    """An argparse type: a stage's sampling temperature."""
+    _stage_setting("temperature", text)
+    return float(text)
+
+
+def sampling_seed(text: str) -> int:
+    """An argparse type: a stage's sampling seed."""
+    _stage_setting("seed", text)
+    return int(text)
 
 
 def add_options(parser: argparse.ArgumentParser, *options: tuple[str, Any, Any, str]) -> None:

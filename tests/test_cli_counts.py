@@ -30,13 +30,13 @@ BUILD = ["--out", "build", "--model", "ecom/baseline"]
         (["build", "rair", *BUILD, "--min-rule-votes", "-1"], "--min-rule-votes: expected a whole number above 0"),
         (
             ["build", "rair", *BUILD, "--rule-temperature", "nan"],
-            "--rule-temperature: expected a finite number between 0 and 2",
+            "--rule-temperature: temperature must be a number from 0 to 2",
         ),
-        (["build", "rair", *BUILD, "--temperature", "-1"], "--temperature: expected a finite number between 0 and 2"),
+        (["build", "rair", *BUILD, "--temperature", "-1"], "--temperature: temperature must be a number from 0 to 2"),
         (["build", "monbench", *BUILD, "--voters", "0"], "--voters: expected a whole number above 0"),
         (
             ["build", "monbench", *BUILD, "--temperature", "inf"],
-            "--temperature: expected a finite number between 0 and 2",
+            "--temperature: temperature must be a number from 0 to 2",
         ),
         (
             ["build", "monbench", *BUILD, "--min-negative-votes", "-1"],
@@ -44,8 +44,10 @@ BUILD = ["--out", "build", "--model", "ecom/baseline"]
         ),
         (
             ["build", "rmir", *BUILD, "--judge-temperature", "nan"],
-            "--judge-temperature: expected a finite number between 0 and 2",
+            "--judge-temperature: temperature must be a number from 0 to 2",
         ),
+        (["build", "rair", *BUILD, "--seed", "9" * 20], "--seed: seed must be a whole number"),
+        (["build", "rmir", *BUILD, "--seed", "1e3"], "--seed: seed must be a whole number"),
         (["build", "rmir", *BUILD, "--confidence", "0"], "--confidence: expected a share above 0 and at most 1"),
         (["build", "rmir", *BUILD, "--confidence", "nan"], "--confidence: expected a finite number between 0 and 1"),
         (
@@ -67,12 +69,22 @@ def test_a_bad_count_is_a_usage_error_before_anything_runs(argv, expected, capsy
     assert list(tmp_path.iterdir()) == []  # nothing was built or written
 
 
+def test_a_panel_too_large_for_a_later_stage_is_refused_before_the_first(tmp_path, capsys):
+    """101 VLMs (the visual stage, second) was refused after the intent stage's calls."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["build", "rair", "--out", str(tmp_path / "build"), "--model", "ecom/baseline", "--vlms", "101"])
+    assert stopped.value.code == 1
+    assert "vlms must be a whole number from 1 to 100, got 101" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_ends_of_each_range_are_settings():
     """0 retries (no retry) and 0 votes parse, where 0 connections does not; a temperature of 2, a confidence of 1
     and a threshold of 0 are settings."""
-    from ecom_tasks.construction import confidence_share, non_negative_int, share, temperature
+    from ecom_tasks.construction import confidence_share, non_negative_int, sampling_seed, share, temperature
 
     assert non_negative_int("0") == 0 and non_negative_int("3") == 3
     assert temperature("0") == 0.0 and temperature("2") == 2.0
+    assert sampling_seed(str(2**63 - 1)) == 2**63 - 1 and sampling_seed("-7") == -7
     assert confidence_share("1") == 1.0 and confidence_share("0.6") == 0.6
     assert share("0") == 0.0 and share("1") == 1.0

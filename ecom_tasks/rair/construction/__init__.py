@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from ecom_tasks.construction import add_input_arguments, add_options, add_run_arguments, positive_int, temperature
+from ecom_tasks.construction import (
+    add_input_arguments,
+    add_options,
+    add_run_arguments,
+    positive_int,
+    sampling_seed,
+    temperature,
+)
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +44,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
             None,
             "the rule runs' sampling temperature (default 0.7; the paper gives none)",
         ),
-        ("--seed", int, None, "sampling seed of the rule runs; run i gets seed + i"),
+        ("--seed", sampling_seed, None, "sampling seed of the rule runs; run i gets seed + i"),
         (
             "--max-tokens",
             positive_int,

@@ -31,6 +31,8 @@ from ecom_tasks.rair.construction.stages import PANELS, RULE_RUNS, RULE_TEMPERAT
 from ecom_tasks.rair.construction.votes import rules_for_label
 from ecom_tasks.rair.rules import BUILTIN, RuleSet
 from ecom_tasks.rair.schema import RairRecord, load_records
+from ecom_tasks.scorers.settings import whole_number
+from ecom_tasks.solvers.panel_votes import MAX_JUDGES
 
 #: The stages in their order, and their scorers' names (the votes are read from their scores' metadata).
 SCORERS = {"intent": "rair_intent_votes", "visual": "rair_visual_votes", "rules": "rair_rule_votes"}
@@ -128,6 +130,8 @@ def _inputs(options: BuildOptions) -> list[Path]:
 
 def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the three stages, then write the records with the thresholds given."""
+    for name in ("voters", "vlms", "rule_runs"):  # each panel's size, before the first stage's calls (as its stage)
+        whole_number(name, getattr(options, name), 1, MAX_JUDGES)
     logs = [f"logs/{index}_{name}" for index, name in enumerate(SCORERS, 1)]
     output = open_build_folder(
         options.out, benchmark="rair", inputs=_inputs(options), files_out=(DATA, DECISIONS), folders=(*logs, IMAGES)

@@ -14,6 +14,7 @@ from ecom_tasks.construction import (
     add_run_arguments,
     confidence_share,
     positive_int,
+    sampling_seed,
     share,
     temperature,
 )
@@ -53,7 +54,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         ("--judges", positive_int, None, "panel size N (default 5)"),
         ("--judge-temperature", temperature, None, "the panel's sampling temperature (default 0.85)"),
-        ("--seed", int, None, "sampling seed; judge i gets seed + i"),
+        ("--seed", sampling_seed, None, "sampling seed; judge i gets seed + i"),
         (
             "--inputs",
             positive_int,
