@@ -1,5 +1,5 @@
-"""The attacks of the attack matrix (tests/test_attack_matrix.py), their sandbox, and a runner for the
-frameworks' data loaders.
+"""The attacks of the attack matrix (tests/test_attack_matrix.py), their sandbox, a runner of a row's
+command in the test's own process, and a runner for the frameworks' data loaders.
 
 Each matrix row gets a :class:`Sandbox`: its inputs, its output folder and a ``victim`` folder (a
 shell start-up file, a secret, real images) that a planted link points at. Everything in the sandbox
@@ -20,7 +20,9 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 #: Digits of the huge integer attack (Python refuses to parse more than 4,300 by default).
@@ -149,6 +151,100 @@ def restore_writable(root: Path) -> None:
             path = Path(folder) / name
             if not path.is_symlink():
                 path.chmod(path.stat().st_mode | stat.S_IWUSR | stat.S_IXUSR | stat.S_IRUSR)
+
+
+def release_fifo_readers(root: Path) -> None:
+    """Open every FIFO below ``root`` for writing and close it again: a reader a hang left waiting in
+    ``open`` (in any thread of this process) gets its end of file and goes on."""
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if stat.S_ISFIFO(os.lstat(path).st_mode):
+                try:
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:  # no reader waiting (ENXIO): nothing to release
+                    pass
+
+
+class RowTimeout(BaseException):
+    """A row's time ran out (not an ``Exception``: no ``except Exception`` in the command swallows it)."""
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set, restored afterwards."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def run_command_in_process(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
+    """``ecom-tasks argv[1:]`` through ``ecom_tasks.cli.main`` (what the console script calls) in this process:
+    its exit code and output as the script's would be (an uncaught exception prints its traceback and
+    exits 1), or None when it took longer than ``timeout`` seconds (a hang). The time limit is a
+    SIGALRM, so this runs in the main thread; FIFOs a hung command waits on are released by the caller
+    (:func:`release_fifo_readers`)."""
+    import io
+    import logging
+    import signal
+    import traceback
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from ecom_tasks.cli import main
+
+    assert argv[0] == "ecom-tasks", argv
+
+    def expire(signum, frame):
+        raise RowTimeout()
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    # A warning logged with no logging set up reaches the script's stderr (logging's last resort); here
+    # pytest's own handler would take it instead.
+    warnings_logged = logging.StreamHandler(stderr)
+    warnings_logged.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(warnings_logged)
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(max(1, int(timeout)))
+    code: int | None = 0
+    try:
+        with environment(env), redirect_stdout(stdout), redirect_stderr(stderr), warnings.catch_warnings():
+            # Python's warnings as a fresh interpreter shows them, on stderr (pytest would record them).
+            warnings.resetwarnings()
+            for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.simplefilter("ignore", quiet)
+            warnings.showwarning = show_warning
+            try:
+                main([str(arg) for arg in argv[1:]])
+            except SystemExit as exit:
+                if isinstance(exit.code, str):  # as the interpreter does: the text on stderr, exit 1
+                    print(exit.code, file=sys.stderr)
+                code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001  (what the script would die of: the row's finding)
+                if _holds(exc, RowTimeout):
+                    code = None
+                else:
+                    traceback.print_exc()
+                    code = 1
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        logging.getLogger().removeHandler(warnings_logged)
+    if code is None:
+        return None
+    return subprocess.CompletedProcess(argv, code, stdout.getvalue(), stderr.getvalue())
 
 
 def _describe(path: Path) -> str:

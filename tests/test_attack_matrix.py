@@ -3,8 +3,8 @@ careless user would on a shared file system (issue 25).
 
 One row per (command, attack), kept as data in :data:`ROWS`: a new command joins by adding rows, and
 :func:`test_every_command_has_rows` fails while a command of ``ecom-tasks --help`` (or a benchmark of
-``ecom-tasks build --help``) has none. Each row runs the installed ``ecom-tasks`` in a subprocess with
-a time limit (a hang is a failure) inside its own sandbox, and asserts:
+``ecom-tasks build --help``) has none. Each row runs its command with a time limit (a hang is a failure)
+inside its own sandbox, and asserts:
 
 - nothing outside the folders the command may write changed (the victim folder a planted link points
   at, the inputs, the files beside the output: :func:`attack_helpers.tree_digest` before and after);
@@ -17,8 +17,11 @@ a time limit (a hang is a failure) inside its own sandbox, and asserts:
 The frameworks' loaders (an Inspect task built by ``inspect_ai.eval``, an lm-eval task by
 ``ecom_tasks.lm_eval_tasks.task_manager``) run as one subprocess per framework that builds each
 row's task under its own alarm (``attack_helpers.run_loader_jobs``): starting Inspect or lm-eval once
-per row would cost most of the matrix's time budget. Rows run two at a time (the machine's cores) and
-each test waits for its own row.
+per row would cost most of the matrix's time budget. For the same reason a command's rows call
+``ecom_tasks.cli.main`` (what the ``ecom-tasks`` script calls) in the test's process, except one row per
+command (:data:`SCRIPT_ROWS`) and the attacks that may kill or hang the interpreter (:data:`OWN_PROCESS_ATTACKS`),
+which run the installed script in a subprocess; those run two at a time beside the others, and each test
+waits for its own row.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ from attack_helpers import (
     poison_eval_samples,
     poison_json_document,
     poison_json_lines,
+    release_fifo_readers,
     restore_writable,
+    run_command_in_process,
     running_as_root,
     tree_digest,
 )
@@ -73,6 +78,17 @@ JUDGED_TASK = "ecomeval_ecom_qa"
 #: What kills or hangs Inspect's own reader of a ``.json`` log (a segfault, no end): each command's row. The other
 #: decoding attacks take the same refusal (tests/test_inspect_log_checks.py checks each in-process).
 LOG_READER_ATTACKS = ("huge_int", "deep_nesting")
+#: Attacks whose rows run in a process of their own: what kills Inspect's reader (a segfault) or hangs it in a loop
+#: no alarm interrupts, and a working folder of the row's own.
+OWN_PROCESS_ATTACKS = ("inspect_json_log:", "inspect_eval_samples:", "hostile_cwd")
+#: The row that runs the installed script (its exit code and printed message; a hang ended by a kill) for each
+#: command without an own-process row (tests/test_attack_matrix.py::test_every_command_has_rows checks each has one).
+SCRIPT_ROWS = {
+    "validate:rair-fifo_input",
+    "judge:fifo_input:samples",
+    "embed-pool:fifo_input:data",
+    "demo:output_is_symlink",
+}
 #: An Inspect log in its ``.json`` format, named as Inspect names it (a folder walk reads such a file as a log).
 INSPECT_JSON_LOG = "2026-01-01T00-00-00+00-00_rair-hard_AAAAAAAAAAAAAAAAAAAAAA.json"
 
@@ -109,6 +125,12 @@ class Row:
     @property
     def id(self) -> str:
         return f"{self.command.replace(' ', '-')}:{self.attack}"
+
+    @property
+    def in_subprocess(self) -> bool:
+        """Whether the row runs the installed ``ecom-tasks`` script; the others call what it calls in the test's
+        process (:func:`attack_helpers.run_command_in_process`)."""
+        return self.id in SCRIPT_ROWS or self.attack.startswith(OWN_PROCESS_ATTACKS)
 
 
 # --- the sandbox --------------------------------------------------------------------------------------
@@ -1358,7 +1380,13 @@ def _digest(box: Sandbox, skip: Callable[[str], bool]) -> dict[str, str]:
     return {path: what for path, what in tree_digest(box.root).items() if not skip(path)}
 
 
-def _run_command(scenario: Scenario, box: Sandbox) -> subprocess.CompletedProcess | None:
+def _run_command(row: Row, scenario: Scenario, box: Sandbox) -> subprocess.CompletedProcess | None:
+    if not row.in_subprocess:
+        assert scenario.cwd is None, f"{row.id}: a working folder of its own needs a subprocess"
+        try:
+            return run_command_in_process(scenario.argv, box.env(), scenario.timeout)
+        finally:
+            release_fifo_readers(box.root)
     try:
         return run_cli(scenario.argv, env=box.env(), cwd=scenario.cwd, timeout=scenario.timeout)
     except subprocess.TimeoutExpired:
@@ -1374,7 +1402,7 @@ def _prepare(row: Row, shared: SharedInputs, root: Path) -> tuple[Sandbox, Scena
 
 def run_row(row: Row, shared: SharedInputs, root: Path) -> Outcome:
     box, scenario, skip, before = _prepare(row, shared, root)
-    proc = _run_command(scenario, box)
+    proc = _run_command(row, scenario, box)
     changes = digest_changes(before, _digest(box, skip))
     return Outcome(scenario, box, proc, changes)
 
@@ -1419,10 +1447,19 @@ def shared(tmp_path_factory):
     inputs.close()
 
 
+@dataclass
+class Rows:
+    """Where the rows run: the subprocess rows and the loader batches as futures, started at once and run
+    ``WORKERS`` at a time, while the tests wait for theirs in order; the other rows in their test (the main
+    thread: their time limit is an alarm)."""
+
+    shared: SharedInputs
+    root: Path
+    futures: dict[str, Future]
+
+
 @pytest.fixture(scope="module")
 def outcomes(request, shared, tmp_path_factory):
-    """A future per selected row, all started at once: rows run ``WORKERS`` at a time while the tests
-    wait for theirs in order."""
     root = tmp_path_factory.mktemp("attack-rows")
     selected = [
         item.callspec.params["row"]
@@ -1440,15 +1477,17 @@ def outcomes(request, shared, tmp_path_factory):
         for row in rows:
             futures[row.id] = batch
     for row in selected:
-        if row.id not in futures:
+        if row.id not in futures and row.in_subprocess:
             futures[row.id] = pool.submit(run_row, row, shared, root)
-    yield futures
+    yield Rows(shared, root, futures)
     pool.shutdown(wait=True, cancel_futures=True)
     restore_writable(root)
 
 
-def _outcome(futures: dict[str, Future], row: Row) -> Outcome:
-    result = futures[row.id].result()
+def _outcome(rows: Rows, row: Row) -> Outcome:
+    if row.id not in rows.futures:
+        return run_row(row, rows.shared, rows.root)
+    result = rows.futures[row.id].result()
     if isinstance(result, dict):
         result = result[row.id]
     if isinstance(result, BaseException):
@@ -1526,6 +1565,9 @@ def test_every_command_has_rows():
     covered = {row.command for row in ROWS}
     missing = [c for c in [*commands, "inspect loader", "lm-eval loader"] if c not in covered]
     assert not missing, f"commands without a row in the attack matrix: {missing}"
+    # Each command's script runs once at least: the console script, its exit code and printed message.
+    scripted = {row.command for row in ROWS if row.in_subprocess}
+    assert not [c for c in commands if c not in scripted], f"commands whose script no row runs: {commands}"
     # Every benchmark's data is attacked through validate and both frameworks' loaders.
     from ecom_tasks.plugins import datasets
 
