@@ -1,6 +1,7 @@
 """Outputs that could land on a colleague's files or on the inputs, each met with the attack itself: a colleague's
 report in the folder named, a table beside the output the user never named, a hard-linked image, an embedding cache
-inside the data it embeds, a resource count Ray would refuse only after the work."""
+inside the data it embeds (or a build's seeds or build folder), a report's missing folders made inside an input, a
+resource count Ray would refuse only after the work."""
 
 from __future__ import annotations
 
