@@ -10,8 +10,6 @@ pipeline package to build its parser.
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
 import dataclasses
 import hashlib
 import itertools
@@ -29,6 +27,7 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem, read_whole_number
 from ecom_tasks.files import FileRefused, OutputFolder
+from ecom_tasks.images import data_uri_bytes
 from ecom_tasks.provenance import file_sha256  # the one file hasher; construction's pipelines import it from here
 
 
@@ -308,16 +307,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _data_uri_bytes(source: str) -> bytes:
-    header, _, payload = source.partition(",")
-    if not header.endswith(";base64"):
-        return payload.encode()
-    try:
-        return base64.b64decode(payload, validate=True)
-    except (binascii.Error, ValueError):
-        raise ConfigurationError(f"not a readable base64 data URI image: {source[:60]}...") from None
-
-
 def place_image(source: str, target: str | os.PathLike[str], mode: str, *, output: OutputFolder) -> None:
     """Put ``source`` (a file path or a data URI) at ``target`` through ``output``: a hard link when ``mode`` is ``link`` and the file system allows it, else a copy. A
     regular file already there with the same content is kept (a resumed build); anything else there
@@ -325,7 +314,10 @@ def place_image(source: str, target: str | os.PathLike[str], mode: str, *, outpu
     name = _placed(target, output)
     path = output.path(name)
     if source.startswith("data:"):
-        data = _data_uri_bytes(source)
+        try:
+            data = data_uri_bytes(source)
+        except ValueError:
+            raise ConfigurationError(f"not a readable base64 data URI image: {source[:60]}...") from None
         if not (output.exists(name) and files.read_bytes(path) == data):
             output.write_bytes(name, data)
         return

@@ -87,6 +87,15 @@ def bytes_to_data_uri(raw: bytes) -> str:
     return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
 
 
+def data_uri_bytes(uri: str) -> bytes:
+    """The bytes a ``data:`` URI holds (base64 or plain text); a ValueError when its base64 is malformed."""
+    header, _, payload = uri.partition(",")
+    try:
+        return base64.b64decode(payload, validate=True) if header.endswith(";base64") else payload.encode()
+    except binascii.Error:
+        raise ValueError(f"malformed data: URI ({uri[:60]}...)") from None
+
+
 def fetch_url_image(url: str) -> tuple[bytes | None, str | None]:
     """``(bytes, None)`` of an http(s) image, or ``(None, why not)``: not 2xx, not ``image/*``, over
     :data:`MAX_URL_IMAGE_BYTES`, or unreachable within :data:`URL_TIMEOUT_SECONDS`."""
@@ -188,9 +197,8 @@ def _resolve(value: Any, row: Row, check: bool, access: ImageAccess) -> str:
     if value.startswith("data:"):
         if check:
             try:
-                header, payload = value.split(",", 1)
-                raw = base64.b64decode(payload, validate=True) if header.endswith(";base64") else payload.encode()
-            except (ValueError, binascii.Error):
+                raw = data_uri_bytes(value)
+            except ValueError:
                 raise _Refused("malformed data: URI") from None
             _refuse_if(image_problem(raw))
         return value

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import json
 import logging
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ecom_tasks import files
-from ecom_tasks.images import bytes_to_data_uri
+from ecom_tasks.images import bytes_to_data_uri, data_uri_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +67,7 @@ def settings_id(name: str, **settings: Any) -> str:
 
 def image_bytes(image: str) -> bytes:
     """The bytes of a local path or data URI."""
-    if image.startswith("data:"):
-        header, payload = image.split(",", 1)
-        return base64.b64decode(payload) if header.endswith(";base64") else payload.encode()
-    return files.read_bytes(image)
+    return data_uri_bytes(image) if image.startswith("data:") else files.read_bytes(image)
 
 
 def image_url(image: str) -> str:
