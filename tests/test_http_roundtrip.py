@@ -127,7 +127,10 @@ def test_inspect_openai_api_roundtrip(tmp_path: Path) -> None:
 def lm_eval_reference() -> dict:
     """``monbench_perm`` results of lm-eval's ``ecom-baseline`` model, in-process."""
     return lm_eval.simple_evaluate(
-        model="ecom-baseline", tasks=["monbench_perm"], task_manager=task_manager(), bootstrap_iters=0
+        model="ecom-baseline",
+        tasks=["monbench_perm"],
+        task_manager=task_manager(include_defaults=False),
+        bootstrap_iters=0,
     )["results"]
 
 

@@ -83,7 +83,7 @@ def test_lm_eval_timeout_model_arg_abandons_a_hung_request_and_retries(concurren
             tasks=["monbench_canonical_query_query_intent"],
             limit=1,
             apply_chat_template=True,
-            task_manager=task_manager(),
+            task_manager=task_manager(include_defaults=False),
             bootstrap_iters=0,
         )
         elapsed = time.monotonic() - start

@@ -205,7 +205,9 @@ class ScriptedLM(LM):
 
 
 def run_lm_eval(model, tasks):
-    results = lm_eval.simple_evaluate(model=model, tasks=tasks, task_manager=task_manager(), bootstrap_iters=0)
+    results = lm_eval.simple_evaluate(
+        model=model, tasks=tasks, task_manager=task_manager(include_defaults=False), bootstrap_iters=0
+    )
     return {name: {k.split(",")[0]: v for k, v in m.items() if "," in k} for name, m in results["results"].items()}
 
 
@@ -223,7 +225,7 @@ def test_lm_eval_results_record_shots(metadata, shots):
     results = lm_eval.simple_evaluate(
         model=ScriptedLM(first_shown),
         tasks=["monbench_canonical"],
-        task_manager=task_manager(metadata=metadata),
+        task_manager=task_manager(include_defaults=False, metadata=metadata),
         bootstrap_iters=0,
     )
     for task in TASKS:
@@ -246,7 +248,7 @@ def test_lm_eval_run_reports_both_readings():
         model=ScriptedLM(first_option_with_text),
         tasks=["monbench_perm"],
         limit=len(runs_for("full")),
-        task_manager=task_manager(),
+        task_manager=task_manager(include_defaults=False),
         bootstrap_iters=0,
     )["results"]
     for task in TASKS:
@@ -268,7 +270,7 @@ def test_baseline_scores_identically_in_both_frameworks(tmp_path):
     results = lm_eval.simple_evaluate(
         model="ecom-baseline",
         tasks=["monbench_perm"],
-        task_manager=task_manager(metadata={}),
+        task_manager=task_manager(include_defaults=False, metadata={}),
         bootstrap_iters=0,
     )
     assert results is not None

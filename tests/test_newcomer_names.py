@@ -134,7 +134,7 @@ def test_lm_eval_run_prints_no_custom_kwargs_notice(caplog) -> None:
         results = lm_eval.simple_evaluate(
             model="ecom-baseline",
             tasks=["monbench_canonical", "rair_hard"],
-            task_manager=task_manager(),
+            task_manager=task_manager(include_defaults=False),
             limit=2,
             bootstrap_iters=0,
         )
@@ -158,7 +158,7 @@ def test_metadata_still_reaches_the_loader(tmp_path: Path) -> None:
         lm_eval.simple_evaluate(
             model="ecom-baseline",
             tasks=["rair_hard"],
-            task_manager=task_manager(metadata={"data": str(missing)}),  # what --metadata does
+            task_manager=task_manager(include_defaults=False, metadata={"data": str(missing)}),  # what --metadata does
             limit=1,
             bootstrap_iters=0,
         )

@@ -101,7 +101,7 @@ def _run_lm_eval(model: str, out: Path) -> None:
     results = lm_eval.simple_evaluate(
         model=model,
         tasks=list(LM_EVAL_TASKS),
-        task_manager=task_manager(),
+        task_manager=task_manager(include_defaults=False),
         bootstrap_iters=0,
         evaluation_tracker=tracker,
         log_samples=True,

@@ -46,7 +46,7 @@ def _lm_eval(tasks: list[str], server, limit: int) -> set[Messages]:
         model="local-chat-completions",
         model_args=f"model=test-model,base_url={server.chat_completions_url}",
         tasks=tasks,
-        task_manager=task_manager(),
+        task_manager=task_manager(include_defaults=False),
         apply_chat_template=True,
         limit=limit,
         bootstrap_iters=0,
@@ -88,7 +88,7 @@ def test_every_text_benchmark_sends_the_same_messages_in_both_frameworks(tmp_pat
 
 
 def test_without_a_chat_template_monbench_keeps_a_blank_line_after_the_system_prompt():
-    (task,) = task_manager().load(["monbench_canonical_query_ad_relevance"])["tasks"].values()
+    (task,) = task_manager(include_defaults=False).load(["monbench_canonical_query_ad_relevance"])["tasks"].values()
     doc = task.eval_docs[0]
     plain = task.fewshot_context(doc, 0)
     assert plain == doc["system_prompt"] + "\n\n" + doc["user_prompt"]
