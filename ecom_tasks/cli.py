@@ -260,8 +260,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             raise FileRefused(f"{table}: --tasks-out is the --out file; choose another")
         folders = []
         for path in (out, table):
-            create_parents(path.parent)
             folder = OutputFolder(path.parent, inputs=inputs)
+            create_parents(path)  # after the input check: a refused output leaves no folder inside an input
             folder.check_target(path.name)
             folder.check_writable()
             folders.append(folder)

@@ -125,6 +125,15 @@ def test_an_output_onto_an_input_is_refused_and_the_input_is_unchanged(target, i
     assert (tree(data.parent), log.read_bytes()) == before
 
 
+def test_a_refused_output_leaves_no_folder_inside_the_input(inputs, capsys):
+    """The missing folders above --out are made only once --out is known to lie outside every input."""
+    data, log = inputs
+    before = tree(data.parent)
+    code, printed = calibrate(capsys, log, "--data", data.parent, "--out", data.parent / "new" / "deep" / "c.jsonl")
+    assert code == 2 and "lies inside the input" in printed, printed
+    assert tree(data.parent) == before
+
+
 def test_the_data_recorded_in_the_log_is_an_input_too(inputs, capsys):
     """Without --data the logs name the data: an --out onto that file is refused once it is known."""
     _, log = inputs
@@ -215,7 +224,7 @@ def test_an_output_that_cannot_be_written_is_found_before_any_log_is_read(inputs
     os.mkfifo(fifo)  # were the log read first, this would be the message
     (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
     code, printed = calibrate(capsys, fifo, "--data", data, "--out", tmp_path / "a-file" / "out" / "c.jsonl")
-    assert code == 2 and f"{tmp_path / 'a-file'}: cannot create the folder" in printed, printed
+    assert code == 2 and f"{tmp_path / 'a-file' / 'out'}: the output folder lies below a file" in printed, printed
     # a folder the file system will not let us write (for root, who writes through permissions, the
     # EACCES it would answer)
     locked = tmp_path / "locked"

@@ -175,7 +175,7 @@ def test_compare_two_models_across_frameworks_over_http(tmp_path, items):
     }
     assert truth["acc4"] > 0
 
-    out = tmp_path / "compare.json"
+    out = tmp_path / "records" / "new" / "compare.json"  # its missing folders are made
     proc = check_ok(
         run_cli(
             [

@@ -525,6 +525,7 @@ def write_json(path: str | Path, comparison: Comparison, inputs: Sequence[str | 
     """The records as a JSON list (strict JSON: nan is null), written beside nothing it reads."""
     target = Path(path)
     out = files.OutputFolder(target.parent if str(target.parent) else ".", inputs=inputs)
+    files.create_parents(out.root / target.name)  # made once the file is known to lie outside every input
     return out.write_text(target.name, files.dumps_strict([r.as_json() for r in comparison.records], indent=2) + "\n")
 
 
