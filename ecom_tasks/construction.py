@@ -641,6 +641,16 @@ def sampling_seed(text: str) -> int:
     return int(text)
 
 
+def check_thresholds(*limits: tuple[str, int, int, str]) -> None:
+    """Refuse, before the first model call, a vote threshold above its panel's seats, each ``(option, threshold,
+    seats, panel)``: no item could reach it, so the build would pay every call and select nothing."""
+    for option, threshold, seats, panel in limits:
+        if threshold > seats:
+            raise ConfigurationError(
+                f"{option} {threshold} exceeds the {seats} {panel} that vote: nothing could reach it"
+            )
+
+
 def add_options(parser: argparse.ArgumentParser, *options: tuple[str, Any, Any, str]) -> None:
     """A pipeline's own options, each ``(flag, type, default, help)``, in the order given."""
     for flag, kind, default, text in options:

@@ -376,7 +376,9 @@ def test_a_rair_build_stops_at_the_stage_whose_votes_are_all_cut_off(tmp_path, m
     with serve_openai_compatible(cut_off) as server:
         monkeypatch.setenv("LOOP_BASE_URL", server.base_url)
         monkeypatch.setenv("LOOP_API_KEY", "none")
-        code, printed = run_build("rair", out, candidates, capsys, "--voters", "1", "--vlms", "1", "--rule-runs", "1")
+        panels = ("--voters", "1", "--vlms", "1", "--rule-runs", "1")
+        thresholds = ("--min-intent-votes", "1", "--min-visual-votes", "1", "--min-rule-votes", "1")
+        code, printed = run_build("rair", out, candidates, capsys, *panels, *thresholds)
         systems = [system_text(body) for body in server.requests]
     queries = 9  # the bundled candidates' distinct queries (11 pairs, two queries shared)
     assert code == 1, printed

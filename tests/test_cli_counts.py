@@ -78,6 +78,26 @@ def test_a_panel_too_large_for_a_later_stage_is_refused_before_the_first(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["rair", "--min-rule-votes", "99"], "--min-rule-votes 99 exceeds the 3 rule runs that vote"),
+        (["rair", "--vlms", "3", "--min-visual-votes", "4"], "--min-visual-votes 4 exceeds the 3 VLMs that vote"),
+        (["rair", "--voters", "1"], "--min-intent-votes 2 exceeds the 1 voters that vote"),  # the default threshold
+        (["monbench", "--voters", "3", "--min-negative-votes", "4"], "--min-negative-votes 4 exceeds the 3 voters"),
+        (["monbench", "--min-positive-votes", "6"], "--min-positive-votes 6 exceeds the 4 voters that vote"),
+    ],
+)
+def test_a_threshold_above_its_panel_is_refused_before_the_first_stage(options, expected, tmp_path, capsys):
+    """No item could reach it: the build paid every model call and then selected nothing."""
+    benchmark, *rest = options
+    with pytest.raises(SystemExit) as stopped:
+        main(["build", benchmark, "--out", str(tmp_path / "build"), "--model", "ecom/baseline", *rest])
+    assert stopped.value.code == 1
+    assert expected in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_ends_of_each_range_are_settings():
     """0 retries (no retry) and 0 votes parse, where 0 connections does not; a temperature of 2, a confidence of 1
     and a threshold of 0 are settings."""

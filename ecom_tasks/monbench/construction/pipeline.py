@@ -83,6 +83,10 @@ def questions(
 
 def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the vote stage, then write the questions with the thresholds given."""
+    construction.check_thresholds(
+        ("--min-positive-votes", options.min_positive, options.voters, "voters"),
+        ("--min-negative-votes", options.min_negative, options.voters, "voters"),
+    )
     output = open_build_folder(
         options.out,
         benchmark="monbench",

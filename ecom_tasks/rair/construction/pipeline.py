@@ -132,6 +132,12 @@ def build(options: BuildOptions) -> BuildResult:
     """Run (or resume) the three stages, then write the records with the thresholds given."""
     for name in ("voters", "vlms", "rule_runs"):  # each panel's size, before the first stage's calls (as its stage)
         whole_number(name, getattr(options, name), 1, MAX_JUDGES)
+    t = options.thresholds
+    construction.check_thresholds(
+        ("--min-intent-votes", t.intent, options.voters, "voters"),
+        ("--min-visual-votes", t.visual, options.vlms, "VLMs"),
+        ("--min-rule-votes", t.rules, options.rule_runs, "rule runs"),
+    )
     logs = [f"logs/{index}_{name}" for index, name in enumerate(SCORERS, 1)]
     output = open_build_folder(
         options.out, benchmark="rair", inputs=_inputs(options), files_out=(DATA, DECISIONS), folders=(*logs, IMAGES)
@@ -151,7 +157,6 @@ def build(options: BuildOptions) -> BuildResult:
     result.assembly = assembly
     write_jsonl(DECISIONS, assembly.decisions, output=output)
     counts = assembly.counts()
-    t = options.thresholds
     say(
         f"  {counts['candidates']} candidates: {counts['hard']} hard (>= {t.intent} voters on one hard intent), "
         f"{counts['visual']} visually salient (>= {t.visual} VLMs), {counts['left_out']} in neither; rules named by >= {t.rules} runs"
