@@ -24,6 +24,7 @@ from ecom_tasks.data import (
 )
 from ecom_tasks.ecomeval.tasks import find_task
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, resolve_image
+from ecom_tasks.provenance import fixtures_location
 
 #: The six categories (Sec. 3.1), slug -> the name the paper's tables use, in the paper's order.
 CATEGORY_NAMES = {
@@ -300,7 +301,7 @@ def fixture_file():
 
 
 #: The data location a run on the bundled fixtures records (its dataset location and ``metadata["data"]``).
-FIXTURES_LOCATION = "ecom_tasks/fixtures/ecomeval"
+FIXTURES_LOCATION = fixtures_location("ecomeval")
 
 
 # --- the judge meta-eval's gold set ------------------------------------------------------------

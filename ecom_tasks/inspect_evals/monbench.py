@@ -24,14 +24,12 @@ from ecom_tasks.monbench.schema import LETTERS, TASKS
 from ecom_tasks.monbench.scoring import pack_question, refused_outcome, score_reply, summarize, unpack_question
 from ecom_tasks.monbench.variants import MAX_TOKENS, TASK_VERSION
 from ecom_tasks.plugins import select_metrics
-from ecom_tasks.provenance import task_metadata
+from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
 from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS, context_exceeded_reply, outcome_mean
 from ecom_tasks.scorers.kinds import CHOICE_RUNS
 from ecom_tasks.scorers.settings import metric_names, shown
 from ecom_tasks.solvers.fan_out import FAN_OUT, fan_out_generate, fan_out_replies, fan_out_spec
-
-FIXTURES = "ecom_tasks/fixtures/monbench"
 
 
 @metric
@@ -128,7 +126,7 @@ def monbench_dataset(
             )
         )
     name = f"monbench_{'_'.join(tasks) if len(tasks) == 1 else 'all'}_{design}"
-    return MemoryDataset(samples, name=name, location=str(data or FIXTURES))
+    return MemoryDataset(samples, name=name, location=str(data or fixtures_location("monbench")))
 
 
 def _weights(category_weights: str | dict[str, Any] | None) -> dict[str, float] | None:

@@ -34,7 +34,7 @@ from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import select_metrics
-from ecom_tasks.provenance import task_metadata
+from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.rair.metrics import COUNTS, Outcome, groups_of
 from ecom_tasks.rair.prompts import PROMPT_VERSION
 from ecom_tasks.rair.protocol import RairItem, load_items
@@ -47,8 +47,6 @@ from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean
 from ecom_tasks.scorers.kinds import LABELS, strict_keys
 from ecom_tasks.scorers.memo import last_call_memo
 from ecom_tasks.scorers.settings import metric_names
-
-FIXTURES = "ecom_tasks/fixtures/rair"
 
 
 def _outcomes(scores: list[SampleScore]) -> list[Outcome]:
@@ -139,7 +137,9 @@ def rair_dataset(
 ) -> MemoryDataset:
     """One Sample per record of ``subset``; images are checked with pillow when they will be sent."""
     items = load_items(data, subset=subset, rules=rules, image=image, language=language, image_access=image_access)
-    return MemoryDataset([_sample(i) for i in items], name=f"rair_{subset}", location=str(data or FIXTURES))
+    return MemoryDataset(
+        [_sample(i) for i in items], name=f"rair_{subset}", location=str(data or fixtures_location("rair"))
+    )
 
 
 def rair_task(

@@ -17,7 +17,7 @@ from ecom_tasks.data import ConfigurationError, parse_flag
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import retrievers
-from ecom_tasks.provenance import task_metadata
+from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
 from ecom_tasks.rmir.index import SEARCH_BACKENDS
 from ecom_tasks.rmir.metrics import QueryOutcome, summarize
@@ -37,7 +37,6 @@ from ecom_tasks.scorers.inspect_scorers import (
 from ecom_tasks.scorers.settings import shown
 from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, IMAGES_DROPPED_KEY, STATUS_KEY, reason_then_embed
 
-FIXTURES = "ecom_tasks/fixtures/rmir"
 #: 2.0.0: pool images are embedded without their captions by default (image-capable embedders score
 #: differently), one split is scored (``test``), and ``k`` with ``metrics`` gives their union. 2.1.0: the
 #: query's category is read from the sample's metadata, no longer a number in ``Score.value``.
@@ -207,7 +206,9 @@ def rmir_task(
     )
     headline = f"recall@{ks[0]}"
     return Task(
-        dataset=MemoryDataset([_sample(i, mode) for i in items], name="rmir", location=str(data or FIXTURES)),
+        dataset=MemoryDataset(
+            [_sample(i, mode) for i in items], name="rmir", location=str(data or fixtures_location("rmir"))
+        ),
         solver=[within_context(reason_then_embed(parse=_parse))] if mode == "reason_then_embed" else [],
         scorer=rmir_scorer(**scorer_args),
         metrics=[rmir_summary(k=list(ks), metrics=names)],

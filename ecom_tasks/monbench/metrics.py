@@ -10,6 +10,7 @@ from typing import NotRequired, TypedDict
 import numpy as np
 
 from ecom_tasks.hookspecs import MetricSpec
+from ecom_tasks.monbench.schema import LETTERS
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
 from ecom_tasks.scorers.core import NAN
 from ecom_tasks.scorers.kinds import STRICT_SUFFIX, ChoiceRuns, compute_metrics
@@ -38,7 +39,6 @@ class RunOutcome(TypedDict):
 #: A run's numbers, the part of its outcome that epochs reduce; the strict reading's among them.
 STRICT_NUMBERS = ("correct_strict", "invalid_strict")
 RUN_NUMBERS = ("position", "correct", "invalid", "mismatch", "truncated", *STRICT_NUMBERS, CONTEXT_EXCEEDED)
-POSITION_NAMES = ("A", "B", "C", "D")
 #: The numeric table the metrics compute on (vectorized: Inspect recomputes metrics on every live update).
 _COLUMN = {name: i for i, name in enumerate(("task", "question", "ordering", "format", *RUN_NUMBERS))}
 
@@ -87,7 +87,7 @@ def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, 
     """MonBench's own metrics of one task: by position, by format, consistency, failure rates."""
     correct = _col(table, "correct")
     summary = {"n_runs": float(np.unique(_run_keys(table)).size), "n_items": float(len(table))}
-    for p, name in enumerate(POSITION_NAMES):
+    for p, name in enumerate(LETTERS):
         summary[f"acc_pos_{name}"] = _mean(correct[_col(table, "position") == p])
     for f, name in enumerate(format_names):
         summary[f"acc_fmt_{name}"] = _mean(correct[_col(table, "format") == f])

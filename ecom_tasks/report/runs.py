@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ecom_tasks import files
+from ecom_tasks.ecomeval.judge_run import RESULTS_PREFIX
 from ecom_tasks.errors import EcomTasksError
 from ecom_tasks.results import (
     BENCHMARKS,
@@ -31,7 +32,7 @@ from ecom_tasks.results import (
 #: lm-eval result files; the timestamp ties a results file to its --log_samples files.
 RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
 #: ``ecom-tasks judge``'s results of judging an lm-eval run's samples (beside them).
-JUDGED_FILE = re.compile(r"^judge_results_.+\.json$")
+JUDGED_FILE = re.compile(rf"^{re.escape(RESULTS_PREFIX)}.+\.json$")
 #: lm-eval task-config metadata keys that say where a config came from, not how it ran.
 _LM_EVAL_META_SKIP = frozenset({"version", "config_source"})
 #: Task-metadata keys that record the data's identity, first found wins.

@@ -10,8 +10,9 @@ from typing import Any
 
 from ecom_tasks.data import ConfigurationError, parse_flag, read_whole_number
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.monbench.metrics import POSITION_NAMES, RunOutcome
+from ecom_tasks.monbench.metrics import RunOutcome
 from ecom_tasks.monbench.protocol import load_items, parse_shots, runs_for
+from ecom_tasks.monbench.schema import LETTERS
 from ecom_tasks.monbench.scoring import refused_outcome, score_reply, summarize
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import CHOICE_RUNS, strict_keys
@@ -72,7 +73,7 @@ class MonBenchTask(OutcomeTask):
         variant = config["dataset_kwargs"]
         keys = [*(spec.name for spec in specs), *strict_keys(specs)]
         if len(runs_for(variant["design"], variant["formats"])) > 1:  # a single run has no breakdown
-            keys += [f"acc_pos_{name}" for name in POSITION_NAMES]
+            keys += [f"acc_pos_{name}" for name in LETTERS]
             keys += [f"acc_fmt_{name}" for name in variant["formats"]]
             keys.append("consistency")
         keys.append("invalid_rate")
