@@ -1421,7 +1421,10 @@ def run_loader_rows(rows: list[Row], shared: SharedInputs, root: Path) -> dict[s
     results_file.write_text("", encoding="utf-8")
     budget = sum(job["timeout"] for job in jobs) + 60
     try:
-        batch = run_cli(["python", str(TESTS_DIR / "attack_helpers.py"), jobs_file, results_file], timeout=budget)
+        # Its own cache and log folders: the environment of this process is a row's while that row runs in it.
+        env = {"ECOM_TASKS_CACHE": str(root / f"cache-{rows[0].command}"), "INSPECT_LOG_DIR": str(root / "logs")}
+        argv = ["python", str(TESTS_DIR / "attack_helpers.py"), jobs_file, results_file]
+        batch = run_cli(argv, env=env, timeout=budget)
     except subprocess.TimeoutExpired:
         batch = None
     done = {}
