@@ -119,6 +119,11 @@ def test_workers_fill_disjoint_shards_independently(tmp_path):
     assert sum(done) == 200 and all(d > 0 for d in done)
     final = CountingEmbedder()
     assert embed_pool(final, inputs, root=tmp_path).embedded == 0 and final.calls == 0
+    # Alone in an empty cache, worker 1 of 3 writes only its own shards (a shared cache hides an overlap).
+    alone = tmp_path / "alone"
+    assert fill_pool_cache(CountingEmbedder(), inputs, 1, 3, root=alone) == done[1]
+    shards = [p.name for p in EmbeddingCache(final.id, alone).dir.iterdir() if p.is_dir()]
+    assert shards and all(int(name, 16) % 3 == 1 for name in shards)
 
 
 def test_pool_embedder_output_is_checked(tmp_path):

@@ -30,7 +30,7 @@ def test_the_checks_read_a_count_alike(value, count):
     assert whole_number("k", value, 1, 100) == count
     assert positive_whole_number(value) == count
     assert parse_questions(value) == count
-    panel_generate(judges=value)  # a panel of that many seats
+    panel_generate(str, judges=value)  # a panel of that many seats
     if isinstance(value, str):  # argparse hands over text only
         assert positive_int(value) == count
 
@@ -45,7 +45,7 @@ def test_the_checks_refuse_alike_each_in_its_own_words(value):
     with pytest.raises(ConfigurationError, match="^MonBench questions must be a whole number of at least 1, got "):
         parse_questions(value)
     with pytest.raises(ConfigurationError, match=r"^a panel needs 1 to \d+ judges \(voters, runs\), got "):
-        panel_generate(judges=value)
+        panel_generate(str, judges=value)
     if isinstance(value, str):
         with pytest.raises(argparse.ArgumentTypeError, match=r"^expected a whole number above 0, got "):
             positive_int(value)

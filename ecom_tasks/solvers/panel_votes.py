@@ -55,11 +55,11 @@ def _ask(
 
 @solver
 def panel_generate(
+    parse: Callable[[str], Any],
     judges: int = 5,
     role_prefix: str = "judge",
     temperature: float | None = None,
     max_tokens: int = GRADER_MAX_TOKENS,
-    parse: Callable[[str], Any] | None = None,
     retries: int = 1,
     reminder: str = RETRY_REMINDER,
     limit_reminder: str = LIMIT_REMINDER,
@@ -71,8 +71,7 @@ def panel_generate(
 
     ``parse(reply)`` (an object with a ``failed`` attribute) decides whether a reply is readable; an
     unreadable one is asked again as :func:`~ecom_tasks.scorers.judge.run_judge` does, up to ``retries``
-    times with ``reminder`` (``limit_reminder`` after a cut-off reply). Without ``parse`` every reply is
-    taken as it is. Judges sample independently (self-consistency): no Inspect cache by default, and with a
+    times with ``reminder`` (``limit_reminder`` after a cut-off reply). Judges sample independently (self-consistency): no Inspect cache by default, and with a
     ``seed`` judge ``i`` gets ``seed + i``. Replies go to the store under :data:`PANEL_KEY`, where the scorer
     parses them again (``inspect score`` needs no model call); the Sample's output is the first judge's.
     """
@@ -81,7 +80,6 @@ def panel_generate(
         raise ConfigurationError(f"a panel needs 1 to {MAX_JUDGES} judges (voters, runs), got {judges!r:.80}")
     check_settings({"temperature": temperature, "max_tokens": max_tokens, "seed": seed})  # sent at every call
     roles = [f"{role_prefix}_{i}" for i in range(1, count + 1)]
-    accept: Callable[[str], Any] = parse or (lambda reply: reply)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         asks: dict[str, Ask] = {}
@@ -96,7 +94,7 @@ def panel_generate(
         result = await run_panel(
             asks,
             "",
-            accept,
+            parse,
             names=names,
             grade_of=lambda r: None,
             retries=retries,

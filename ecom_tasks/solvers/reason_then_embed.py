@@ -8,17 +8,15 @@ image shows (too few prompt tokens, a reply saying no image came): the RMIR READ
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
 
 from inspect_ai.model import ChatMessageUser, ContentImage
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ecom_tasks.scorers.inspect_scorers import TRUNCATED_STOP_REASONS
-from ecom_tasks.scorers.replies import answer_region, find_echoes
+from ecom_tasks.scorers.replies import find_echoes
 
 logger = logging.getLogger(__name__)
 
@@ -38,29 +36,6 @@ _NO_IMAGE = re.compile(
     rf"|\b{_IMAGE} (?:was|were|is|are|has|have) not (?:been )?(?:attached|provided|included|shared|uploaded|received)\b",
     re.IGNORECASE,
 )
-
-
-def _visible_text(reply: str | None, *, prompt: str | None = None, truncated: bool = False) -> tuple[str | None, str]:
-    """The reply outside ``<think>`` blocks and copies of the prompt; a cut-off reply is ``truncated``
-    (nothing says where its answer ends)."""
-    region = answer_region(reply)
-    if region is None or truncated:
-        return None, "truncated"
-    echoes = find_echoes(region, prompt)
-    text = " ".join(echoes.stripped().split())
-    if any(c.isalnum() for c in text):
-        return text, "ok"
-    return None, "echo" if echoes.spans else "empty"
-
-
-def _takes_context(read: Callable[..., Any]) -> bool:
-    """Whether ``read`` accepts the ``prompt`` and ``truncated`` keywords."""
-    try:
-        parameters = inspect.signature(read).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    names = {p.name for p in parameters}
-    return any(p.kind is p.VAR_KEYWORD for p in parameters) or {"prompt", "truncated"} <= names
 
 
 def _user_message(state: TaskState) -> ChatMessageUser | None:
@@ -93,26 +68,18 @@ def images_dropped(state: TaskState) -> str | None:
 
 
 @solver
-def reason_then_embed(parse: Callable[..., tuple[str | None, str]] | None = None) -> Solver:
+def reason_then_embed(parse: Callable[..., tuple[str | None, str]]) -> Solver:
     """Generate, then store ``parse(completion, prompt=..., truncated=...) -> (description or None,
-    status)`` (a ``parse`` taking the completion alone is given only that). The default reads the reply
-    outside ``<think>`` blocks and copies of the prompt. The description is what the scorer embeds."""
-    read = parse or _visible_text
-    with_context = _takes_context(read)
+    status)``: the benchmark's reading of the reply. The description is what the scorer embeds."""
     warned = False
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         nonlocal warned
         state = await generate(state)
         truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
-        completion = state.output.completion
-        if with_context:
-            message = _user_message(state)
-            description, status = read(completion, prompt=message.text if message else None, truncated=truncated)
-        else:
-            description, status = read(completion)
-            if truncated:  # the reader cannot tell whether the description ended before the cut
-                description, status = None, "truncated"
+        message = _user_message(state)
+        prompt = message.text if message else None
+        description, status = parse(state.output.completion, prompt=prompt, truncated=truncated)
         dropped = images_dropped(state)
         if dropped and not warned:
             warned = True
