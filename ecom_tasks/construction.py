@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import math
 import os
 import re
 import sys
@@ -25,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from ecom_tasks import files
-from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem, read_whole_number
+from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import data_uri_bytes
 from ecom_tasks.provenance import file_sha256  # the one file hasher; construction's pipelines import it from here
+from ecom_tasks.scorers.judge import failure_share as share  # the one reader of a share from 0 to 1
+from ecom_tasks.scorers.judge import number_option
 
 
 class StageFailed(EcomTasksError):
@@ -565,29 +566,12 @@ def check_abstentions(
     )
 
 
-def finite_number(text: str, high: float = math.inf) -> float:
-    """An argparse type: a finite number from 0 to ``high`` (``--num-gpus``; NaN and inf refused here, not by Ray
-    after the work)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= high):
-        bounds = f"between 0 and {high:g}" if math.isfinite(high) else "of 0 or more"
-        raise argparse.ArgumentTypeError(f"expected a finite number {bounds}, got {text!r}")
-    return value
-
-
-def share(text: str) -> float:
-    """An argparse type: a share in [0, 1] (--max-abstention-share, rmir's --tsr-threshold)."""
-    return finite_number(text, 1)
-
-
-def confidence_share(text: str) -> float:
-    """An argparse type: a share above 0 and at most 1 (rmir's --confidence: the panel agreement a decision needs)."""
-    if (value := share(text)) == 0:
-        raise argparse.ArgumentTypeError(f"expected a share above 0 and at most 1, got {text!r}")
-    return value
+#: Numeric options (scorers.judge.number_option): GPUs and CPUs per actor, a panel size or token limit, a count
+#: of retries or votes, rmir's --confidence (the panel agreement a decision needs).
+finite_number = number_option(float, 0)
+positive_int = number_option(int, 0, above=True)
+non_negative_int = number_option(int, 0)
+confidence_share = number_option(float, 0, above=True, high=1, what="a share")
 
 
 # --- the build command ----------------------------------------------------------------------------
@@ -602,20 +586,6 @@ def model_role(text: str) -> tuple[str, str]:
     if not sep or not role.strip() or not model.strip():
         raise argparse.ArgumentTypeError(f"expected ROLE=MODEL (e.g. judge_2=openai/gpt-4o-mini), got {text!r}")
     return role.strip(), model.strip()
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number above 0 (a token limit, a panel size, a vote count)."""
-    if (number := read_whole_number(text, 1)) is None:
-        raise argparse.ArgumentTypeError(f"expected a whole number above 0, got {text!r}")
-    return number
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: a whole number of 0 or more (0 retries, 0 votes)."""
-    if (number := read_whole_number(text, 0)) is None:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
-    return number
 
 
 def _stage_setting(name: str, text: str) -> None:

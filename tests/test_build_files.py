@@ -461,7 +461,7 @@ def test_max_tokens_must_be_a_whole_number_above_zero(benchmark, tmp_path, capsy
             ecom_tasks_main(["build", benchmark, "--out", str(out), "--model", "ecom/baseline", "--max-tokens", value])
         printed = capsys.readouterr().err
         assert exited.value.code == 2, printed
-        assert f"argument --max-tokens: expected a whole number above 0, got {value!r}" in printed
+        assert f"argument --max-tokens: must be a whole number above 0, got {value!r}" in printed
     assert not out.exists()
 
 

@@ -358,7 +358,7 @@ def test_out_of_range_options_are_a_one_line_usage_error(option, value, capsys):
 def test_the_python_api_checks_the_same_options(tmp_path):
     write_samples(tmp_path / "out" / "m")
     for options, said in (
-        ({"max_tokens": -5}, "--grader-max-tokens must be a positive whole number"),
+        ({"max_tokens": -5}, "--grader-max-tokens must be a whole number above 0"),
         ({"failure_threshold": float("nan")}, "--judge-failure-threshold must be a share from 0 to 1"),
         ({"concurrency": 0}, "--concurrency must be"),
     ):

@@ -110,7 +110,7 @@ def test_ray_resources_take_only_finite_numbers_of_zero_or_more(option, capsys):
         with pytest.raises(SystemExit) as stop:
             parser.parse_args(["embed-pool", "--retriever", "r", option, bad])
         assert stop.value.code == 2
-        assert f"expected a finite number of 0 or more, got {bad!r}" in capsys.readouterr().err
+        assert f"must be a finite number of 0 or more, got {bad!r}" in capsys.readouterr().err
     for good, value in (("0", 0.0), ("0.5", 0.5), ("2", 2.0)):
         assert (
             getattr(parser.parse_args(["embed-pool", "--retriever", "r", option, good]), option[2:].replace("-", "_"))

@@ -1,6 +1,6 @@
 """One reading of a count (data.read_whole_number) behind the checks that refuse it in their own words: the
-build commands' argparse type (construction.positive_int), the judge's options (scorers.judge.
-positive_whole_number: argparse and the Python API), the task settings (scorers.settings.whole_number), a
+numeric options (scorers.judge.number_option: construction.positive_int, the judge's positive_whole_number;
+argparse and the Python API), the task settings (scorers.settings.whole_number), a
 panel's seats (solvers.panel_votes) and lm-eval MonBench's question limit."""
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def test_the_checks_read_a_count_alike(value, count):
 def test_the_checks_refuse_alike_each_in_its_own_words(value):
     with pytest.raises(ConfigurationError, match=r"^k must be a whole number from 1 to 100, got "):
         whole_number("k", value, 1, 100)
-    with pytest.raises(ConfigurationError, match=r"^must be a positive whole number, got ") as raised:
+    with pytest.raises(
+        ConfigurationError, match=r"^must be a whole number above 0 and at most 999,999,999, got "
+    ) as raised:
         positive_whole_number(value)
     assert isinstance(raised.value, argparse.ArgumentTypeError)  # argparse prints it as a usage error
     with pytest.raises(ConfigurationError, match="^MonBench questions must be a whole number of at least 1, got "):
@@ -47,7 +49,7 @@ def test_the_checks_refuse_alike_each_in_its_own_words(value):
     with pytest.raises(ConfigurationError, match=r"^a panel needs 1 to \d+ judges \(voters, runs\), got "):
         panel_generate(str, judges=value)
     if isinstance(value, str):
-        with pytest.raises(argparse.ArgumentTypeError, match=r"^expected a whole number above 0, got "):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"^must be a whole number above 0, got "):
             positive_int(value)
 
 

@@ -166,22 +166,45 @@ class OptionValueError(ConfigurationError, argparse.ArgumentTypeError):
     a caller of the Python API gets a :class:`ConfigurationError`."""
 
 
-def positive_whole_number(value: int | str) -> int:
-    """A count that must be at least 1 (``--concurrency``, ``--max-attempts``, ``--grader-max-tokens``)."""
-    if (number := read_whole_number(value, 1, 999_999_999)) is None:
-        raise OptionValueError(f"must be a positive whole number, got {value!r}")
-    return number
+def number_option(
+    kind: type[int] | type[float], low: int, *, above: bool = False, high: int | None = None, what: str = ""
+) -> Callable[[Any], Any]:
+    """The one reader of a numeric option (an argparse type, and the Python API's check): a whole number
+    (``int``: :func:`read_whole_number`) or a finite number (``float``, not a bool) from ``low`` (excluded when
+    ``above``) to ``high`` (None: no bound), else an :class:`OptionValueError` naming ``what`` it must be and
+    the range."""
+    what = what or ("a whole number" if kind is int else "a finite number")
+    if high is None:
+        span = f"above {low:,}" if above else f"of {low:,} or more"
+    else:
+        span = f"above {low:,} and at most {high:,}" if above else f"from {low:,} to {high:,}"
+
+    def read(value: Any) -> Any:
+        number: float | None
+        if kind is int:
+            number = read_whole_number(value, low + above, high)
+        else:
+            try:
+                number = None if isinstance(value, bool) else float(value)
+            except (TypeError, ValueError):
+                number = None
+            if number is not None and not (
+                math.isfinite(number)
+                and (low < number if above else low <= number)
+                and (high is None or number <= high)
+            ):
+                number = None
+        if number is None:
+            raise OptionValueError(f"must be {what} {span}, got {value!r}")
+        return number
+
+    return read
 
 
-def failure_share(value: float | str) -> float:
-    """A share of items (``--judge-failure-threshold``): a finite number from 0 to 1."""
-    try:
-        share = float(value)
-    except (TypeError, ValueError):
-        share = math.nan
-    if isinstance(value, bool) or not 0.0 <= share <= 1.0:  # nan fails both comparisons
-        raise OptionValueError(f"must be a share from 0 to 1 (e.g. 0.1), got {value!r}")
-    return share
+#: Counts of the judge (``--concurrency``, ``--max-attempts``, ``--grader-max-tokens``, embed-pool's).
+positive_whole_number = number_option(int, 0, above=True, high=999_999_999)
+#: A share of items (``--judge-failure-threshold``, ``--max-abstention-share``, rmir's ``--tsr-threshold``).
+failure_share = number_option(float, 0, high=1, what="a share")
 
 
 def option_value(option: str, check: Callable[[Any], T], value: Any) -> T:
