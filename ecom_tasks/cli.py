@@ -410,13 +410,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _difference(text: str) -> float:
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
-
-
 def cmd_embed_pool(args: argparse.Namespace) -> int:
     """RMIR: embed a pool into the embedding cache ahead of runs (here, or on a Ray cluster)."""
     from ecom_tasks.images import ImageAccess
@@ -475,7 +468,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from ecom_tasks.construction import finite_number
-    from ecom_tasks.scorers.judge import failure_share, positive_whole_number
+    from ecom_tasks.scorers.judge import failure_share, number_option, positive_whole_number
 
     parser = argparse.ArgumentParser(prog="ecom-tasks", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -527,7 +520,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--seed", type=int, help="seed of the resampling (recorded; default: stats.SEED)")
     compare.add_argument(
-        "--plan", type=_difference, metavar="DIFF", help="also print the units needed to detect a difference DIFF"
+        "--plan",
+        type=number_option(float, 0, above=True),
+        metavar="DIFF",
+        help="also print the units needed to detect a difference DIFF",
     )
     compare.set_defaults(func=cmd_compare)
     calibrate = sub.add_parser("calibrate", help="EcomEval difficulty labels from several models' Inspect logs")

@@ -59,6 +59,7 @@ BUILD = ["--out", "build", "--model", "ecom/baseline"]
             ["embed-pool", "--batch-size", "-256"],
             "--batch-size: must be a whole number above 0 and at most 999,999,999",
         ),
+        (["compare", "logs", "--plan", "nan"], "--plan: must be a finite number above 0"),
         (["calibrate", "--judge-failure-threshold", "nan"], "--judge-failure-threshold: must be a share from 0 to 1"),
         (["calibrate", "--judge-failure-threshold", "1.5"], "--judge-failure-threshold: must be a share from 0 to 1"),
     ],
