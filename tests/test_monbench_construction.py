@@ -258,10 +258,23 @@ def test_a_build_killed_mid_stage_resumes_asking_only_the_unfinished_pairs(tmp_p
     data = [json.loads(line) for line in (out / "data" / "monbench.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(data) == 2
 
+    # a threshold no pair can reach (5 of 4 voters) is refused before anything is asked or written
+    before = (out / "data" / "monbench.jsonl").read_bytes()
+    with serve_openai_compatible(lambda body: "Answer: relevant", model_name="loop-model") as server:
+        refused = subprocess.run(
+            build_command(out, "--min-positive-votes", "5"),
+            env=env(server),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert refused.returncode == 1 and "--min-positive-votes 5 exceeds the 4 voters" in refused.stderr
+        assert server.requests == []
+    assert (out / "data" / "monbench.jsonl").read_bytes() == before
     # other selection thresholds: no model call, other questions
     with serve_openai_compatible(lambda body: "Answer: relevant", model_name="loop-model") as server:
         strict = subprocess.run(
-            build_command(out, "--min-positive-votes", "5"),
+            build_command(out, "--min-negative-votes", "4"),
             env=env(server),
             capture_output=True,
             text=True,

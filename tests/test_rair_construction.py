@@ -263,14 +263,28 @@ def test_build_with_the_baseline_validates_and_runs_and_rethresholds_offline(tmp
     decisions = (out / "work" / "decisions.jsonl").read_text(encoding="utf-8")
     assert "rair-build-syn-c10" in decisions  # left out, still listed for review
 
+    # a threshold no item can reach (4 of 3 voters) is refused before anything is asked or written
+    from ecom_tasks.data import ConfigurationError
+
+    before = data.read_bytes()
+    with pytest.raises(ConfigurationError, match="--min-intent-votes 4 exceeds the 3 voters"):
+        build(
+            BuildOptions(
+                out=out, model="ecom/baseline", thresholds=Thresholds(intent=4), stage_options={"display": "none"}
+            )
+        )
+    assert data.read_bytes() == before
     # other thresholds: every stage's log is reused, nothing is asked
     again = build(
-        BuildOptions(out=out, model="ecom/baseline", thresholds=Thresholds(intent=4), stage_options={"display": "none"})
+        BuildOptions(out=out, model="ecom/baseline", thresholds=Thresholds(intent=3), stage_options={"display": "none"})
     )
     names = lambda result: {stage: log.location.rsplit("/", 1)[-1] for stage, log in result.logs.items()}  # noqa: E731
     assert names(again) == names(first)
     assert all(len(list((out / "logs" / folder).glob("*.eval"))) == 1 for folder in ("1_intent", "2_visual", "3_rules"))
-    assert again.assembly.counts() == {"candidates": 11, "hard": 0, "visual": 3, "left_out": 8}
+    # the baseline's voters agree on every query: a unanimous threshold selects what the first build did
+    assert (
+        again.assembly.counts() == first.assembly.counts() == {"candidates": 11, "hard": 7, "visual": 3, "left_out": 1}
+    )
 
 
 def test_rule_stage_refuses_rules_without_ids(tmp_path):
