@@ -13,7 +13,9 @@ each under its own alarm, and writes one JSON result line per job as it finishes
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -189,6 +191,36 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
+#: What the commands import lazily, inside the function that needs it. A first import cut off by a row's alarm
+#: (a slow import on a loaded machine) leaves its submodules behind, and every later import of the package in
+#: this process fails ("partially initialized module 'litellm'"): the rows after it would fail for that
+#: row's timing. Imported once before the first alarm, they are never a row's first import.
+LAZY_IMPORTS = (
+    "litellm",
+    "datasets",
+    "inspect_ai",
+    "inspect_ai.log",
+    "lm_eval.tasks",
+    "lm_eval.utils",
+    "matplotlib.figure",
+    "sklearn.metrics",
+    "scipy.special",
+    "statsmodels.stats.contingency_tables",
+    "statsmodels.stats.inter_rater",
+    "statsmodels.stats.multitest",
+    "statsmodels.stats.power",
+    "nltk.stem.snowball",
+    "tenacity",
+    "httpx",
+)
+
+
+@functools.cache
+def import_lazy_modules() -> None:
+    for name in LAZY_IMPORTS:
+        importlib.import_module(name)
+
+
 def run_command_in_process(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
     """``ecom-tasks argv[1:]`` through ``ecom_tasks.cli.main`` (what the console script calls) in this process:
     its exit code and output as the script's would be (an uncaught exception prints its traceback and
@@ -204,6 +236,7 @@ def run_command_in_process(argv: list[str], env: dict[str, str], timeout: float)
     from ecom_tasks.cli import main
 
     assert argv[0] == "ecom-tasks", argv
+    import_lazy_modules()
 
     def expire(signum, frame):
         raise RowTimeout()
