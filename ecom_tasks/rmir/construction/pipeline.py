@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,9 +223,6 @@ def stage_outcomes(log: Any, stage: str) -> VoteOutcomes:
 # --- the data set --------------------------------------------------------------------------------
 
 
-_JUDGE_ROLE = re.compile(r"judge_([1-9][0-9]*)")
-
-
 def check_seed_images_outside(seeds: Seeds, output: OutputFolder) -> None:
     """Refuse seeds whose images lie in the build's ``data/images``: a build replaces that folder, and removes
     it when it stops without a data set (checked before the first model call)."""
@@ -290,8 +286,8 @@ def build(options: BuildOptions) -> BuildResult:
         raise ConfigurationError(f"--until must be one of {', '.join(STAGE_NAMES)}, got {options.until!r}")
     # The later stages' settings are checked before the first stage's model calls, as each stage checks them.
     checked_searches(options.retriever, options.text_retriever, options.k, options.text_k)
-    whole_number("judges", options.judges, 1, MAX_JUDGES)
-    unknown = [r for r in options.model_roles if not ((m := _JUDGE_ROLE.fullmatch(r)) and int(m[1]) <= options.judges)]
+    seats = whole_number("judges", options.judges, 1, MAX_JUDGES)
+    unknown = set(options.model_roles) - {f"judge_{seat}" for seat in range(1, seats + 1)}
     if unknown:
         raise ConfigurationError(
             f"unknown model role(s) {', '.join(sorted(unknown))}: the build binds judge_1 .. judge_{options.judges} (generation and filtration use --model)"
