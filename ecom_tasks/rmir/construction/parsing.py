@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ecom_tasks.construction import offered_as_alternatives
+from ecom_tasks.construction import Vote, offered_as_alternatives
 from ecom_tasks.rmir.construction.prompts import (
     ABSTAIN,
     CATEGORY_TAGS,
@@ -210,14 +210,12 @@ def _verdict(
     return (value, "ok") if value is not None else (None, "no_verdict")
 
 
-@dataclass(frozen=True)
-class FilterParse:
-    valid: bool | None
-    status: str  # ok | no_verdict | empty | truncated
+class FilterParse(Vote):
+    """The filter's verdict, ``valid`` (yes: True, no: False), or None with why (no_verdict, empty, truncated)."""
 
     @property
-    def failed(self) -> bool:
-        return self.valid is None
+    def valid(self) -> bool | None:
+        return self.vote  # type: ignore[return-value]
 
 
 def parse_filter(reply: str | None) -> FilterParse:
@@ -226,14 +224,12 @@ def parse_filter(reply: str | None) -> FilterParse:
     return FilterParse(*_verdict(reply, ("verdict", "is_valid"), _FILTER_WORDS, _FILTER_PROMPT))
 
 
-@dataclass(frozen=True)
-class JudgeParse:
-    verdict: str | None  # "True" | "False" | "ABSTAIN"
-    status: str  # ok | no_verdict | empty | truncated
+class JudgeParse(Vote):
+    """A judge's ``verdict`` ("True", "False", "ABSTAIN") or None with why (no_verdict, empty, truncated)."""
 
     @property
-    def failed(self) -> bool:
-        return self.verdict is None
+    def verdict(self) -> str | None:
+        return self.vote  # type: ignore[return-value]
 
 
 def parse_judgement(reply: str | None) -> JudgeParse:
