@@ -588,27 +588,25 @@ def model_role(text: str) -> tuple[str, str]:
     return role.strip(), model.strip()
 
 
-def _stage_setting(name: str, text: str) -> None:
-    """Refuse ``text`` as the stages' settings check refuses their ``name`` (its range, declared there), here: at
-    its stage it was refused only after the earlier stages' model calls."""
-    from ecom_tasks.scorers.settings import check_settings
+def _stage_setting(name: str, kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type: ``kind(text)``, after refusing ``text`` as the stages' settings check refuses their
+    ``name`` (its range, declared there), here: at its stage it was refused only after the earlier stages' model calls."""
 
-    try:
-        check_settings({name: text})
-    except ConfigurationError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    def read(text: str) -> Any:
+        from ecom_tasks.scorers.settings import check_settings
+
+        try:
+            check_settings({name: text})
+        except ConfigurationError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return kind(text)
+
+    return read
 
 
-def temperature(text: str) -> float:
-    """An argparse type: a stage's sampling temperature."""
-    _stage_setting("temperature", text)
-    return float(text)
-
-
-def sampling_seed(text: str) -> int:
-    """An argparse type: a stage's sampling seed."""
-    _stage_setting("seed", text)
-    return int(text)
+#: A stage's sampling temperature and sampling seed.
+temperature = _stage_setting("temperature", float)
+sampling_seed = _stage_setting("seed", int)
 
 
 def check_thresholds(*limits: tuple[str, int, int, str]) -> None:
