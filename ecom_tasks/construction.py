@@ -73,10 +73,10 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
     return output.write_lines(_placed(path, output), lines)
 
 
-def read_jsonl(path: str | os.PathLike[str], *, inside: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """The objects of a JSON Lines file (a regular file, within ``inside`` when given); every line that
-    is not a JSON object is a ``file:row`` problem (:class:`DataValidationError`)."""
-    values, problems = files.json_lines(path, inside=inside)
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The objects of a JSON Lines file (a regular file); every line that is not a JSON object is a
+    ``file:row`` problem (:class:`DataValidationError`)."""
+    values, problems = files.json_lines(path)
     source = os.fspath(path)
     problems += [Problem(source, row, "-", "not a JSON object") for row, value in values if not isinstance(value, dict)]
     if problems:
