@@ -25,11 +25,8 @@ class Tally:
 
 
 def tally(votes: Sequence[str | None]) -> Tally:
-    return Tally(
-        relevant=sum(1 for v in votes if v == RELEVANT),
-        irrelevant=sum(1 for v in votes if v == IRRELEVANT),
-        abstained=sum(1 for v in votes if v not in (RELEVANT, IRRELEVANT)),
-    )
+    relevant, irrelevant = votes.count(RELEVANT), votes.count(IRRELEVANT)
+    return Tally(relevant, irrelevant, abstained=len(votes) - relevant - irrelevant)
 
 
 def disagreement(pair: AdPair, counts: Tally) -> int:

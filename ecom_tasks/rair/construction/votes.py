@@ -38,8 +38,7 @@ def intent_decision(votes: Sequence[str | None], min_votes: int = MIN_VOTES) -> 
     whose count ``hard_votes`` keeps (why: RAIR README, "Building the Hard and Visually Salient subsets")."""
     winner, status = quorum(votes, min_votes)
     hard_votes = sum(1 for v in votes if v in INTENTS)
-    counts = Counter(v for v in votes if v is not None)
-    agreement = (counts[winner] / len(votes)) if winner is not None and votes else 0.0
+    agreement = votes.count(winner) / len(votes) if winner is not None and votes else 0.0
     if winner == OTHER:
         return IntentDecision(None, NOT_HARD, hard_votes, agreement)
     return IntentDecision(winner if status == OK else None, status, hard_votes, agreement)
