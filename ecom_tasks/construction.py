@@ -193,10 +193,10 @@ def logged_votes(log: Any, scorer: str) -> dict[str, list[Any]]:
 
 
 def stage_metadata(
-    benchmark: str, stage: str, *, version: str, prompt_version: str, data: Any, fixtures: str, **extra: Any
+    benchmark: str, stage: str, *, version: str, prompt_version: str, data: Any, fixtures: str = "", **extra: Any
 ) -> dict[str, Any]:
-    """A stage log's provenance: ``benchmark`` is the builder's own (``<benchmark>_build``), so the report
-    never takes a stage log for a run of the benchmark; ``fixtures`` names the bundled fixtures folder."""
+    """A stage log's provenance: ``benchmark`` is the builder's own (``<benchmark>_build``), so the report never
+    takes a stage log for a run of the benchmark; ``fixtures`` names the bundled fixtures folder (default its own)."""
     from ecom_tasks.provenance import fixtures_location, task_metadata
 
     return task_metadata(
@@ -204,7 +204,7 @@ def stage_metadata(
         task_version=version,
         prompt_version=prompt_version,
         data=data,
-        fixtures=fixtures_location(fixtures),
+        fixtures=fixtures_location(fixtures or benchmark),
         construction_stage=stage,
         **extra,
     )

@@ -84,7 +84,5 @@ def monbench_build_votes(
         reminders=REMINDERS,
         scorer=monbench_relevance_votes(),
         version=STAGE_VERSION,
-        metadata=stage_metadata(
-            BENCHMARK, "votes", version=STAGE_VERSION, prompt_version=VOTE_VERSION, data=data, fixtures=BENCHMARK
-        ),
+        metadata=stage_metadata(BENCHMARK, "votes", version=STAGE_VERSION, prompt_version=VOTE_VERSION, data=data),
     )

@@ -52,7 +52,7 @@ def _panel_task(
     candidate file's location and sha256, and the stage's ``facts``."""
     role, parse, reminders = PANELS[stage]
     metadata = stage_metadata(
-        BENCHMARK, stage, version=STAGE_VERSION, prompt_version=prompt_version, data=data, fixtures=BENCHMARK, **facts
+        BENCHMARK, stage, version=STAGE_VERSION, prompt_version=prompt_version, data=data, **facts
     )
     return panel_task(
         f"rair_build_{stage}",
