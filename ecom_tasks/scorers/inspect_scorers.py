@@ -25,11 +25,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.core import INVALID
+from ecom_tasks.scorers.judge import LIMIT_STOP_REASONS
 from ecom_tasks.scorers.kinds import LABELS
 from ecom_tasks.scorers.labels import label_outcome, labels_of, summarize_labels
 
 #: Inspect stop reasons of a reply cut off by the token limit (counted in ``truncated_rate``).
-TRUNCATED_STOP_REASONS = ("max_tokens", "model_length")
+TRUNCATED_STOP_REASONS = LIMIT_STOP_REASONS
 
 
 def context_exceeded_of(output: ModelOutput | None) -> str | None:

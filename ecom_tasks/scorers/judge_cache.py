@@ -20,12 +20,6 @@ FILE_NAME = "replies.jsonl"
 KEY_VERSION = 2
 
 
-def default_cache_dir() -> Path:
-    """``$ECOM_TASKS_CACHE/judge`` (default ``~/.cache/ecom_tasks/judge``)."""
-    root = os.environ.get("ECOM_TASKS_CACHE") or Path.home() / ".cache" / "ecom_tasks"
-    return Path(root).expanduser() / "judge"
-
-
 def cache_key(
     grader: str,
     version: str,
@@ -53,10 +47,12 @@ def cache_key(
 
 
 class ReplyCache:
-    """Grader replies by key, read from and appended to ``folder/replies.jsonl``."""
+    """Grader replies by key, read from and appended to ``folder/replies.jsonl`` (default folder:
+    ``$ECOM_TASKS_CACHE/judge``, else ``~/.cache/ecom_tasks/judge``)."""
 
     def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
-        self.folder = Path(folder).expanduser() if folder is not None else default_cache_dir()
+        root = os.environ.get("ECOM_TASKS_CACHE") or Path.home() / ".cache" / "ecom_tasks"
+        self.folder = Path(folder if folder is not None else Path(root) / "judge").expanduser()
         try:
             self.output = files.OutputFolder(self.folder, what="judge reply cache folder")
         except files.FileRefused:

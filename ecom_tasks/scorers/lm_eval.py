@@ -107,30 +107,15 @@ class OutcomeTask(ConfigurableTask):
             )
         self.dataset = load(**metadata, **fixed)
 
-    def fewshot_context(
-        self,
-        doc: dict,
-        num_fewshot: int,
-        system_instruction: str | None = None,
-        apply_chat_template: bool = False,
-        fewshot_as_multiturn: bool = False,
-        chat_template: Callable[..., str] | None = None,
-        gen_prefix: str | None = None,
-    ) -> Any:
-        """lm-eval's context; as plain text (no chat template), ``plain_separator`` after the system prompt."""
-        context = super().fewshot_context(
-            doc,
-            num_fewshot,
-            system_instruction=system_instruction,
-            apply_chat_template=apply_chat_template,
-            fewshot_as_multiturn=fewshot_as_multiturn,
-            chat_template=chat_template,
-            gen_prefix=gen_prefix,
-        )
-        if (apply_chat_template and chat_template) or not self.plain_separator or not isinstance(context, str):
+    def fewshot_context(self, doc: dict, num_fewshot: int, **options: Any) -> Any:
+        """lm-eval's context (``options``: the keywords lm-eval passes); as plain text (no chat template),
+        ``plain_separator`` after the system prompt."""
+        context = super().fewshot_context(doc, num_fewshot, **options)
+        templated = options.get("apply_chat_template") and options.get("chat_template")
+        if templated or not self.plain_separator or not isinstance(context, str):
             return context
         description = self.resolve_field(doc, self.config.description) or ""
-        system = maybe_delimit(system_instruction, description, self.config.fewshot_delimiter)
+        system = maybe_delimit(options.get("system_instruction"), description, self.config.fewshot_delimiter)
         if system and context.startswith(system):
             return system + self.plain_separator + context[len(system) :]
         return context
