@@ -104,8 +104,8 @@ class JudgeResult(Generic[ParsedT]):
     max_tokens: int | None = None
     #: How the command that runs the judge spells the output-limit option (named in failure details).
     limit_option: str = INSPECT_LIMIT_OPTION
-    #: The server's refusal when the prompt did not fit the grader's context (:class:`PromptTooLong`).
-    refusal: PromptTooLong | None = None
+    #: The server's refusal when the prompt did not fit the grader's context (:class:`PromptTooLong`'s).
+    refusal: ContextExceeded | None = None
 
     @property
     def attempts(self) -> int:
@@ -142,10 +142,9 @@ class JudgeResult(Generic[ParsedT]):
         return GRADER_LIMIT, f"{stopped}; raise it with {self.limit_option}"
 
     def _refusal_detail(self) -> str:
-        exceeded = self.refusal.exceeded if self.refusal is not None else None
-        prompt = exceeded.prompt_tokens if exceeded is not None else None
-        context = exceeded.context_tokens if exceeded is not None else None
-        said = f" (the server said: {exceeded.server_message.strip()})" if exceeded is not None else ""
+        prompt = self.refusal.prompt_tokens if self.refusal is not None else None
+        context = self.refusal.context_tokens if self.refusal is not None else None
+        said = f" (the server said: {self.refusal.server_message.strip()})" if self.refusal is not None else ""
         if prompt is not None and context is not None and prompt < context and self.max_tokens is not None:
             # vLLM refuses when the prompt fits but the prompt plus the output limit does not.
             return (
@@ -241,7 +240,7 @@ async def run_judge(
         try:
             reply, reason = await ask(messages, max_tokens)
         except PromptTooLong as exc:
-            reply, reason, refusal = "", PROMPT_TOO_LONG, exc
+            reply, reason, refusal = "", PROMPT_TOO_LONG, exc.exceeded
         reply = reply or ""
         replies.append(reply)
         stop_reasons.append(str(reason))
