@@ -43,7 +43,6 @@ def litellm_ask(
     max_attempts: int = MAX_ATTEMPTS,
     initial_backoff: float = INITIAL_BACKOFF,
     timeout: float = TIMEOUT,
-    extra: dict[str, Any] | None = None,
 ) -> Ask:
     """``model`` (a litellm model name) as an :data:`Ask` at temperature 0, ``max_concurrency`` calls at a time;
     a :func:`retryable` error is retried with backoff and jitter, a prompt longer than the grader's context
@@ -55,7 +54,7 @@ def litellm_ask(
 
     litellm.suppress_debug_info = True  # no help banner with every error: ours says what failed
     gate = asyncio.Semaphore(max(1, int(max_concurrency)))
-    options: dict[str, Any] = {"temperature": GRADER_TEMPERATURE, "timeout": timeout, "num_retries": 0, **(extra or {})}
+    options: dict[str, Any] = {"temperature": GRADER_TEMPERATURE, "timeout": timeout, "num_retries": 0}
     if api_base:
         options["api_base"] = api_base
         # An OpenAI-compatible server that checks no key still needs one in the client.
