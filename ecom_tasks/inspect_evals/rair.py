@@ -10,23 +10,8 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
-from inspect_ai.model import (
-    ChatMessageSystem,
-    ChatMessageUser,
-    ContentImage,
-    ContentText,
-    GenerateConfig,
-)
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    Value,
-    metric,
-    scorer,
-)
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.data import parse_flag
