@@ -763,14 +763,14 @@ def _read(region: str) -> ParsedRelevance:
     for mention in mentions:
         if mention.role == ASSERTED and (tier := _tier(region, mention, first_end, bounds)) is not None:
             tiers[tier].append(mention)
-    formal = [*tiers[RULE_FORM], *tiers[RULE_LONE_LINE], *tiers[RULE_START]]
-    for group in (formal, tiers[RULE_STATED]):
+    for rules in ((RULE_FORM, RULE_LONE_LINE, RULE_START), (RULE_STATED,)):
+        found = [rule for rule in rules if tiers[rule]]
+        group = [m for rule in found for m in tiers[rule]]
         if len({m.number for m in group}) > 1:
-            where = "; ".join(f"{_levels(ms)} ({rule})" for rule, ms in tiers.items() if ms and (ms[0] in group))
+            where = "; ".join(f"{_levels(tiers[rule])} ({rule})" for rule in found)
             return ParsedRelevance(None, AMBIGUOUS, detail=f"several levels asserted: {where}", rule=RULE_CONFLICT)
         if group:
-            rule = next(rule for rule, ms in tiers.items() if ms and ms[0] in group)
-            return _result(region, group[0], rule, mentions)
+            return _result(region, group[0], found[0], mentions)
     hedged = [m for m in mentions if m.role == HEDGED]
     if hedged:
         return ParsedRelevance(None, AMBIGUOUS, detail=f"a hedge: {_levels(hedged)}", rule=RULE_HEDGE)
