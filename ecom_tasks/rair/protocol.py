@@ -51,21 +51,17 @@ def item_fields(record: RairRecord, *, ruleset: RuleSet | None, image: bool) -> 
 
 def build_items(records: list[RairRecord], *, rules: RuleSet | None = None, image: bool = False) -> list[RairItem]:
     """Prompts for every record, in data order; each record is asked in its own language."""
-    system: dict[str, str] = {}
-    items = []
-    for record in records:
-        if record.language not in system:
-            system[record.language] = build_system_prompt(record.language, rules, image)
-        items.append(
-            RairItem(
-                record=record,
-                system_prompt=system[record.language],
-                user_prompt=build_user_prompt(record, image=image),
-                image=record.image if image else None,
-                fields=item_fields(record, ruleset=rules, image=image),
-            )
+    system = {lang: build_system_prompt(lang, rules, image) for lang in dict.fromkeys(r.language for r in records)}
+    return [
+        RairItem(
+            record=record,
+            system_prompt=system[record.language],
+            user_prompt=build_user_prompt(record, image=image),
+            image=record.image if image else None,
+            fields=item_fields(record, ruleset=rules, image=image),
         )
-    return items
+        for record in records
+    ]
 
 
 def load_items(

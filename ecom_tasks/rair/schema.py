@@ -235,10 +235,9 @@ def load_records(
     image_access: ImageAccess = DEFAULT_ACCESS,
 ) -> list[RairRecord]:
     """Validated RAIR records (bundled fixtures by default) of one subset / language; every row is validated first."""
-    if subset is not None and subset not in SUBSETS:
-        raise ConfigurationError(f"unknown RAIR subset {subset!r}; expected one of {', '.join(SUBSETS)}")
-    if language is not None and language not in LANGUAGES:
-        raise ConfigurationError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
+    for name, value, allowed in (("RAIR subset", subset, SUBSETS), ("language", language, LANGUAGES)):
+        if value is not None and value not in allowed:
+            raise ConfigurationError(f"unknown {name} {value!r}; expected one of {', '.join(allowed)}")
     records = load_validated(
         data if data is not None else fixtures_dir("rair"),
         validate_rows,
