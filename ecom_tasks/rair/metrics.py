@@ -86,8 +86,7 @@ def headline(outcomes: Sequence[Numbers], specs: Sequence[MetricSpec], *, group:
     """The selected label metrics, invalid and truncated rates, item count, from the items' numbers; in a
     breakdown ``group`` Macro-F1 averages the levels present among its gold labels (README "Metrics")."""
     result = summarize_labels(outcomes, LEVELS, specs, RELEVANT, present_only=group)
-    truncated = [float(o.get("truncated", 0)) for o in outcomes]
-    result["truncated_rate"] = sum(truncated) / len(truncated) if truncated else NAN
+    result["truncated_rate"] = _ratio(sum(float(o.get("truncated", 0)) for o in outcomes), len(outcomes))
     return {key: result[key] for key in (*(spec.name for spec in specs), *COUNTS)}
 
 
