@@ -74,17 +74,6 @@ class RuleSet:
             lines.append(f"- {rule.id} [{rule.level}, {rule.dimension}]: {rule.text[language]}")
         return "\n".join(lines)
 
-    def dimension_of(self, rule_id: str) -> str | None:
-        """The dimension a rule id belongs to: from the rule table, else from its prefix (README "Rules")."""
-        rule = self.rule(rule_id)
-        if rule is not None:
-            return rule.dimension
-        head = rule_id.strip()
-        for separator in "-_.:/ ":
-            head = head.split(separator, 1)[0]
-        head = head.rstrip("0123456789")
-        return canonical_dimension(head) if head else None
-
     def resolve_level(self, rule_ids: tuple[str, ...] | list[str]) -> str | None:
         """The label the severity priority gives: the most severe level among the rules (``L4`` when none are given;
         None when some id is not in this rule set)."""
@@ -233,17 +222,24 @@ def provenance(ruleset: RuleSet | None) -> dict[str, str]:
     return {"rules_source": ruleset.source, "rules_version": ruleset.version, "rules_sha256": ruleset.sha256}
 
 
+def _prefix_dimension(rule_id: str) -> str | None:
+    """The dimension a rule id names by its prefix (``Brand-3`` -> Brand; README "Rules")."""
+    head = rule_id.strip()
+    for separator in "-_.:/ ":
+        head = head.split(separator, 1)[0]
+    head = head.rstrip("0123456789")
+    return canonical_dimension(head) if head else None
+
+
 def gold_dimension(rule_ids: tuple[str, ...] | list[str], ruleset: RuleSet | None = None) -> str | None:
     """The dimension of a record's most severe gold rule; a rule ``ruleset`` does not know is looked up in the built-in
     rules, then by its id's prefix (None when no rule id maps to a dimension)."""
     tables = [r for r in (ruleset, builtin_rules()) if r is not None and r.verbatim is None]
     found: list[tuple[int, int, str]] = []  # (severity rank, position, dimension)
     for position, rule_id in enumerate(rule_ids):
-        rule = next((t.rule(rule_id) for t in tables if t.rule(rule_id) is not None), None)
+        rule = next(filter(None, (t.rule(rule_id) for t in tables)), None)
         if rule is not None:
             found.append((LEVELS.index(rule.level), position, rule.dimension))
-            continue
-        dimension = tables[-1].dimension_of(rule_id)
-        if dimension is not None:
+        elif (dimension := _prefix_dimension(rule_id)) is not None:
             found.append((len(LEVELS), position, dimension))  # level unknown: after known ones
     return min(found)[2] if found else None
