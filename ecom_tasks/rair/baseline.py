@@ -141,15 +141,10 @@ def classify_query(query: str) -> str:
     """Fig. 11's class of a query from surface cues: a question (QA), an exclusion (NC), a relation to
     another product (ER), a scenario (SS), a bare model code (DJ), four or more terms (MA), else Other."""
     text = query.strip()
+    for cue, intent in ((_QUESTION, "QA"), (_NEGATION, "NC"), (_RELATION, "ER"), (_SCENARIO, "SS")):
+        if cue.search(text):
+            return intent
     query_terms = terms(text)
-    if _QUESTION.search(text):
-        return "QA"
-    if _NEGATION.search(text):
-        return "NC"
-    if _RELATION.search(text):
-        return "ER"
-    if _SCENARIO.search(text):
-        return "SS"
     if 1 <= len(query_terms) <= 2 and any(_MODEL_CODE.match(t) and any(c.isdigit() for c in t) for t in query_terms):
         return "DJ"
     if len(query_terms) >= 4:
