@@ -91,7 +91,6 @@ class EcomEvalExactTask(OutcomeTask):
     A document's object holds its numbers and its groups (lm-eval hands an aggregation nothing else)."""
 
     metric_kind = RUBRIC
-    lower_is_better = frozenset({"judge_failure_rate"})
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
         return [*exact_metric_keys(specs), context_limit.RATE]
