@@ -191,20 +191,6 @@ def _task(row: Row, category: str, problems: list[Problem], unknown: dict[str, l
     return found.id
 
 
-def warn_unknown_tasks(unknown: dict[str, list[str]]) -> None:
-    """One :class:`UnknownTasksWarning` naming each task outside the list once, with its items."""
-    if not unknown:
-        return
-    named = "; ".join(
-        f"{name!r} ({len(places)} item{'s' if len(places) > 1 else ''}, first at {places[0]})"
-        for name, places in unknown.items()
-    )
-    warnings.warn(
-        UnknownTasksWarning(f"task(s) outside EcomEval's 37, kept as given: {named}"),
-        stacklevel=3,
-    )
-
-
 def _difficulty(row: Row, problems: list[Problem]) -> str | None:
     value = row.values.get("difficulty")
     if is_blank(value):
@@ -277,7 +263,12 @@ def validate_rows(
     problems: list[Problem] = []  # first every field given by two columns, then the rows' own problems
     renamed = [canonical_row(row, problems) for row in rows]
     records = collect_records(renamed, record, problems)
-    warn_unknown_tasks(unknown)
+    if unknown:  # one warning naming each task outside the list once, with its items
+        named = "; ".join(
+            f"{name!r} ({len(places)} item{'s' if len(places) > 1 else ''}, first at {places[0]})"
+            for name, places in unknown.items()
+        )
+        warnings.warn(UnknownTasksWarning(f"task(s) outside EcomEval's 37, kept as given: {named}"), stacklevel=2)
     if problems:
         raise DataValidationError(problems)
     return records
