@@ -322,13 +322,12 @@ class JudgedFile:
     failure_details: dict[str, str] = field(default_factory=dict)
 
 
-def _failure_causes(judgements: Sequence[Judgement]) -> tuple[Counter[str], dict[str, str]]:
-    """Why the judge failed: each failed grader's status on each failed item, and a detail per status."""
+def _failure_causes(judged: Sequence[Judgement | None]) -> tuple[int, Counter[str], dict[str, str]]:
+    """The items the judge failed on, each failed grader's status on each of them, and a detail per status."""
     counts: Counter[str] = Counter()
     details: dict[str, str] = {}
-    for judgement in judgements:
-        if judgement.grade is not None:
-            continue
+    failed = [j for j in judged if j is not None and j.grade is None]
+    for judgement in failed:
         causes = [judge_status(result)[1:] for result in judgement.panel.results.values()]
         if judgement.is_panel:
             causes = [(status, detail) for status, detail in causes if status != "ok"] or [
@@ -337,7 +336,7 @@ def _failure_causes(judgements: Sequence[Judgement]) -> tuple[Counter[str], dict
         for status, detail in causes:
             counts[status] += 1
             details.setdefault(status, detail)
-    return counts, details
+    return len(failed), counts, details
 
 
 async def grade_prepared(
@@ -402,7 +401,6 @@ async def grade_prepared(
         raise _stopped(samples, failed.exceptions[0], graded, refusals.count(None), cache) from None
     finally:
         bar.close()
-    judgements = [j for j in judged if j is not None]
     labels = [g.label for g in graders]
     lines, values, outcomes = [], [], []
     for item, judgement, refused in zip(items, judged, refusals):
@@ -425,7 +423,7 @@ async def grade_prepared(
         **summarize(outcomes, specs, settings.failure_threshold),
         context_limit.RATE: context_limit.rate(values),
     }
-    failures, details = _failure_causes(judgements)
+    failed_items, failures, details = _failure_causes(judged)
     prepared.output.write_lines(prepared.grades_name, lines)
     hits, misses = (cache.hits - before[0], cache.misses - before[1]) if cache is not None else (0, 0)
     results = {
@@ -450,7 +448,6 @@ async def grade_prepared(
         prepared.results_name, [files.dumps_strict(results, ensure_ascii=False, indent=2) + "\n"]
     )
     paths = (prepared.output.path(prepared.grades_name), prepared.output.path(prepared.results_name))
-    failed_items = sum(j.grade is None for j in judgements)
     return JudgedFile(samples, *paths, summary, len(items), misses, hits, failed_items, dict(failures), details)
 
 
