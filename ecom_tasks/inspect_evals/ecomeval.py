@@ -9,7 +9,7 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
-from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig, Model
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
@@ -34,8 +34,14 @@ from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
-from ecom_tasks.scorers.inspect_judge import GRADER_ROLE, grader_names, inspect_panel, judge_cache, require_grader
-from ecom_tasks.scorers.inspect_judge import panel_models as _panel_models
+from ecom_tasks.scorers.inspect_judge import (
+    GRADER_ROLE,
+    grader_names,
+    inspect_panel,
+    judge_cache,
+    panel_models,
+    require_grader,
+)
 from ecom_tasks.scorers.inspect_scorers import (
     context_exceeded_of,
     outcome_mean,
@@ -58,11 +64,6 @@ JUDGE_SETTINGS = ("cache", "grader_max_tokens", "judge_failure_threshold", "grad
 
 #: Whose graders: EcomEval's, with the paper's default grader.
 GRADERS = {"task": "ecomeval", "default": DEFAULT_GRADER}
-
-
-def panel_models(graders: str | list[str] | None = None) -> list[tuple[str, Model]]:
-    """The run's graders by label (:func:`~ecom_tasks.scorers.inspect_judge.panel_models`)."""
-    return _panel_models(graders, **GRADERS)
 
 
 def outcomes_of(scores: list[SampleScore]) -> list[Outcome]:
@@ -107,10 +108,11 @@ def ecomeval_judge(
     judge_cache(cache)  # a wrong cache is refused now, not at the first grade
 
     async def score(state: TaskState, target: Target) -> Score:
+        members = panel_models(graders, **GRADERS)
         refused = context_exceeded_of(state.output)
         if refused is not None:
-            return refused_score(refused, [label for label, _ in panel_models(graders)])
-        asks, names = inspect_panel(panel_models(graders), cache)
+            return refused_score(refused, [label for label, _ in members])
+        asks, names = inspect_panel(members, cache)
         judgement = await judge_response(
             asks,
             state.metadata,
@@ -200,22 +202,13 @@ def ecomeval_task(
     folder, http(s) URLs, refused by default). ``JUDGE_SETTINGS`` are the judge's."""
     names = metric_names(RUBRIC, metrics)
     settings = JudgeSettings.from_options(grader_max_tokens, panel, judge_failure_threshold)
-    filters = {
-        "category": category,
-        "task": task,
-        "language": language,
-        "difficulty": difficulty,
-        "multimodal": multimodal,
-    }
+    filters = dict(category=category, task=task, language=language, difficulty=difficulty, multimodal=multimodal)
     access = ImageAccess.from_options(allow_outside_images, allow_url_images)
     dataset = ecomeval_dataset(data, image_access=access, **filters, exact=exact)
     # Table 2's Average for text items; a run of multimodal items alone has Table 4's as headline.
     only_multimodal = all((s.metadata or {}).get("category") == MULTIMODAL_CATEGORY for s in dataset)
     headline = "score_multimodal" if only_multimodal else "score"
     judged = {} if exact else judge_record(settings, cache, graders)
-    provenance = task_metadata(
-        "ecomeval", task_version=VERSION, prompt_version=PROMPT_VERSION, data=data, fixtures=FIXTURES_LOCATION
-    )
     return Task(
         dataset=dataset,
         setup=None if exact else require_grader(graders, **GRADERS),
@@ -229,7 +222,7 @@ def ecomeval_task(
         epochs=Epochs(1, outcome_mean()),
         headline_metric=HeadlineMetric(metric=headline) if names is None or headline in names else None,
         metadata={
-            **provenance,
+            **task_metadata("ecomeval", task_version=VERSION, prompt_version=PROMPT_VERSION, data=data),
             "scoring": "exact match" if exact else "judge",
             **judged,
             **{key: ("all" if value in (None, "") else str(value)) for key, value in filters.items()},
