@@ -182,9 +182,8 @@ def judgement_metadata(judgement: Judgement) -> dict[str, Any]:
 
 def judgement_explanation(judgement: Judgement) -> str:
     """The score explanation: the grader's last reply, or ``JUDGE FAILURE (...)`` saying why."""
-    results = list(judgement.panel.results.values())
     if not judgement.is_panel:
-        result = results[0]
+        result = next(iter(judgement.panel.results.values()))
         last = result.replies[-1] if result.replies else ""
         if judgement.grade is None:
             return (
