@@ -61,6 +61,11 @@ def _kind(mode: int) -> str:
     return next((name for is_kind, name in _KINDS if is_kind(mode)), "not a regular file")
 
 
+def _require_regular(path: PathLike, mode: int, done: str = "read") -> None:
+    if not stat.S_ISREG(mode):
+        raise FileRefused(f"{os.fspath(path)}: {_kind(mode)}, not a regular file: not {done}")
+
+
 #: The longest file name and path Linux takes (NAME_MAX, PATH_MAX, in bytes).
 MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4096
 
@@ -112,8 +117,7 @@ def regular_file(path: PathLike, *, inside: PathLike | None = None) -> Path:
         raise FileRefused(f"{path}: no such file") from None
     except OSError as exc:
         raise FileRefused(f"{path}: cannot be read ({exc.strerror})") from None
-    if not stat.S_ISREG(mode):
-        raise FileRefused(f"{path}: {_kind(mode)}, not a regular file: not read")
+    _require_regular(path, mode)
     check_inside(path, inside)
     return path
 
@@ -130,9 +134,7 @@ def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[
     except OSError as exc:  # a socket (ENXIO), no permission, a folder on some systems
         raise FileRefused(f"{path}: cannot be read ({exc.strerror})") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise FileRefused(f"{path}: {_kind(mode)}, not a regular file: not read")
+        _require_regular(path, os.fstat(fd).st_mode)
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         handle = os.fdopen(fd, "rb")
     except BaseException:
@@ -474,6 +476,7 @@ def load_npz(
     def refuse(message: str) -> FileRefused:
         return FileRefused(f"{source}: {message}")
 
+    header_readers = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}
     data = read_bytes(path, inside=inside)
     arrays: dict[str, Any] = {}
     try:
@@ -484,23 +487,22 @@ def load_npz(
             for name, (kind, ndim) in expected.items():
                 with archive.open(names[name]) as member:
                     version = npy_format.read_magic(member)
-                    if version == (1, 0):
-                        shape, fortran, dtype = npy_format.read_array_header_1_0(member)
-                    elif version == (2, 0):
-                        shape, fortran, dtype = npy_format.read_array_header_2_0(member)
-                    else:
+                    read_header = header_readers.get(version)
+                    if read_header is None:
                         raise refuse(f"array {name!r}: unsupported .npy version {version}")
+                    shape, fortran, dtype = read_header(member)
                     if dtype.kind != kind or len(shape) != ndim or dtype.hasobject:
                         raise refuse(
                             f"array {name!r} is {dtype} of shape {shape}, expected kind {kind!r} with {ndim} dimension(s)"
                         )
                     count = math.prod(shape)
+                    size = count * dtype.itemsize
                     if count > max_items:
                         raise refuse(f"array {name!r} declares shape {shape} ({count} elements, more than {max_items})")
-                    if max_bytes is not None and count * dtype.itemsize > max_bytes:
-                        raise refuse(f"array {name!r} declares {count * dtype.itemsize} bytes, more than {max_bytes}")
-                    raw = member.read(count * dtype.itemsize + 1)
-                    if len(raw) != count * dtype.itemsize:
+                    if max_bytes is not None and size > max_bytes:
+                        raise refuse(f"array {name!r} declares {size} bytes, more than {max_bytes}")
+                    raw = member.read(size + 1)
+                    if len(raw) != size:
                         raise refuse(f"array {name!r}: {len(raw)} bytes of data for shape {shape}")
                     array = np.frombuffer(raw, dtype=dtype)
                     arrays[name] = array.reshape(shape, order="F" if fortran else "C").copy()
@@ -697,9 +699,7 @@ class OutputFolder:
                 f"{target}: cannot be appended to ({exc.strerror}; a symbolic link is never followed)"
             ) from None
         try:
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                raise FileRefused(f"{target}: {_kind(mode)}, not a regular file: not written")
+            _require_regular(target, os.fstat(fd).st_mode, "written")
             os.write(fd, text.encode("utf-8"))
             os.fsync(fd)
         finally:
