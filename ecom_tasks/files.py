@@ -1,13 +1,8 @@
 """Every file this package reads or writes goes through here; docs/security.md ("Files in and out") states the rules.
 
-Shared folders make every path hostile until checked. Reading: regular files only (opened non-blocking, then
-checked with ``fstat``, so a FIFO never hangs us); nothing through a symlink leaving ``inside=``, and no walk into a
-symlinked folder; strict JSON (too deep, a huge integer, ``NaN`` where a number must be finite, not UTF-8: a
-``file:row:field`` problem); ``.npz`` arrays checked from their headers before any data is read. Writing
-(:class:`OutputFolder`): a relative name below the folder, never through a symlink; an exclusive temporary file in
-the same folder, fsynced, renamed over the target (a kill leaves the old file or the new); a folder removed only when
-it is a real one below the output folder; an output that is, or lies inside, an input refused before any work.
-A path longer than the system takes is refused naming its start (:func:`checked_path`), not met as a raw OSError.
+Shared folders make every path hostile until checked: reading takes regular files only, never through a symlink
+leaving ``inside=``, and JSON strictly; writing (:class:`OutputFolder`) lands below the output folder through an
+exclusive temporary file renamed into place, never onto an input.
 """
 
 from __future__ import annotations

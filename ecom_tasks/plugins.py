@@ -123,13 +123,9 @@ def lm_eval_task_dirs() -> list[str]:
     return list(dict.fromkeys(str(d) for _, found in contributions("ecom_tasks_lm_eval_task_dirs") for d in found))
 
 
-def baseline_responders() -> list[Callable[[Messages], str | None]]:
-    """Plugins' responders first: ours end with MonBench's, which answers any A-D question."""
-    ordered = sorted(contributions("ecom_tasks_baseline_responders"), key=lambda pair: pair[0] == BUILTIN)
-    return [responder for _, group in ordered for responder in group]
-
-
 def baseline_reply(messages: Messages) -> str:
-    """The offline baseline's reply: the first responder that recognises the prompt answers it."""
-    replies = (responder(messages) for responder in baseline_responders())
+    """The offline baseline's reply: the first responder that recognises the prompt answers it, plugins'
+    responders first (ours end with MonBench's, which answers any A-D question)."""
+    ordered = sorted(contributions("ecom_tasks_baseline_responders"), key=lambda pair: pair[0] == BUILTIN)
+    replies = (responder(messages) for _, group in ordered for responder in group)
     return next((reply for reply in replies if reply is not None), FALLBACK_REPLY)
