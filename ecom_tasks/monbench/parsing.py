@@ -290,13 +290,10 @@ def _unnegated_labels(text: str, displayed: tuple[str, ...]) -> set[int]:
     """Relation labels named in ``text`` without being rejected (``not Substitute`` rejects)."""
     found = set()
     words = list(_WORD.finditer(unicodedata.normalize("NFKC", text)))
-    for start in range(len(words)):
-        for length in (1, 2):  # "Exact Match" is two words
-            if start + length > len(words):
-                break
-            span = text[words[start].start() : words[start + length - 1].end()]
-            hits, _ = _resolve_text(span, displayed, partial=False)
-            if len(hits) == 1 and not _NEGATION.search(text[: words[start].start()]):
+    for start, first in enumerate(words):
+        for last in words[start : start + 2]:  # "Exact Match" is two words
+            hits, _ = _resolve_text(text[first.start() : last.end()], displayed, partial=False)
+            if len(hits) == 1 and not _NEGATION.search(text[: first.start()]):
                 found.add(hits[0])
     return found
 
@@ -504,14 +501,13 @@ def parse_reply(
     content = _combine([read_content(v, displayed) for v in contents], ANSWER_TAG)
     if fmt == "content":
         return content
-    label_pos, content_pos = label.position, content.position
-    disagree = content.status == OK and label_pos != content_pos
-    detail = f"label names {LETTERS[label_pos]}, content names {LETTERS[content_pos]}" if disagree else ""  # type: ignore[index]
     if strict and content.status != OK:
         return content
+    disagree = content.status == OK and label.position != content.position
+    detail = f"label names {LETTERS[label.position]}, content names {LETTERS[content.position]}" if disagree else ""  # type: ignore[index]
     if strict and disagree:
         return ParsedAnswer(None, MISMATCH, detail, disagreement=True)
-    return ParsedAnswer(label_pos, OK, detail, disagreement=disagree, rule=label.rule)
+    return ParsedAnswer(label.position, OK, detail, disagreement=disagree, rule=label.rule)
 
 
 def parse_strict(
