@@ -14,10 +14,8 @@ from ecom_tasks.monbench.prompts import (
     LABEL_TAG,
     OUTPUT_FORMAT_HEADER,
     VALID_EXAMPLES_HEADER,
-    answer_tag,
-    label_tag,
+    render_answer,
 )
-from ecom_tasks.monbench.schema import LETTERS
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _OPTION = re.compile(r"^([A-D])\.\s+(.*)$")
@@ -107,13 +105,9 @@ def respond_multiple_choice(messages: Sequence[tuple[str, str]]) -> str | None:
 
 def reply_in_requested_format(instructions: str, options: Sequence[str], position: int) -> str:
     """A reply choosing ``options[position]`` in the tag format ``instructions`` ask for."""
-    wants_label, wants_answer = requested_format(instructions)
-    parts = []
-    if wants_label:
-        parts.append(label_tag(LETTERS[position]))
-    if wants_answer:
-        parts.append(answer_tag(options[position]))
-    return " ".join(parts)
+    wants_label, wants_answer = requested_format(instructions)  # at least one of them
+    fmt = "label_content" if wants_label and wants_answer else "label" if wants_label else "content"
+    return render_answer(fmt, position, options)
 
 
 # --- the construction stage's relevance vote (ecom_tasks/monbench/construction) ------------------

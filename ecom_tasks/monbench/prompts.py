@@ -3,6 +3,8 @@ system prompt depends only on (task, format, shots), the user prompt holds the q
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, MonBenchRecord
 
 #: The prompts' wording, recorded by every run (Inspect ``eval.metadata``): bump it when a model would
@@ -41,7 +43,7 @@ def answer_tag(text: str) -> str:
     return f"<{ANSWER_TAG}>{text}</{ANSWER_TAG}>"
 
 
-def render_answer(fmt: str, position: int, displayed: tuple[str, ...] | list[str]) -> str:
+def render_answer(fmt: str, position: int, displayed: Sequence[str]) -> str:
     """The reply a perfect model gives in format ``fmt`` choosing ``displayed[position]``."""
     if fmt == "label":
         return label_tag(LETTERS[position])
