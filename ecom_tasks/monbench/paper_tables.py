@@ -13,6 +13,30 @@ from ecom_tasks.tables import Column, Slots, Table, assemble, finish, json_value
 
 DESIGN_NAMES = {"full": "perm", "cyclic": "cyclic", "canonical": "canonical"}
 EXCLUDED = ("task", "design", "formats", "shots")
+#: The breakdown tables: name -> (title, metric -> column header, plot).
+BREAKDOWNS: dict[str, tuple[str, dict[str, str], str | None]] = {
+    "position": (
+        "MonBench accuracy by the correct option's position (Fig. 3)",
+        {f"acc_pos_{p}": f"at {p}" for p in "ABCD"},
+        "heatmap",
+    ),
+    "format": (
+        "MonBench accuracy by return format (Fig. 4)",
+        {"acc_fmt_label": "Label", "acc_fmt_content": "Content", "acc_fmt_label_content": "Label+Content"},
+        "heatmap",
+    ),
+    "robustness": (
+        "MonBench consistency and failure rates",
+        {
+            "consistency": "consistency",
+            "invalid_rate": "invalid",
+            "invalid_rate_strict": "invalid (strict)",
+            "mismatch_rate": "mismatch",
+            "truncated_rate": "truncated",
+        },
+        None,
+    ),
+}
 
 
 def design_text(design: str, formats: Any = None) -> str:
@@ -108,39 +132,13 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
         )
     ]
 
-    breakdowns = (
-        (
-            "position",
-            "MonBench accuracy by the correct option's position (Fig. 3)",
-            [(f"acc_pos_{p}", f"at {p}") for p in "ABCD"],
-            "heatmap",
-        ),
-        (
-            "format",
-            "MonBench accuracy by return format (Fig. 4)",
-            [("acc_fmt_label", "Label"), ("acc_fmt_content", "Content"), ("acc_fmt_label_content", "Label+Content")],
-            "heatmap",
-        ),
-        (
-            "robustness",
-            "MonBench consistency and failure rates",
-            [
-                ("consistency", "consistency"),
-                ("invalid_rate", "invalid"),
-                ("invalid_rate_strict", "invalid (strict)"),
-                ("mismatch_rate", "mismatch"),
-                ("truncated_rate", "truncated"),
-            ],
-            None,
-        ),
-    )
-    for name, title, metrics, plot in breakdowns:
+    for name, (title, metrics, plot) in BREAKDOWNS.items():
         rows = []
         for slots in rows_slots:
             for task in (None, *TASKS):
-                cells = {metric: value(slots, task, metric) for metric, _ in metrics}
+                cells = {metric: value(slots, task, metric) for metric in metrics}
                 if any(v is not None for v in cells.values()):
                     rows.append(run_row(slots, cells, part=TASK_TITLES[task] if task else "all tasks"))
-        columns = [Column(metric, header) for metric, header in metrics]
+        columns = [Column(metric, header) for metric, header in metrics.items()]
         tables.append(finish(Table("monbench", name, title, columns, rows, plot=plot)))
     return [t for t in tables if t is not None]
