@@ -11,9 +11,7 @@ from ecom_tasks.data import ConfigurationError, read_whole_number
 from ecom_tasks.monbench.prompts import build_system_prompt, build_user_prompt, render_answer
 from ecom_tasks.monbench.schema import LETTERS, TASKS, MonBenchRecord, load_records
 
-ORDERINGS: tuple[tuple[int, int, int, int], ...] = tuple(
-    (a, b, c, d) for a, b, c, d in itertools.permutations(range(4))
-)
+ORDERINGS: tuple[tuple[int, ...], ...] = tuple(itertools.permutations(range(4)))
 FORMATS = ("label", "content", "label_content")
 #: The four cyclic rotations: each original option visits each position exactly once.
 CYCLIC_ORDERINGS = tuple(ORDERINGS.index(tuple((i + s) % 4 for i in range(4))) for s in range(4))
@@ -71,7 +69,7 @@ class MonBenchItem:
     run: Run
     system_prompt: str
     user_prompt: str
-    displayed: tuple[str, str, str, str]  # choices in displayed order
+    displayed: tuple[str, ...]  # the four choices in displayed order
     target_position: int  # where the correct choice is displayed (0 = A)
 
     @property
@@ -132,8 +130,7 @@ def expand(
                     )
                 system_cache[key] = build_system_prompt(record.task, run.format, pool[:count])
             order = ORDERINGS[run.ordering]
-            first, second, third, fourth = (record.choices[i] for i in order)
-            shown = (first, second, third, fourth)
+            shown = tuple(record.choices[i] for i in order)
             items.append(
                 MonBenchItem(
                     record=record,
