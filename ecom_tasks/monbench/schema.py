@@ -43,30 +43,26 @@ class MonBenchRecord:
 
 
 def _choices(row: Row, problems: list[Problem]) -> list[str]:
+    def refuse(message: str, field: str = "choices") -> list[str]:
+        problems.append(Problem(row.source, row.index, field, message))
+        return []
+
     value = row.values.get("choices")
     if value is None and all(letter in row.values for letter in LETTERS):
         value = [row.values[letter] for letter in LETTERS]  # CSV-friendly A/B/C/D columns
     if isinstance(value, str):
         value, problem = files.json_problem(value)  # CSV cells hold the list as JSON
         if problem is not None:
-            problems.append(Problem(row.source, row.index, "choices", "not a list (nor a JSON list)"))
-            return []
+            return refuse("not a list (nor a JSON list)")
     if not isinstance(value, (list, tuple)):
-        problems.append(Problem(row.source, row.index, "choices", "missing or not a list"))
-        return []
+        return refuse("missing or not a list")
     if len(value) != 4:
-        problems.append(Problem(row.source, row.index, "choices", f"needs exactly 4 choices, got {len(value)}"))
-        return []
-    out = []
-    for i, choice in enumerate(value):
-        if not isinstance(choice, str) or not choice.strip():
-            problems.append(Problem(row.source, row.index, f"choices[{i}]", "empty or not a string"))
-            return []
-        out.append(choice.strip())
-    folded = [c.casefold() for c in out]
-    if len(set(folded)) != 4:
-        problems.append(Problem(row.source, row.index, "choices", "choices must be distinct"))
-        return []
+        return refuse(f"needs exactly 4 choices, got {len(value)}")
+    out = [choice.strip() if isinstance(choice, str) else "" for choice in value]
+    if "" in out:
+        return refuse("empty or not a string", f"choices[{out.index('')}]")
+    if len({c.casefold() for c in out}) != 4:
+        return refuse("choices must be distinct")
     return out
 
 
