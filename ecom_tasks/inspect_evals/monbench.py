@@ -5,6 +5,7 @@ Tasks, parameters, metrics, reference numbers and deviations are in ``ecom_tasks
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -19,7 +20,7 @@ from ecom_tasks.files import parse_json
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.monbench.metrics import RunOutcome
 from ecom_tasks.monbench.prompts import PROMPT_VERSION
-from ecom_tasks.monbench.protocol import MonBenchItem, Run, load_items, parse_formats, parse_shots
+from ecom_tasks.monbench.protocol import Run, load_items, parse_formats, parse_shots
 from ecom_tasks.monbench.schema import LETTERS, TASKS
 from ecom_tasks.monbench.scoring import pack_question, refused_outcome, score_reply, summarize, unpack_question
 from ecom_tasks.monbench.variants import MAX_TOKENS, TASK_VERSION
@@ -99,24 +100,22 @@ def monbench_dataset(
     """One Sample per question (id = the record's id) holding all of its runs; the
     ``fan_out_generate`` solver asks them. The Sample's input is its first run."""
     items = load_items(data, tasks=tasks, split=split, design=design, formats=formats, shots=shots)
-    by_question: dict[str, list[MonBenchItem]] = {}
-    for item in items:  # question-major: a question's runs are together, in run order
-        by_question.setdefault(item.record.id, []).append(item)
     samples = []
-    for runs in by_question.values():
+    # Question-major (record ids are unique): a question's runs are together, in run order.
+    for _, group in itertools.groupby(items, key=lambda item: item.record.id):
+        runs = list(group)
         first = runs[0]
         spec = fan_out_spec(
             {item.run.format: item.system_prompt for item in runs},
             [(item.run.key, item.run.format, item.user_prompt) for item in runs],
         )
-        fields = first.fields
         samples.append(
             Sample(
                 id=first.record.id,
                 input=[ChatMessageSystem(content=first.system_prompt), ChatMessageUser(content=first.user_prompt)],
                 target=first.record.choices[first.record.answer],
                 metadata={
-                    **{key: fields[key] for key in ("record_id", "task", "question_index", "category")},
+                    **{key: first.fields[key] for key in ("record_id", "task", "question_index", "category")},
                     "runs": {
                         item.run.key: {"displayed": list(item.displayed), "target_position": item.target_position}
                         for item in runs
