@@ -43,34 +43,28 @@ def answer_tag(text: str) -> str:
     return f"<{ANSWER_TAG}>{text}</{ANSWER_TAG}>"
 
 
+def _tags(fmt: str, label: str, content: str) -> str:
+    """The tags of format ``fmt`` holding ``label`` and ``content``."""
+    if fmt == "label":
+        return label_tag(label)
+    if fmt == "content":
+        return answer_tag(content)
+    if fmt == "label_content":
+        return f"{label_tag(label)} {answer_tag(content)}"
+    raise ValueError(f"unknown format {fmt!r}")
+
+
 def render_answer(fmt: str, position: int, displayed: Sequence[str]) -> str:
     """The reply a perfect model gives in format ``fmt`` choosing ``displayed[position]``."""
-    if fmt == "label":
-        return label_tag(LETTERS[position])
-    if fmt == "content":
-        return answer_tag(displayed[position])
-    if fmt == "label_content":
-        return f"{label_tag(LETTERS[position])} {answer_tag(displayed[position])}"
-    raise ValueError(f"unknown format {fmt!r}")
+    return _tags(fmt, LETTERS[position], displayed[position])
 
 
 def output_format_block(task: str, fmt: str) -> str:
     vocab = RELATION_LABELS.get(task)
-    content_spec = "/".join(vocab) if vocab else OPEN_CONTENT_PLACEHOLDER
-    label_spec = label_tag("/".join(LETTERS))
-    example: str | None
-    if fmt == "label":
-        spec, example = label_spec, label_tag("A")
-    elif fmt == "content":
-        spec, example = answer_tag(content_spec), answer_tag(vocab[0]) if vocab else None
-    elif fmt == "label_content":
-        spec = f"{label_spec} {answer_tag(content_spec)}"
-        example = f"{label_tag('A')} {answer_tag(vocab[0])}" if vocab else None
-    else:
-        raise ValueError(f"unknown format {fmt!r}")
+    spec = _tags(fmt, "/".join(LETTERS), "/".join(vocab) if vocab else OPEN_CONTENT_PLACEHOLDER)
     lines = [OUTPUT_FORMAT_HEADER, spec]
-    if example:
-        lines += [VALID_EXAMPLES_HEADER, example]
+    if vocab or fmt == "label":  # an open-content task has no answer text to show as an example
+        lines += [VALID_EXAMPLES_HEADER, _tags(fmt, "A", vocab[0] if vocab else "")]
     return "\n".join(lines)
 
 
