@@ -95,9 +95,8 @@ def task_breakdown(table: np.ndarray, format_names: Sequence[str]) -> dict[str, 
     _, inverse = np.unique(_col(table, "question"), return_inverse=True)
     misses = np.bincount(inverse.reshape(-1), weights=correct != 1.0)
     summary["consistency"] = _mean((misses == 0).astype(float))
-    summary["invalid_rate"] = _mean(_col(table, "invalid"))
-    summary["mismatch_rate"] = _mean(_col(table, "mismatch"))
-    summary["truncated_rate"] = _mean(_col(table, "truncated"))
+    for name in ("invalid", "mismatch", "truncated"):
+        summary[f"{name}_rate"] = _mean(_col(table, name))
     return summary
 
 
