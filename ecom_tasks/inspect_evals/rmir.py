@@ -13,29 +13,27 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
-from ecom_tasks.data import ConfigurationError, parse_flag
+from ecom_tasks.data import parse_flag
 from ecom_tasks.images import ImageAccess
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
-from ecom_tasks.plugins import retrievers
 from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
-from ecom_tasks.rmir.index import SEARCH_BACKENDS
 from ecom_tasks.rmir.metrics import QueryOutcome, summarize
 from ecom_tasks.rmir.parsing import parse_reply
 from ecom_tasks.rmir.prompts import PROMPT_VERSION
 from ecom_tasks.rmir.protocol import RmirItem, load_items
-from ecom_tasks.rmir.scoring import Retrieval, parse_retriever_args, pool_input_kind, ranking_specs
-from ecom_tasks.rmir.variants import MAX_TOKENS, parse_cache, parse_k, parse_mode
+from ecom_tasks.rmir.scoring import Retrieval, parse_retriever_args, pool_input_kind, ranking_specs, retriever_factory
+from ecom_tasks.rmir.variants import MAX_TOKENS, parse_cache, parse_k, parse_mode, parse_search
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED
-from ecom_tasks.scorers.inspect_scorers import (
-    TRUNCATED_STOP_REASONS,
-    context_exceeded_of,
-    outcome_mean,
-    within_context,
+from ecom_tasks.scorers.inspect_scorers import context_exceeded_of, outcome_mean, within_context
+from ecom_tasks.solvers.reason_then_embed import (
+    DESCRIPTION_KEY,
+    IMAGES_DROPPED_KEY,
+    STATUS_KEY,
+    read_reply,
+    reason_then_embed,
 )
-from ecom_tasks.scorers.settings import shown
-from ecom_tasks.solvers.reason_then_embed import DESCRIPTION_KEY, IMAGES_DROPPED_KEY, STATUS_KEY, reason_then_embed
 
 #: 2.0.0: pool images are embedded without their captions by default (image-capable embedders score
 #: differently), one split is scored (``test``), and ``k`` with ``metrics`` gives their union. 2.1.0: the
@@ -111,10 +109,7 @@ def rmir_scorer(
             status = CONTEXT_EXCEEDED
         elif mode == "reason_then_embed":
             if state.store.get(STATUS_KEY) is None:  # scored without the solver (e.g. another task's log)
-                truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
-                description, status = _parse(
-                    state.output.completion, prompt=state.user_prompt.text, truncated=truncated
-                )
+                description, status = read_reply(state, _parse)
             else:
                 description, status = state.store.get(DESCRIPTION_KEY), state.store.get(STATUS_KEY)
         result = await anyio.to_thread.run_sync(
@@ -172,10 +167,8 @@ def rmir_task(
     (the query itself is embedded) or ``reason_then_embed`` (the model's description of the answer image)."""
     mode = parse_mode(mode)
     # Both are first used at the first score: after the model's calls in reason_then_embed mode.
-    if retriever not in retrievers():
-        raise ConfigurationError(f"unknown retriever {shown(retriever)}; registered: {', '.join(retrievers())}")
-    if search not in SEARCH_BACKENDS:
-        raise ConfigurationError(f"unknown search {shown(search)}; expected one of {', '.join(SEARCH_BACKENDS)}")
+    retriever_factory(retriever)
+    parse_search(search)
     ks = parse_k(k)
     args = parse_retriever_args(retriever_args)
     specs = ranking_specs(ks, metrics)  # the union of k and metrics; a bad selection fails here, before any work
@@ -189,33 +182,31 @@ def rmir_task(
     loaded, items = load_items(
         data, category=category, split=split, mode=mode, check_images=check_images, image_access=access
     )
-    scorer_args = dict(
-        data=data,
-        retriever=retriever,
-        retriever_args=args,
-        mode=mode,
-        k=list(ks),
-        metrics=names,
-        search=search,
-        check_images=check_images,
-        split=loaded.split,
-        pool_captions=captions,
-        cache=cache,
-        allow_outside_images=access.outside,
-        allow_url_images=access.urls,
-    )
-    headline = f"recall@{ks[0]}"
     return Task(
         dataset=MemoryDataset(
             [_sample(i, mode) for i in items], name="rmir", location=str(data or fixtures_location("rmir"))
         ),
         solver=[within_context(reason_then_embed(parse=_parse))] if mode == "reason_then_embed" else [],
-        scorer=rmir_scorer(**scorer_args),
+        scorer=rmir_scorer(
+            data=data,
+            retriever=retriever,
+            retriever_args=args,
+            mode=mode,
+            k=list(ks),
+            metrics=names,
+            search=search,
+            check_images=check_images,
+            split=loaded.split,
+            pool_captions=captions,
+            cache=cache,
+            allow_outside_images=access.outside,
+            allow_url_images=access.urls,
+        ),
         metrics=[rmir_summary(k=list(ks), metrics=names)],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         version=VERSION,
         epochs=Epochs(1, outcome_mean()),
-        headline_metric=HeadlineMetric(metric=headline),
+        headline_metric=HeadlineMetric(metric=f"recall@{ks[0]}"),
         metadata=task_metadata(
             "rmir",
             task_version=VERSION,

@@ -20,11 +20,10 @@ import numpy as np
 from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError, DataValidationError
 from ecom_tasks.rmir.embedders import EmbedInput, pool_cache_id
-from ecom_tasks.rmir.variants import parse_cache
+from ecom_tasks.rmir.variants import parse_cache, parse_search
 
 logger = logging.getLogger(__name__)
 
-SEARCH_BACKENDS = ("numpy", "faiss")
 SHARD_DIGITS = 2  # 256 shards
 #: Scores of one (query block x pool block) are at most this many floats (64 MB).
 BLOCK_FLOATS = 1 << 24
@@ -525,8 +524,7 @@ class PoolIndex:
         cache: bool | str = True,
         root: Path | None = None,
     ) -> PoolIndex:
-        if search not in SEARCH_BACKENDS:
-            raise ConfigurationError(f"unknown search {search!r}; expected one of {', '.join(SEARCH_BACKENDS)}")
+        search = parse_search(search)
         vectors = embed_pool(embedder, inputs, cache=cache, root=root)
         stats = {
             "pool": len(ids),

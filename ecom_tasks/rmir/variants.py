@@ -33,6 +33,15 @@ def parse_k(k: int | str | list | tuple | None) -> tuple[int, ...]:
     return ks
 
 
+SEARCH_BACKENDS = ("numpy", "faiss")
+
+
+def parse_search(search: str) -> str:
+    if search not in SEARCH_BACKENDS:
+        raise ConfigurationError(f"unknown search {shown(search)}; expected one of {', '.join(SEARCH_BACKENDS)}")
+    return search
+
+
 def parse_mode(mode: str) -> str:
     if mode not in MODES:
         raise ConfigurationError(f"unknown RMIR mode {mode!r}; expected one of {', '.join(MODES)}")

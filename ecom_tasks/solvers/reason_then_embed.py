@@ -67,6 +67,13 @@ def images_dropped(state: TaskState) -> str | None:
     return ""
 
 
+def read_reply(state: TaskState, parse: Callable[..., tuple[str | None, str]]) -> tuple[str | None, str]:
+    """``parse(completion, prompt=..., truncated=...)`` on the state's reply: (description or None, status)."""
+    truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
+    message = _user_message(state)
+    return parse(state.output.completion, prompt=message.text if message else None, truncated=truncated)
+
+
 @solver
 def reason_then_embed(parse: Callable[..., tuple[str | None, str]]) -> Solver:
     """Generate, then store ``parse(completion, prompt=..., truncated=...) -> (description or None,
@@ -76,10 +83,7 @@ def reason_then_embed(parse: Callable[..., tuple[str | None, str]]) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         nonlocal warned
         state = await generate(state)
-        truncated = state.output.stop_reason in TRUNCATED_STOP_REASONS
-        message = _user_message(state)
-        prompt = message.text if message else None
-        description, status = parse(state.output.completion, prompt=prompt, truncated=truncated)
+        description, status = read_reply(state, parse)
         dropped = images_dropped(state)
         if dropped and not warned:
             warned = True
