@@ -141,7 +141,7 @@ def rmir_scorer(
 def _sample(item: RmirItem, mode: str) -> Sample:
     model_input: Any = item.record.query_text  # no model is called in embed mode
     if mode == "reason_then_embed":
-        image: list[Content] = [ContentImage(image=item.image)] if item.image else []
+        image: list[Content] = [ContentImage(image=item.record.query_image)] if item.record.query_image else []
         model_input = [ChatMessageUser(content=[*image, ContentText(text=item.prompt)])]
     return Sample(id=item.id, input=model_input, target=list(item.record.positives), metadata=item.fields)
 

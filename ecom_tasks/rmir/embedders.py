@@ -198,8 +198,6 @@ class OpenAIEmbeddings:
         for name, extra in (("query_extra_body", query_extra_body), ("pool_extra_body", pool_extra_body)):
             if extra is not None and not isinstance(extra, dict):
                 raise ValueError(f"openai_embeddings: {name} must be a JSON object, got {extra!r}")
-        self.base_url = base_url.rstrip("/")
-        self.model = model
         self.api_key_env = api_key_env
         self.batch_size, self.max_connections = int(batch_size), int(max_connections)
         self.max_retries = int(max_retries)
@@ -208,7 +206,7 @@ class OpenAIEmbeddings:
         self.instructions = {"query": query_instruction, "pool": pool_instruction}
         self.extra_bodies = {"query": dict(query_extra_body or {}), "pool": dict(pool_extra_body or {})}
         self.models = {"query": query_model or model, "pool": model}
-        self.base_urls = {"query": (query_base_url or base_url).rstrip("/"), "pool": self.base_url}
+        self.base_urls = {"query": (query_base_url or base_url).rstrip("/"), "pool": base_url.rstrip("/")}
         pool_side: dict[str, Any] = dict(model=model, dimensions=dimensions, cache_tag=cache_tag)
         pool_side.update(pool_instruction=pool_instruction, pool_extra_body=pool_extra_body)
         self.pool_id = settings_id("openai_embeddings", **pool_side)

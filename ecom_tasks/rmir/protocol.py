@@ -18,7 +18,6 @@ class RmirItem:
 
     record: QueryRecord
     prompt: str
-    image: str | None
     fields: dict[str, Any]
 
     @property
@@ -57,6 +56,4 @@ def load_items(
         where = f"split {loaded.split!r} of " if loaded.split else ""
         raise ConfigurationError(f"no RMIR queries of category {category!r} in {where}{data or 'the bundled fixtures'}")
     mode = parse_mode(mode)
-    return loaded, [
-        RmirItem(q, build_reason_prompt(q.query_text), q.query_image, item_fields(q, mode)) for q in queries
-    ]
+    return loaded, [RmirItem(q, build_reason_prompt(q.query_text), item_fields(q, mode)) for q in queries]
