@@ -65,11 +65,6 @@ def settings_id(name: str, **settings: Any) -> str:
     return f"{name}({shown})"
 
 
-def image_bytes(image: str) -> bytes:
-    """The bytes of a local path or data URI."""
-    return data_uri_bytes(image) if image.startswith("data:") else files.read_bytes(image)
-
-
 def image_url(image: str) -> str:
     """What an OpenAI-style ``image_url`` part carries: a data URL (local files inlined) or the URL."""
     if image.startswith(("http://", "https://", "data:")):
@@ -84,7 +79,8 @@ def load_pil(image: str):
 
     if image.startswith(("http://", "https://")):
         raise ValueError(f"this embedder reads local images only, not URLs ({image[:80]})")
-    with Image.open(io.BytesIO(image_bytes(image))) as opened:
+    data = data_uri_bytes(image) if image.startswith("data:") else files.read_bytes(image)
+    with Image.open(io.BytesIO(data)) as opened:
         return opened.convert("RGB")
 
 

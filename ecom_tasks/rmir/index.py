@@ -246,12 +246,6 @@ class EmbeddingCache:
                 "ECOM_TASKS_CACHE at another folder, or run without writing to it: -T cache=read (use what is there) or -T cache=false"
             ) from None
 
-    def width_conflict(self, dim: int) -> CacheError:
-        return CacheError(
-            f"embedder {self.embedder_id!r} returned {dim}-dimensional vectors; its cache {self.dir} holds {self.dim}-dimensional "
-            "ones: a setting that changes the vectors is missing from the embedder's id (give it a cache_tag), or delete that folder"
-        )
-
     def _folder(self) -> files.OutputFolder:
         """The cache root as the output folder (every folder below it checked real), the cache's folder created."""
         if self._output is None:
@@ -377,7 +371,11 @@ def embed_pool(
         rows = early if start == 0 and early is not None else _raw_rows(embedder, [inputs[first[h]] for h in chunk])
         if dim is not None and rows.shape[1] != dim:
             if store is not None and store.dim is not None:
-                raise store.width_conflict(rows.shape[1])
+                raise CacheError(
+                    f"embedder {store.embedder_id!r} returned {rows.shape[1]}-dimensional vectors; its cache {store.dir} "
+                    f"holds {store.dim}-dimensional ones: a setting that changes the vectors is missing from the embedder's "
+                    "id (give it a cache_tag), or delete that folder"
+                )
             raise EmbedderOutputError(
                 f"{who}: returned {rows.shape[1]}-dimensional vectors after {dim}-dimensional ones"
             )
