@@ -171,10 +171,9 @@ def rmir_task(
     parse_search(search)
     ks = parse_k(k)
     args = parse_retriever_args(retriever_args)
-    specs = ranking_specs(ks, metrics)  # the union of k and metrics; a bad selection fails here, before any work
-    names = [spec.name for spec in specs]
+    # The union of k and metrics; a bad selection fails here, before any work.
+    names = [spec.name for spec in ranking_specs(ks, metrics)]
     captions = parse_flag(pool_captions, "pool_captions")
-    pool_input = pool_input_kind(retriever, captions)
     cache = parse_cache(cache)
     # Images are opened at load time when something will look at them.
     check_images = retriever != "lexical" or mode == "reason_then_embed"
@@ -216,11 +215,8 @@ def rmir_task(
             retriever=retriever,
             retriever_args=args,
             category=category or "all",
-            # The split scored: a name, "all", or None when the data has no splits.
             split=loaded.split,
-            # What each pool item is embedded from: image (the paper), image+caption (pool_captions=true),
-            # or caption (an embedder that reads no images, such as lexical).
-            pool_input=pool_input,
+            pool_input=pool_input_kind(retriever, captions),
             pool_captions=captions,
             pool_size=len(loaded.pool),
             metrics=names,
