@@ -9,7 +9,7 @@ from ecom_tasks.monbench import paper_tables as monbench_paper_tables
 from ecom_tasks.rair import paper_tables as rair_paper_tables
 from ecom_tasks.results import MergedRun
 from ecom_tasks.rmir import paper_tables as rmir_paper_tables
-from ecom_tasks.tables import Column, Slots, Table, distinguish, residual, run_row
+from ecom_tasks.tables import Column, Slots, Table, finish, residual, run_row
 
 
 def other_table(benchmark: str, runs: Sequence[MergedRun]) -> Table | None:
@@ -23,9 +23,7 @@ def other_table(benchmark: str, runs: Sequence[MergedRun]) -> Table | None:
         rows.append(run_row(slots, {n: run.metrics.get(n) for n in names}))
     title = f"{benchmark or 'Other'}: other runs (top-level metrics)"
     display = "score" if benchmark == "ecomeval" else "fraction"
-    table = Table(benchmark or "other", "other", title, [Column(n, n) for n in names], rows, display=display)
-    distinguish(table.rows)
-    return table
+    return finish(Table(benchmark or "other", "other", title, [Column(n, n) for n in names], rows, display=display))
 
 
 #: Each benchmark's tables, in the order the report shows them.
