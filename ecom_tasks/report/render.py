@@ -95,29 +95,25 @@ UNIT_TEXT = {
 
 @dataclass
 class Cell:
+    """A table cell, or a header (``numeric``: a column of numbers)."""
+
     text: str
     css: str = ""
     title: str = ""
     flags: list[Cell] = field(default_factory=list)  # a row's flags, as badges under its model
-
-
-@dataclass
-class Header:
-    text: str
     numeric: bool = False
-    css: str = ""
-
-
-@dataclass
-class Grid:
-    headers: list[Header]
-    rows: list[Any]  # objects with .css and .cells
 
 
 @dataclass
 class GridRow:
     cells: list[Cell]
     css: str = ""
+
+
+@dataclass
+class Grid:
+    headers: list[Cell]
+    rows: list[GridRow]
 
 
 @dataclass
@@ -149,10 +145,10 @@ def table_view(table: Table, *, headline_first: bool, image: str = "") -> TableV
     optional = [name for name, shown in (("flags", flags_column), ("part", table.has_parts)) if shown]
     identity = ["setting", "source", "data", *optional]
     headers = [
-        Header("model"),
-        *(Header(c.header, numeric=True, css="headline") for c in headline),
-        *(Header(h) for h in identity),
-        *(Header(c.header, numeric=True) for c in rest),
+        Cell("model"),
+        *(Cell(c.header, "headline", numeric=True) for c in headline),
+        *(Cell(h) for h in identity),
+        *(Cell(c.header, numeric=True) for c in rest),
     ]
     rows = []
     for row in table.rows:
@@ -190,11 +186,6 @@ def sections(tables: Sequence[Table], *, headline_first: bool, images: Mapping[s
     return list(found.values())
 
 
-def settings_text(settings: Sequence[tuple[str, str]]) -> str:
-    """``k=v; k=v`` with JSON values unpacked (the CSV keeps them machine-readable)."""
-    return "; ".join(f"{k}={readable(v)}" for k, v in settings)
-
-
 def _settings_json(settings: Sequence[tuple[str, str]]) -> str:
     """The settings as one JSON object; values that are JSON text are stored as JSON, not re-quoted."""
     return files.dumps_strict({key: json_value(value) for key, value in settings}, sort_keys=True, ensure_ascii=False)
@@ -225,10 +216,11 @@ def runs_view(merged: Sequence[MergedRun], failed: Sequence[Run], fields: Sequen
     listed: list[MergedRun | Run] = [*merged, *failed]
     for run in listed:
         record = run_record(run)
-        texts = {**{k: str(v) for k, v in record.items()}, "settings": settings_text(run.settings)}
+        settings = "; ".join(f"{k}={readable(v)}" for k, v in run.settings)  # the CSV keeps the values' JSON
+        texts = {**{k: str(v) for k, v in record.items()}, "settings": settings}
         cells = [Cell(texts[k], css="num" if k == "runs_merged" else "") for k in fields]
         rows.append(GridRow(cells, "" if record["status"] == "success" else "failed"))
-    return Grid([Header(RUN_HEADERS[k], numeric=k == "runs_merged") for k in fields], rows)
+    return Grid([Cell(RUN_HEADERS[k], numeric=k == "runs_merged") for k in fields], rows)
 
 
 # --- markdown -------------------------------------------------------------------------------
