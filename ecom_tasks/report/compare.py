@@ -111,14 +111,6 @@ class ModelRun:
     units: stats.Units
     label: str = ""
 
-    @property
-    def benchmark(self) -> str:
-        return self.run.benchmark
-
-    @property
-    def task(self) -> str:
-        return compared_task(self.run)
-
 
 def compared_task(run: Any) -> str:
     """The name a run (a ``Run`` or ``MergedRun``) is compared under: lm-eval's task for an Inspect task's setting
@@ -158,17 +150,13 @@ def model_label(run: Run) -> str:
 def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> stats.Units:
     """Units from (unit id, logged outcome, item fields) rows: a unit's rows (epochs, runs) stay together."""
     grouped: dict[str, list[Any]] = defaultdict(list)
-    strata: dict[str, str | None] = {}
+    strata: dict[str, str] = {}  # a unit's first row names its stratum
     for unit_id, logged, fields in rows:
         grouped[unit_id].append(design.record(logged, fields))
-        strata.setdefault(unit_id, fields.get(design.stratum_field) if design.stratum_field else None)
+        if design.stratum_field is not None:
+            strata.setdefault(unit_id, str(fields.get(design.stratum_field)))
     ids = tuple(sorted(grouped))
-    with_strata = design.stratum_field is not None
-    return stats.Units(
-        ids,
-        tuple(tuple(grouped[i]) for i in ids),
-        tuple(str(strata[i]) for i in ids) if with_strata else None,
-    )
+    return stats.Units(ids, tuple(tuple(grouped[i]) for i in ids), tuple(strata[i] for i in ids) if strata else None)
 
 
 def _inspect_units(path: str, design: Design) -> stats.Units:
@@ -363,10 +351,10 @@ def compare_runs(
     result = Comparison()
     by_task: dict[tuple[str, str], list[ModelRun]] = defaultdict(list)
     for run in runs:
-        by_task[(run.benchmark, run.task)].append(run)
+        by_task[(run.run.benchmark, compared_task(run.run))].append(run)
     for (benchmark, task), task_runs in sorted(by_task.items()):
         design = DESIGNS[benchmark]
-        task_runs = _latest_per_model(task_runs, result.notes)
+        task_runs = _latest_per_model(task_runs, result.notes, f"{benchmark}/{task}")
         _distinct_labels(task_runs)
         task_runs.sort(key=lambda r: r.label)
         measure = stats.Measure(design.summarize)
@@ -412,12 +400,12 @@ def compare_runs(
     return result
 
 
-def _latest_per_model(runs: list[ModelRun], notes: list[str]) -> list[ModelRun]:
+def _latest_per_model(runs: list[ModelRun], notes: list[str], where: str) -> list[ModelRun]:
     latest: dict[tuple[str, str], ModelRun] = {}
     for run in sorted(runs, key=lambda r: r.run.created):
         key = (run.label, run.run.framework)
         if key in latest:
-            notes.append(f"{run.benchmark}/{run.task}: {run.label} ran more than once; the latest run is compared")
+            notes.append(f"{where}: {run.label} ran more than once; the latest run is compared")
         latest[key] = run
     return list(latest.values())
 
