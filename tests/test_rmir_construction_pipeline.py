@@ -356,6 +356,18 @@ def test_unknown_roles_are_refused_before_any_stage(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("judges", "role"),
+    [(1, "judge_2"), (3, "judge_0"), (3, "judge_01"), (3, "Judge_1"), (3, "judge_1 "), (3, "judge_"), (3, "judge_١")],
+)
+def test_a_role_that_is_no_seat_of_the_panel_is_refused_by_name(tmp_path, judges, role):
+    out = tmp_path / "build"
+    with pytest.raises(ConfigurationError) as refused:
+        build(BuildOptions(out=out, model="ecom/baseline", judges=judges, model_roles={role: "ecom/baseline"}))
+    assert str(refused.value).startswith(f"unknown model role(s) {role}: the build binds judge_1 .. judge_{judges} ")
+    assert not out.exists()  # refused before the build folder is made
+
+
+@pytest.mark.parametrize(
     ("settings", "message"),
     [
         ({"text_retriever": "lexical", "text_k": 0}, "text_k must be at least 1 with a text_retriever"),
