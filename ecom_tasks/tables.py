@@ -121,7 +121,6 @@ class Row:
     reference: bool = False
     group: str = ""  # the paper's row group (e.g. "Closed-source Models")
     part: str = ""  # a sub-row: a MonBench task, a RAIR gold level
-    runs: tuple[str, ...] = ()  # the log files behind the row
     residual: tuple[tuple[str, str], ...] = ()
     merged: tuple[MergedRun, ...] = field(default=(), repr=False)
     #: What the row's runs were run on (empty for the paper's rows).
@@ -183,10 +182,6 @@ class Slots:
     def metric(self, slot: str, name: str) -> float | None:
         run = self.runs.get(slot)
         return None if run is None else run.metrics.get(name)
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        return tuple(source for run in self.runs.values() for source in run.sources)
 
 
 def residual(run: MergedRun, excluded: Iterable[str]) -> tuple[tuple[str, str], ...]:
@@ -309,7 +304,6 @@ def run_row(slots: Slots, cells: Mapping[str, float | None], part: str = "", set
         source=slots.source,
         cells={k: v for k, v in cells.items() if v is not None},
         part=part,
-        runs=slots.sources,
         residual=slots.residual,
         merged=tuple(slots.runs.values()),
         data=data,

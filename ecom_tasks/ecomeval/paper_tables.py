@@ -85,7 +85,6 @@ def responses_table(runs: Sequence[MergedRun]) -> Table | None:
                 run.task,
                 run.framework,
                 {"n": run.metrics["n"]} if "n" in run.metrics else {},
-                runs=run.sources,
                 merged=(run,),
                 data=data,
                 flags=(*flags, JUDGED_FLAG if done else AWAITING_FLAG),
