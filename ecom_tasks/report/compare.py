@@ -156,7 +156,10 @@ def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], Mapping[
         if design.stratum_field is not None:
             strata.setdefault(unit_id, str(fields.get(design.stratum_field)))
     ids = tuple(sorted(grouped))
-    return stats.Units(ids, tuple(tuple(grouped[i]) for i in ids), tuple(strata[i] for i in ids) if strata else None)
+    with_strata = design.stratum_field is not None
+    return stats.Units(
+        ids, tuple(tuple(grouped[i]) for i in ids), tuple(strata[i] for i in ids) if with_strata else None
+    )
 
 
 def _inspect_units(path: str, design: Design) -> stats.Units:
