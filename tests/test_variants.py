@@ -31,6 +31,11 @@ def test_checked_in_yaml_is_what_the_generator_writes(benchmark, tmp_path):
     (tmp_path / "stray.yaml").write_text("task: stray\n", encoding="utf-8")
     assert stale_files(tmp_path, generator.render()) == [f"differs: {first}", "not generated: stray.yaml"]
     assert generator.main(tmp_path, generator.render, ["--check"]) == 1
+    # A file that is not UTF-8 differs (not a crash), and writing replaces it without reading it.
+    (tmp_path / first).write_bytes(b"task: \xff\xfe\n")
+    assert stale_files(tmp_path, generator.render()) == [f"differs: {first}", "not generated: stray.yaml"]
+    assert generator.main(tmp_path, generator.render, []) == 0
+    assert stale_files(tmp_path, generator.render()) == []
 
 
 def test_every_variant_exists_under_its_name_in_each_framework():

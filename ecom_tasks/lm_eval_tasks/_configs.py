@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from ecom_tasks import files
+from ecom_tasks.errors import DataValidationError
 from ecom_tasks.files import FileRefused, OutputFolder
 
 #: The shared settings every task file ``include``s. lm-eval's own name for it, without a ``.yaml``
@@ -101,6 +102,8 @@ def stale_files(folder: Path, rendered: Mapping[str, str]) -> list[str]:
                 problems.append(f"differs: {name}")
         except FileRefused:
             problems.append(f"missing: {name}")
+        except DataValidationError:  # not UTF-8: not what we write
+            problems.append(f"differs: {name}")
     problems += [f"not generated: {p.name}" for p in _written(folder) if p.name not in rendered]
     return problems
 
@@ -110,8 +113,8 @@ def main(folder: Path, render: Callable[[], Mapping[str, str]], argv: list[str] 
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a file differs")
     args = parser.parse_args(argv)
     rendered = render()
-    problems = stale_files(folder, rendered)
     if args.check:
+        problems = stale_files(folder, rendered)
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1 if problems else 0
