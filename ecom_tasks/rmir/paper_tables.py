@@ -59,7 +59,8 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
             columns,
             rows + paper_rows("rmir", "table2", "fraction"),
             note="Rows: embedder (retriever:model) and mode. Average: over all queries; category mean: mean of the three "
-            "category values. The paper's Average matches neither exactly; it is shown under Average.",
+            "category values. The paper's Average is over all queries too, for 432 temporal and 656 causal queries "
+            "(its Sec. 3.2 prints the two counts the other way round).",
         )
     )
     return [table] if table else []
