@@ -12,15 +12,29 @@ from ecom_tasks.inspect_evals.monbench import _weights
 def test_a_json_object_of_category_numbers_gives_the_weights():
     assert _weights('{"1": 0.5, "2": 0.3, "5": 0.2}') == {"1": 0.5, "2": 0.3, "5": 0.2}
     assert _weights({1: 2, "2": 1.0}) == {"1": 2.0, "2": 1.0}
+    assert _weights('{"22": 1}') == {"22": 1.0}  # Retailers & General Merchandise, the last of Table 7
     assert _weights(None) is None and _weights("") is None
 
 
 @pytest.mark.parametrize(
     "value",
-    ['["1", "2"]', '{"one": 0.5}', '{"1": "heavy"}', '{"1": -0.5}', '{"-1": 0.5}', '{"1.5": 1}', '{"1": null}', "7"],
+    [
+        *(
+            '["1", "2"]',
+            '{"one": 0.5}',
+            '{"1": "heavy"}',
+            '{"1": -0.5}',
+            '{"-1": 0.5}',
+            '{"1.5": 1}',
+            '{"1": null}',
+            "7",
+        ),
+        # Table 7 numbers its 22 categories from 1: a 0-based id or one past the list matches no category
+        *('{"0": 0.5, "1": 0.5}', '{"22": 0.5, "23": 0.5}'),
+    ],
 )
 def test_a_value_that_is_not_category_numbers_to_weights_is_refused_by_name(value):
-    with pytest.raises(ConfigurationError, match="category_weights must be a JSON object of category numbers"):
+    with pytest.raises(ConfigurationError, match=r"category_weights must be a JSON object of category numbers \(1-22"):
         _weights(value)
 
 

@@ -21,7 +21,7 @@ from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.monbench.metrics import RunOutcome
 from ecom_tasks.monbench.prompts import PROMPT_VERSION
 from ecom_tasks.monbench.protocol import Run, load_items, parse_formats, parse_shots
-from ecom_tasks.monbench.schema import LETTERS, TASKS
+from ecom_tasks.monbench.schema import CATEGORIES, LETTERS, TASKS
 from ecom_tasks.monbench.scoring import pack_question, refused_outcome, score_reply, summarize, unpack_question
 from ecom_tasks.monbench.variants import MAX_TOKENS, TASK_VERSION
 from ecom_tasks.plugins import select_metrics
@@ -137,12 +137,13 @@ def _weights(category_weights: str | dict[str, Any] | None) -> dict[str, float] 
     )
     try:
         weights = {str(int(k)): float(v) for k, v in mapping.items()}
-        valid = all(k.isdigit() and math.isfinite(w) and w >= 0 for k, w in weights.items())
+        valid = all(1 <= int(k) <= len(CATEGORIES) and math.isfinite(w) and w >= 0 for k, w in weights.items())
     except (AttributeError, TypeError, ValueError):  # not a mapping, or a key or weight that is no number
         valid = False
     if not valid:
         raise ConfigurationError(
-            f'category_weights must be a JSON object of category numbers to weights >= 0 (e.g. {{"1": 0.5, "2": 0.5}}), '
+            f"category_weights must be a JSON object of category numbers (1-{len(CATEGORIES)}, Table 7) to weights >= 0 "
+            f'(e.g. {{"1": 0.5, "2": 0.5}}), '
             f"got {category_weights!r}"
         )
     return weights
