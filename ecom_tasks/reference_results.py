@@ -30,18 +30,24 @@ def reference_path(benchmark: str) -> Path:
 
 
 @functools.cache
-def _read(benchmark: str) -> tuple[dict[str, str], ...]:
+def _read(benchmark: str) -> tuple[tuple[int, dict[str, str]], ...]:
+    """The file's records, each with its line number in the file (the ``#`` lines counted)."""
     path = reference_path(benchmark)
     if not path.exists():
         return ()
-    text = files.read_text(path)
-    return tuple(csv.DictReader(line for line in text.splitlines(keepends=True) if not line.startswith("#")))
+    kept = [
+        (n, line)
+        for n, line in enumerate(files.read_text(path).splitlines(keepends=True), 1)
+        if not line.startswith("#")
+    ]
+    reader = csv.DictReader(line for _, line in kept)
+    return tuple((kept[reader.line_num - 1][0], record) for record in reader)
 
 
 def reference_rows(benchmark: str, table: str, log_unit: str) -> list[ReferenceRow]:
     """The paper's rows of ``table`` in file order, values converted to ``log_unit``."""
     rows: dict[tuple[str, str, str], ReferenceRow] = {}
-    for number, record in enumerate(_read(benchmark), start=2):
+    for number, record in _read(benchmark):
         if record["table"] != table:
             continue
         unit = record["unit"]
