@@ -94,3 +94,17 @@ def test_a_stratum_where_nothing_varies_adds_no_width():
     assert got.ci_low < got.estimate < got.ci_high
     flat = stats.interval(_units([2, 2, 2, 2], ["x"] * 4), _macro_mean(), "g", n_resamples=300)
     assert (flat.ci_low, flat.ci_high) == (2.0, 2.0)
+
+
+def test_strata_of_one_unit_each_give_no_interval_not_a_point():
+    # Five units, each its own stratum: a stratified bootstrap has nothing to resample (scipy refuses such
+    # samples), so neither a model's value nor a difference gets an interval, nor a test.
+    values, strata = [0, 3, 0, 3, 1], ["a", "b", "c", "d", "e"]
+    with pytest.raises(ValueError, match="two or more observations"):
+        scipy_stats.bootstrap(tuple(np.array([float(v)]) for v in values), np.mean, vectorized=False)
+    alone = stats.interval(_units(values, strata), _macro_mean(), "g", n_resamples=100)
+    assert alone.estimate == pytest.approx(np.mean(values))
+    assert math.isnan(alone.ci_low) and math.isnan(alone.ci_high) and math.isnan(alone.se)
+    diff = stats.compare(_units(values, strata), _units([3, 3, 3, 3, 1], strata), _macro_mean(), "g", n_resamples=100)
+    assert diff.estimate == pytest.approx(1.2) and diff.test == "none"
+    assert math.isnan(diff.ci_low) and math.isnan(diff.ci_high) and math.isnan(diff.p_value)

@@ -160,8 +160,8 @@ def _estimate(
     if n < 2 or not math.isfinite(value):
         return Estimate(value, math.nan, math.nan, n, math.nan), False
     samples, fixed = _strata_samples(units)
-    if not samples:
-        return Estimate(value, value, value, n, 0.0), False
+    if not samples:  # every stratum a single unit: nothing varies within one, so no interval (scipy refuses too)
+        return Estimate(value, math.nan, math.nan, n, math.nan), False
     low, high, se = _bootstrap(samples, lambda *chosen: statistic(np.concatenate([*chosen, fixed])), n_resamples, seed)
     return Estimate(value, low, high, n, se), True
 
