@@ -48,6 +48,9 @@ class Design:
     stratum_field: str | None = None  # resampled within (EcomEval: category)
     binary: Mapping[str, str] = field(default_factory=dict)  # metric -> per-unit right/wrong key (McNemar)
     protocol: tuple[str, ...] = ()  # settings that must agree between two compared runs
+    # An lm-eval group's value is summarize over its subtasks' pooled units (MonBench: a run averages its tasks);
+    # otherwise (RAIR: lm-eval averages the subtasks' values) only its subtasks are compared.
+    groups: bool = False
 
 
 def _rmir_summary(outcomes: list[Any]) -> Mapping[str, float]:
@@ -81,6 +84,7 @@ DESIGNS: dict[str, Design] = {
         protocol=("shots", "parsing", "strict", "category_weights"),
         # one numeric table of a question's runs (scoring.logged_runs), so a resample concatenates tables
         record=lambda logged, fields: monbench_metrics.outcome_table(logged_runs(logged, fields), TASKS, FORMATS),
+        groups=True,
     ),
     "ecomeval": Design(
         ("score", "score_multimodal"),
@@ -216,6 +220,9 @@ def model_runs(
         if design is None or run.status != "success":
             if design is not None:
                 notes.append(f"{run.source}: {run.task} did not finish ({run.status}); left out")
+            continue
+        if run.info.get("subtasks") and not design.groups:
+            notes.append(f"{run.source}: {run.task} is a group, the mean of its tasks' values; its tasks are compared")
             continue
         try:
             units = (
