@@ -315,3 +315,21 @@ def test_a_rair_group_is_left_out_for_its_subtasks_its_value_being_their_mean_no
     assert {r.task: r.estimate for r in records} == pytest.approx(
         {t: results["results"][t]["acc4,none"] for t in subtasks}
     )
+
+
+def test_a_metric_no_run_holds_is_refused_by_name_not_shown_as_blank_tables():
+    # `--metric recall@2O` (a letter O) printed every task's table with '-' for every value and exited 0.
+    from ecom_tasks.errors import ConfigurationError
+    from ecom_tasks.report.compare import ModelRun, compare_runs
+    from ecom_tasks.results import Run
+    from ecom_tasks.rmir.metrics import QueryOutcome
+
+    units = stats.Units(
+        tuple(f"q{i}" for i in range(4)),
+        tuple((QueryOutcome({"recall@20": v, "failed": 0}, "functional"),) for v in (1.0, 0.0, 1.0, 1.0)),
+    )
+    run = ModelRun(Run("rmir", "rmir", "inspect", "m", (), {}, "success", "m.log"), units, "m")
+    with pytest.raises(ConfigurationError, match=r"--metric 'recall@2O' is no metric of these runs: .*recall@20"):
+        compare_runs([run], metric="recall@2O", n_resamples=20)
+    (record,) = compare_runs([run], metric="recall@20", n_resamples=20).records
+    assert record.estimate == pytest.approx(0.75)

@@ -359,6 +359,10 @@ def compare_runs(
 ) -> Comparison:
     """Every model's interval and every pair's paired difference, per benchmark, task and metric."""
     result = Comparison()
+    if metric:  # a name no run's metrics hold would give a table of blanks for every task
+        held = {key for r in runs for key in DESIGNS[r.run.benchmark].summarize(r.units.flatten(range(len(r.units))))}
+        if metric not in held:
+            raise ConfigurationError(f"--metric {metric!r} is no metric of these runs: {', '.join(sorted(held))}")
     by_task: dict[tuple[str, str], list[ModelRun]] = defaultdict(list)
     for run in runs:
         by_task[(run.run.benchmark, compared_task(run.run))].append(run)
