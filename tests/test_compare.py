@@ -333,3 +333,18 @@ def test_a_metric_no_run_holds_is_refused_by_name_not_shown_as_blank_tables():
         compare_runs([run], metric="recall@2O", n_resamples=20)
     (record,) = compare_runs([run], metric="recall@20", n_resamples=20).records
     assert record.estimate == pytest.approx(0.75)
+
+
+def test_no_difference_is_called_detectable_on_fewer_units_than_any_test_can_reject_on():
+    # On 5 units the tests' smallest p-value is 2 / 2^5 = 0.0625 (every unit favouring b): nothing is detectable
+    # at alpha 0.05, yet the t-test's power said 0.50 was, and --plan asked for 3 units where 6 are the fewest.
+    from statsmodels.stats.power import TTestPower
+
+    assert scipy_stats.binomtest(5, 5).pvalue > 0.05 > scipy_stats.binomtest(6, 6).pvalue
+    extreme = stats.compare(_units([0] * 5), _units([1] * 5), _mean_of("acc"), "acc", binary_key="acc")
+    flips = stats.compare(_units([0.0] * 5), _units([0.2, 0.4, 0.1, 0.3, 0.5]), _mean_of("acc"), "acc")
+    assert extreme.p_value == flips.p_value == pytest.approx(0.0625)
+    assert math.isnan(extreme.min_detectable) and math.isnan(flips.min_detectable)
+    assert math.isnan(stats.min_detectable(0.3, 5)) and stats.min_detectable(0.3, 6) > 0
+    assert TTestPower().solve_power(1.0 / 0.3, nobs=None, alpha=0.05, power=0.8) < 3
+    assert stats.units_needed(1.0, 0.3) == 6

@@ -236,12 +236,18 @@ def _permutation_p(a: Units, b: Units, measure: Measure, metric: str, n_resample
     return float(result.pvalue)
 
 
+def _fewest_units(alpha: float = ALPHA) -> int:
+    """The fewest units on which the paired tests here can reach ``alpha``: the smallest two-sided p-value of
+    an exact McNemar or sign-flip permutation test on ``n`` units (all differing one way) is ``2 ** (1 - n)``."""
+    return math.ceil(1 + math.log2(1 / alpha))
+
+
 def min_detectable(unit_sd: float, n: int, *, alpha: float = ALPHA, power: float = POWER) -> float:
     """The smallest true difference a paired test on ``n`` units detects with ``power`` at ``alpha``
-    (two-sided), given the per-unit standard deviation of the difference."""
+    (two-sided), given the per-unit standard deviation of the difference; nan on too few units for any."""
     from statsmodels.stats.power import TTestPower
 
-    if n < 2 or not math.isfinite(unit_sd):
+    if n < _fewest_units(alpha) or not math.isfinite(unit_sd):
         return math.nan
     if unit_sd == 0:
         return 0.0
@@ -258,7 +264,7 @@ def units_needed(difference: float, unit_sd: float, *, alpha: float = ALPHA, pow
     n = TTestPower().solve_power(
         effect_size=difference / unit_sd, nobs=None, alpha=alpha, power=power, alternative="two-sided"
     )
-    return max(2, math.ceil(float(n)))
+    return max(_fewest_units(alpha), math.ceil(float(n)))
 
 
 def compare(
