@@ -348,3 +348,28 @@ def test_no_difference_is_called_detectable_on_fewer_units_than_any_test_can_rej
     assert math.isnan(stats.min_detectable(0.3, 5)) and stats.min_detectable(0.3, 6) > 0
     assert TTestPower().solve_power(1.0 / 0.3, nobs=None, alpha=0.05, power=0.8) < 3
     assert stats.units_needed(1.0, 0.3) == 6
+
+
+def test_ecomeval_runs_graded_by_different_panels_or_a_panel_and_one_judge_are_not_paired():
+    # Inspect grades with the grader_<n> roles when there are any (scorers.inspect_judge.panel_models); only the
+    # grader role was read, so one judge against a panel of others, or two different panels, were differenced.
+    from ecom_tasks.ecomeval.metrics import Outcome
+    from ecom_tasks.report.compare import ModelRun, compare_runs
+    from ecom_tasks.results import Run
+
+    def run(model: str, roles: dict) -> ModelRun:
+        record = Run("ecomeval", "ecomeval", "inspect", model, (), {}, "success", f"{model}.eval", roles=roles)
+        grades = [3, 1, 2, 0, 3, 2] if model == "a" else [3, 3, 2, 1, 3, 3]
+        outcomes = tuple((Outcome(g, 1.0, "shopping_concepts", task="t"),) for g in grades)
+        return ModelRun(
+            record, stats.Units(tuple(f"i{i}" for i in range(6)), outcomes, ("shopping_concepts",) * 6), model
+        )
+
+    one = run("a", {"grader": "openai/gpt-4.1"})
+    panel = run("b", {"grader": "openai/gpt-4.1", "grader_1": "x/judge-1", "grader_2": "x/judge-2"})
+    other_panel = run("c", {"grader_1": "x/judge-1", "grader_2": "x/judge-3"})
+    result = compare_runs([one, panel, other_panel], metric="score", n_resamples=20)
+    assert not [r for r in result.records if r.kind == "pair"]
+    assert len(result.refused) == 3 and all("different judge" in line for line in result.refused)
+    same = run("d", {"grader_2": "x/judge-2", "grader_1": "x/judge-1"})  # the same panel, roles in another order
+    assert [r.kind for r in compare_runs([panel, same], metric="score", n_resamples=20).records].count("pair") == 1

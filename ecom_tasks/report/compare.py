@@ -30,7 +30,9 @@ from ecom_tasks.report.runs import JUDGED_FILE
 from ecom_tasks.results import FIXTURES, INSPECT, SAMPLES_FILE, UNKNOWN_DATA, UNREADABLE, Run
 from ecom_tasks.rmir import metrics as rmir_metrics
 from ecom_tasks.rmir.metrics import QueryOutcome
+from ecom_tasks.scorers.judge import PANEL_ROLE
 from ecom_tasks.scorers.kinds import CHOICE_RUNS, LABELS, RANKING, RUBRIC
+from ecom_tasks.scorers.panel import MEDIAN
 from ecom_tasks.tables import Column, Row, Table, file_slug
 
 
@@ -336,7 +338,13 @@ def _check_protocol(design: Design, a: ModelRun, b: ModelRun) -> None:
 def _protocol(run: Run) -> dict[str, str]:
     values = {key: str(value) for key, value in run.info.items() if value not in (None, "")}
     values.update(run.settings_dict)
-    if "grader" in run.roles:  # Inspect's grader role, or the judge of an ecom-tasks judge run
+    # Inspect grades with the grader_<n> roles when there are any, else the grader role (inspect_judge.panel_models);
+    # a panel is named as an ecom-tasks judge run names it (judge_run.panel_label), whose one grader is its grader role.
+    numbered = sorted((m for m in map(PANEL_ROLE.match, run.roles) if m), key=lambda m: int(m.group(1)))
+    if numbered:
+        models = ", ".join(run.roles[m.string] for m in numbered)
+        values["judge"] = f"panel {values.get('panel', MEDIAN)}({models})" if len(numbered) > 1 else models
+    elif "grader" in run.roles:
         values["judge"] = run.roles["grader"]
     return values
 
