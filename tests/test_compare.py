@@ -357,8 +357,10 @@ def test_ecomeval_runs_graded_by_different_panels_or_a_panel_and_one_judge_are_n
     from ecom_tasks.report.compare import ModelRun, compare_runs
     from ecom_tasks.results import Run
 
-    def run(model: str, roles: dict) -> ModelRun:
-        record = Run("ecomeval", "ecomeval", "inspect", model, (), {}, "success", f"{model}.eval", roles=roles)
+    def run(model: str, roles: dict, info: dict | None = None) -> ModelRun:
+        record = Run(
+            "ecomeval", "ecomeval", "inspect", model, (), {}, "success", f"{model}.eval", roles=roles, info=info or {}
+        )
         grades = [3, 1, 2, 0, 3, 2] if model == "a" else [3, 3, 2, 1, 3, 3]
         outcomes = tuple((Outcome(g, 1.0, "shopping_concepts", task="t"),) for g in grades)
         return ModelRun(
@@ -373,3 +375,9 @@ def test_ecomeval_runs_graded_by_different_panels_or_a_panel_and_one_judge_are_n
     assert len(result.refused) == 3 and all("different judge" in line for line in result.refused)
     same = run("d", {"grader_2": "x/judge-2", "grader_1": "x/judge-1"})  # the same panel, roles in another order
     assert [r.kind for r in compare_runs([panel, same], metric="score", n_resamples=20).records].count("pair") == 1
+    # -T graders=... names the panel (models, or roles) instead of the roles: the same panel pairs, another does not.
+    named = run("e", {"grader": "openai/gpt-4.1"}, {"graders": "x/judge-1,x/judge-2", "panel": "median"})
+    by_role = run("f", {"grader": "openai/gpt-4.1", "j": "x/judge-1"}, {"graders": "j,x/judge-3"})
+    result = compare_runs([panel, named, by_role], metric="score", n_resamples=20)
+    assert [(r.a, r.b) for r in result.records if r.kind == "pair"] == [("b", "e")]
+    assert len(result.refused) == 2 and all("different judge" in line for line in result.refused)

@@ -338,12 +338,18 @@ def _check_protocol(design: Design, a: ModelRun, b: ModelRun) -> None:
 def _protocol(run: Run) -> dict[str, str]:
     values = {key: str(value) for key, value in run.info.items() if value not in (None, "")}
     values.update(run.settings_dict)
-    # Inspect grades with the grader_<n> roles when there are any, else the grader role (inspect_judge.panel_models);
-    # a panel is named as an ecom-tasks judge run names it (judge_run.panel_label), whose one grader is its grader role.
+    # Inspect grades with the graders its task option names (roles or models), else the grader_<n> roles, else the
+    # grader role (inspect_judge.panel_models); a panel is named as an ecom-tasks judge run names it
+    # (judge_run.panel_label), whose one grader is its grader role.
+    named = values.get("graders", "roles") if run.framework == INSPECT else "roles"
     numbered = sorted((m for m in map(PANEL_ROLE.match, run.roles) if m), key=lambda m: int(m.group(1)))
-    if numbered:
-        models = ", ".join(run.roles[m.string] for m in numbered)
-        values["judge"] = f"panel {values.get('panel', MEDIAN)}({models})" if len(numbered) > 1 else models
+    members = (
+        [run.roles.get(n, n) for n in named.split(",")] if named != "roles" else [run.roles[m.string] for m in numbered]
+    )
+    if members:
+        values["judge"] = (
+            f"panel {values.get('panel', MEDIAN)}({', '.join(members)})" if len(members) > 1 else members[0]
+        )
     elif "grader" in run.roles:
         values["judge"] = run.roles["grader"]
     return values
