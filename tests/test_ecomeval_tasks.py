@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import warnings
 from pathlib import Path
@@ -287,6 +288,41 @@ def _spelled_data(folder: Path) -> Path:
             row(folder, 7, "PICA", "ecom_multimodal"),
         ],
     )
+
+
+@pytest.mark.slow
+def test_lm_eval_exact_reports_per_task_means_as_inspect_does(tmp_path: Path):
+    """lm-eval's ecomeval_exact gave no task/<id> key (its list said task names were free text), so its
+    runs had no per-task numbers where Inspect's ecomeval_exact has them. The baseline picks option A:
+    after_sales_service 1 of 2 right (50), numerical_reasoning 1 of 1 (100), shopping_guide no item."""
+    import lm_eval
+    from inspect_ai import eval as inspect_eval
+
+    from ecom_tasks.inspect_evals.ecomeval import ecomeval_exact
+    from ecom_tasks.lm_eval_tasks import task_manager
+
+    question = {"question": "Which one?\nA. this\nB. that"}
+    data = write_jsonl(
+        tmp_path / "three.jsonl",
+        [
+            row(tmp_path, 1, "After-Sales Service", "ecom_qa", **question),
+            row(tmp_path, 2, "after_sales_service", "ecom_qa", reference="B", **question),
+            row(tmp_path, 3, "Numerical Reasoning", "shopping_reasoning", **question),
+        ],
+    )
+    results = lm_eval.simple_evaluate(
+        model="ecom-baseline",
+        tasks=["ecomeval_exact"],
+        task_manager=task_manager(include_defaults=False, metadata={"data": str(data)}),
+        bootstrap_iters=0,
+    )
+    found = results["results"]["ecomeval_exact"].items()
+    lm = {k.removesuffix(",none"): v for k, v in found if k.startswith("task/") and "_stderr" not in k}
+    assert lm["task/after_sales_service"] == pytest.approx(50) and lm["task/numerical_reasoning"] == pytest.approx(100)
+    assert math.isnan(lm["task/shopping_guide"]) and "task/product_cover_image_selection" not in lm
+    (log,) = inspect_eval(ecomeval_exact(data=str(data)), model="ecom/baseline", log_dir=str(tmp_path), display="none")
+    inspect = {k: m.value for s in log.results.scores for k, m in s.metrics.items() if k.startswith("task/")}
+    assert inspect == {k: v for k, v in lm.items() if not math.isnan(v)}
 
 
 @pytest.mark.slow

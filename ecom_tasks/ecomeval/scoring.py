@@ -11,6 +11,7 @@ from ecom_tasks.ecomeval.metrics import JUDGE_KEYS, MULTIMODAL_MACRO, grade_valu
 from ecom_tasks.ecomeval.parsing import exact_match
 from ecom_tasks.ecomeval.prompts import build_grader_prompt
 from ecom_tasks.ecomeval.schema import DIFFICULTIES, LANGUAGES, TEXT_CATEGORIES
+from ecom_tasks.ecomeval.tasks import TASKS
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.scorers.core import RUBRIC_MAX
 from ecom_tasks.scorers.replies import answer_region
@@ -35,7 +36,9 @@ def score_exact(
 
 def exact_metric_keys(specs: Sequence[MetricSpec]) -> list[str]:
     """The fixed metric list of an lm-eval ``ecomeval_exact`` task. No judge: no ``judge_failure_rate``
-    or ``score_unreliable``; text items only: no ``score_multimodal`` (absent, not nan); task names
-    are free text, so no per-task keys."""
-    keys = metric_keys(specs, {"category": TEXT_CATEGORIES, "language": LANGUAGES, "difficulty": DIFFICULTIES})
+    or ``score_unreliable``; text items only: no ``score_multimodal`` (absent, not nan); per-task keys for
+    the listed text tasks (a task outside the list has none: lm-eval's list is fixed before the data loads)."""
+    tasks = [task.id for task in TASKS if task.category in TEXT_CATEGORIES]
+    groups = {"category": TEXT_CATEGORIES, "language": LANGUAGES, "task": tasks, "difficulty": DIFFICULTIES}
+    keys = metric_keys(specs, groups)
     return [key for key in keys if key not in JUDGE_KEYS and key != MULTIMODAL_MACRO]
