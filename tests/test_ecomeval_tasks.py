@@ -268,6 +268,13 @@ def test_any_spelling_selects_one_task_and_an_unknown_one_says_so():
     assert [r.id for r in select(records, task="prohibited_product_image_detection")] == ["syn-mm-pt"]
     with pytest.raises(NoItemsSelected, match=r"'aftersale servise' is none of EcomEval's 37 tasks; did you mean "):
         load_items(None, task="aftersale servise")
+    # A misspelt name beside one that selects items was dropped silently (PCISel ran alone); now refused.
+    with pytest.raises(NoItemsSelected, match=r"^task 'PICAA' selects no .*'PICAA' is none of EcomEval's 37 tasks"):
+        load_items(None, task="PCISel,PICAA")
+    assert {i.id for i in load_items(None, task="PCISel,prohibited_product_image_detection")} == {
+        "syn-mm-en",
+        "syn-mm-pt",
+    }
     # A listed task without items in the data: no hint, just no items.
     with pytest.raises(NoItemsSelected) as caught:
         load_items(None, task="Fraud Risk Analysis")

@@ -20,7 +20,7 @@ from ecom_tasks.ecomeval.schema import (
     canonical_category,
     load_records,
 )
-from ecom_tasks.ecomeval.tasks import canonical_task, unlisted_hint
+from ecom_tasks.ecomeval.tasks import canonical_task, find_task, unlisted_hint
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
 
 
@@ -122,13 +122,22 @@ def load_items(
 ) -> list[EcomEvalItem]:
     """Load and validate ``data`` (bundled fixtures when None; images opened with pillow, read as
     ``image_access`` allows), select with ``filters`` (see :func:`select`), build the items. No item
-    selected is an error."""
-    records = select(load_records(data, check_images=True, image_access=image_access), **filters)
+    selected, or a task name that is neither listed nor in the data, is an error."""
+    loaded = load_records(data, check_images=True, image_access=image_access)
+    records = select(loaded, **filters)
+    tasks = _names(filters.get("task"), "task") or []
     if not records:
         shown = ", ".join(f"{k}={v!r}" for k, v in filters.items() if v not in (None, "", False))
         raise NoItemsSelected(
             f"no EcomEval records in {data or 'the bundled fixtures'} match {shown or 'the selection'}"
-            + unlisted_hint(_names(filters.get("task"), "task") or [])
+            + unlisted_hint(tasks)
+        )
+    # A name that is no listed task nor a task of the data is a typo: refused, as an unknown language is.
+    unknown = [t for t in tasks if find_task(t) is None and t not in {r.task for r in loaded}]
+    if unknown:
+        raise NoItemsSelected(
+            f"task {', '.join(map(repr, unknown))} selects no EcomEval record in {data or 'the bundled fixtures'}"
+            + unlisted_hint(unknown)
         )
     items = [EcomEvalItem(record=r, prompt=r.question, images=r.images) for r in records]  # in data order
     present = {item.record.category for item in items}
