@@ -243,6 +243,8 @@ def tables(runs: Sequence[MergedRun]) -> list[Table]:
             "table3",
             "EcomEval Table 3: per language (0-100)",
             [Column(f"language/{code}", title) for code, title in LANGUAGES],
+            note="Each language: the mean over the run's graded items in it, multimodal ones included. The "
+            "paper's rows are its text models (Table 2's), so compare a run of text items (multimodal=false).",
         ),
         table(
             "table4",
