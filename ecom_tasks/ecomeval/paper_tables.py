@@ -159,7 +159,7 @@ def task_tables(rows_slots: Sequence[Slots]) -> list[Table]:
             "EcomEval per task: the 37 tasks of the list (0-100)",
             listed_rows,
             "A row per task of EcomEval's list (the official repository's task figure), in the figure's "
-            "order within each category, for each run; blank where the run has no item of the task. "
+            "order within each category, for each run; blank (an lm-eval row: n/a) where the run has no item of the task. "
             "item mean: over the task's graded items. Task names the data spells otherwise (the paper's "
             "abbreviations, display names) are counted under the task; tasks outside the list are in the "
             "next table.",
