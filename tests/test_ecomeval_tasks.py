@@ -327,6 +327,14 @@ def test_lm_eval_exact_reports_per_task_means_as_inspect_does(tmp_path: Path):
     lm = {k.removesuffix(",none"): v for k, v in found if k.startswith("task/") and "_stderr" not in k}
     assert lm["task/after_sales_service"] == pytest.approx(50) and lm["task/numerical_reasoning"] == pytest.approx(100)
     assert math.isnan(lm["task/shopping_guide"]) and "task/product_cover_image_selection" not in lm
+    results = lm_eval.simple_evaluate(
+        model="ecom-baseline",
+        tasks=["ecomeval_exact_ecom_qa"],
+        task_manager=task_manager(include_defaults=False, metadata={"data": str(data)}),
+        bootstrap_iters=0,
+    )
+    qa = [k for k in results["results"]["ecomeval_exact_ecom_qa"] if k.startswith("task/") and "_stderr" not in k]
+    assert qa == [f"task/{t.id},none" for t in TASKS if t.category == "ecom_qa"]  # its category's tasks only
     (log,) = inspect_eval(ecomeval_exact(data=str(data)), model="ecom/baseline", log_dir=str(tmp_path), display="none")
     inspect = {k: m.value for s in log.results.scores for k, m in s.metrics.items() if k.startswith("task/")}
     assert inspect == {k: v for k, v in lm.items() if not math.isnan(v)}

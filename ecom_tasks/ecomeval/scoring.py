@@ -34,11 +34,12 @@ def score_exact(
     return matched, grade_values(RUBRIC_MAX if matched else 0)
 
 
-def exact_metric_keys(specs: Sequence[MetricSpec]) -> list[str]:
+def exact_metric_keys(specs: Sequence[MetricSpec], categories: Sequence[str] = TEXT_CATEGORIES) -> list[str]:
     """The fixed metric list of an lm-eval ``ecomeval_exact`` task. No judge: no ``judge_failure_rate``
     or ``score_unreliable``; text items only: no ``score_multimodal`` (absent, not nan); per-task keys for
-    the listed text tasks (a task outside the list has none: lm-eval's list is fixed before the data loads)."""
-    tasks = [task.id for task in TASKS if task.category in TEXT_CATEGORIES]
+    the listed tasks of the task's ``categories`` (one outside the list has none: lm-eval's list is fixed
+    before the data loads)."""
+    tasks = [task.id for task in TASKS if task.category in categories]
     groups = {"category": TEXT_CATEGORIES, "language": LANGUAGES, "task": tasks, "difficulty": DIFFICULTIES}
     keys = metric_keys(specs, groups)
     return [key for key in keys if key not in JUDGE_KEYS and key != MULTIMODAL_MACRO]

@@ -93,7 +93,8 @@ class EcomEvalExactTask(OutcomeTask):
     metric_kind = RUBRIC
 
     def metric_keys(self, config: Mapping[str, Any], specs: Sequence[MetricSpec]) -> list[str]:
-        return [*exact_metric_keys(specs), context_limit.RATE]
+        categories = str(config["dataset_kwargs"]["category"]).split(",")  # every exact variant names them
+        return [*exact_metric_keys(specs, categories), context_limit.RATE]
 
     def summarize(self, outcomes: list[Any], specs: Sequence[MetricSpec]) -> Mapping[str, float]:
         records = [Outcome.of(o, o) for o in outcomes]
