@@ -612,6 +612,13 @@ REPLIES = [
         id="answer-then-thought-then-new-answer",
     ),
     pytest.param("<think>x</think>\n<think>L3", None, None, UNCLOSED_THINK, "", id="second-thought-cut-off"),
+    # a decimal level is none of L1-L4 (as "Relevance: 3.5" is no level): not its whole-number part
+    pytest.param("L3.5", None, None, NO_LABEL, "", id="decimal-level-alone"),
+    pytest.param("Final answer: L3.5", None, None, NO_LABEL, "", id="decimal-level-after-marker"),
+    pytest.param("Level 2.5 - between the two.", None, None, NO_LABEL, "", id="decimal-level-in-words"),
+    pytest.param(
+        "L3.\n5 reasons: brand, colour, size, fit, price.", "L3", None, OK, RULE_LONE_LINE, id="level-then-number"
+    ),
 ]
 
 

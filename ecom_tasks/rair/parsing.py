@@ -50,11 +50,14 @@ RULE_HEDGE = "hedge"
 
 # --- level mentions ----------------------------------------------------------------------
 
-# "L3" standing alone ("L3.", "**L3**", "为L3", "[L2-Brand"), not inside a word or a longer number.
-_CODE = re.compile(r"(?<![A-Za-z0-9])L([0-9]{1,2})(?![0-9])", re.IGNORECASE)
+# "L3" standing alone ("L3.", "**L3**", "为L3", "[L2-Brand"), not inside a word or a longer number ("L3.5" is
+# no level, as "Relevance: 3.5" is none).
+_CODE = re.compile(r"(?<![A-Za-z0-9])L([0-9]{1,2})(?![0-9]|\.[0-9])", re.IGNORECASE)
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "一": 1, "二": 2, "三": 3, "四": 4}
 # "Level 4", "level-4", "Level four".
-_WORD = re.compile(r"(?<![A-Za-z])level[ \t_-]*#?[ \t]*([0-9]{1,2}|one|two|three|four)(?![0-9A-Za-z])", re.IGNORECASE)
+_WORD = re.compile(
+    r"(?<![A-Za-z])level[ \t_-]*#?[ \t]*([0-9]{1,2}|one|two|three|four)(?![0-9A-Za-z]|\.[0-9])", re.IGNORECASE
+)
 #: Level names (Fig. 9's definitions and the paper's text; the Chinese prompt's names). They count
 #: only where a name can only be an answer: "the brand is irrelevant here" names no level.
 LEVEL_NAMES: dict[str, int] = {
