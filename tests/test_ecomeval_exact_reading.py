@@ -69,6 +69,14 @@ REPLIES = [
     ("A customer buys 2 packs of socks at 10 dollars each. How much do they pay? A. 10", None),
     ("Answer with the option letter only.", None),
     ("I think it is probably the second one", None),
+    # Full-width letters and brackets (NFKC, as the text answers are read), and a boxed answer.
+    ("答案：Ｂ", "B"),
+    ("（B）20", "B"),
+    ("Ｂ．20", "B"),
+    ("\\boxed{B}", "B"),
+    ("2 x 10 = 20, so the answer is $\\boxed{B}$.", "B"),
+    ("\\boxed{\\text{B}}", "B"),
+    ("\\boxed{B} or \\boxed{C}", None),
 ]
 
 

@@ -162,6 +162,10 @@ def test_grader_reply_table_is_large_and_covers_every_status():
         ("Negativo", "  NEGATIVO ", True),
         ("45", "45 dollars", False),
         ("45", "<think>20*0.75*3</think>45", True),
+        ("45", "\\boxed{45}", True),
+        ("1", "The count is $\\boxed{1}$", False),  # a boxed answer is the whole reply only when nothing else is
+        ("Nike", "$\\boxed{\\text{Nike}}$", True),
+        ("1", "１", True),
     ],
 )
 def test_exact_match_after_normalisation(reference, reply, matched):

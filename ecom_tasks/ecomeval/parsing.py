@@ -166,6 +166,8 @@ EXACT_MAX_WORDS = 3
 EXACT_MAX_CHARS = 32
 
 _TAG = re.compile(r"<[^<>\n]{1,40}>")
+# A boxed answer (math-tuned models' habit): "\\boxed{B}", "$\\boxed{\\text{20}}$" read as "B", "20".
+_BOXED = re.compile(r"\$*\\boxed\s*\{\s*(?:\\text\s*\{)?([^{}]*)\}+\$*")
 # "B." "(B)" "B)" "B:" or "B" alone on the first line; not "I think ..." (I is a letter too).
 _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
 # "answer is B", "Answer: B", "option (B)", "答案是B", "选B": the letter itself is matched case-sensitively (and
@@ -206,9 +208,14 @@ def exact_answer(reference: str) -> str | None:
     return text if text and "\n" not in text and short else None
 
 
+def _plain(text: str) -> str:
+    """NFKC text (full-width ``Ｂ`` ``（B）`` are ``B`` ``(B)``) with boxed answers unboxed."""
+    return _BOXED.sub(r"\1", unicodedata.normalize("NFKC", text))
+
+
 def normalise(text: str) -> str:
     """Case-folded NFKC text without markdown, tags, surrounding quotes/punctuation and extra spaces."""
-    text = unicodedata.normalize("NFKC", text)
+    text = _plain(text)
     text = _TAG.sub(" ", text).replace("*", " ").replace("`", " ")
     text = _PREFIX.sub("", text.strip())
     text = " ".join(text.split()).casefold()
@@ -219,7 +226,7 @@ def option_letter(reply: str) -> str | None:
     """The option a reply picks: the last "answer is B" / "Answer: B", else its leading letter ("B. Trousers
     ...", "(B)") or its final line's ("... so\nB. 20"). A reply listing two or more options ("A. 10\nB. 20",
     copied or made up) picks none of them unless it states its answer."""
-    text = _TAG.sub(" ", reply).replace("*", "").strip()
+    text = _TAG.sub(" ", _plain(reply)).replace("*", "").strip()
     stated = list(_ANSWER_IS.finditer(text))
     if stated:
         last = stated[-1]
