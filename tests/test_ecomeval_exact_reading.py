@@ -55,6 +55,13 @@ REPLIES = [
     ("Answer: B, C.", None),
     ("The answer is B C", None),
     ("I think B, but maybe C.", None),
+    ("The answer is B, or possibly C.", None),
+    ("Answer: B, or C", None),
+    ("The answer is B or maybe C", None),
+    ("Answer: B (or C)", None),
+    ("Answer: B or, perhaps, C", None),
+    ("It's B, or maybe C.", None),
+    ("Answer: B, and C is 30.", "B"),  # goes on to say something of C
     ("A\nB\nC\nD", None),  # bare letters listed one a line
     ("A. 10\nB. 20\nC. 30\nD. 40\nThe answer is B.", "B"),  # a listing, then a stated answer
     # Listings of options, copied or made up: no choice in them.

@@ -181,10 +181,11 @@ _ANSWER_IS = re.compile(
     r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))",
     re.IGNORECASE,
 )
-# A second letter offered beside the stated one: "the answer is B or C", "B/C", "B, but maybe C", "B, C", "B C" (but "B, C is 30"
-# goes on to say something of C).
+# A second letter offered beside the stated one: "the answer is B or C", "B, or maybe C", "B (or C)", "B/C",
+# "B, but maybe C", "B, C", "B C" (but "B, C is 30" goes on to say something of C).
 _OTHER_LETTER = re.compile(
-    r"[\s*)\]]*(?:(?:or|/|and|或|[,;]?\s*(?:but\s+)?(?:maybe|perhaps|possibly))\s*[(\[]?((?-i:[A-J]))(?![A-Za-z])"
+    r"[\s*)\]]*(?:(?:(?:[,;(]\s*)?(?:or|或)\s*,?\s*(?:(?:maybe|perhaps|possibly)\s*,?\s*)?|/|and"
+    r"|[,;]?\s*(?:but\s+)?(?:maybe|perhaps|possibly))\s*[(\[]?((?-i:[A-J]))(?![A-Za-z])"
     r"|(?:[,，、]\s*|\s)[(\[]?((?-i:[A-J]))[)\]]?(?=[ \t*.]*(?:$|\n|[,，、;/]|(?:or|and)\b)))",
     re.IGNORECASE,
 )
