@@ -62,6 +62,14 @@ REPLIES = [
     ("Answer: B or, perhaps, C", None),
     ("It's B, or maybe C.", None),
     ("Answer: B, and C is 30.", "B"),  # goes on to say something of C
+    # The answer, then why the other options are not it: "option C is ..." speaks of C, it does not pick it.
+    ("The answer is B. Option C is wrong because 30 is three packs.", "B"),
+    ("Answer: B\nOption A is one pack, option C is three packs and option D is not a price.", "B"),
+    ("B. 20\nOption A is the price of one pack.", "B"),
+    ("Answer: B. Choice D is about returns.", "B"),
+    ("Option C is not right; option B is.", "B"),
+    ("Option B is a good fit: 2 x 10 = 20.", "B"),  # speaks of B alone
+    ("Option A is one pack. Option C is three packs.", None),
     ("A\nB\nC\nD", None),  # bare letters listed one a line
     ("A. 10\nB. 20\nC. 30\nD. 40\nThe answer is B.", "B"),  # a listing, then a stated answer
     # Listings of options, copied or made up: no choice in them.

@@ -174,11 +174,17 @@ _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
 # "I" followed by a word is the pronoun: "Answer: I think B"). Or a choice stated in a sentence of its own:
 # "I think B.", "I'd go with (B).", "It's B." (the letter ends the sentence: "It is A good fit" is no choice).
 _ANSWER_IS = re.compile(
-    r"(?:answer|option|choice|答案|选项|选择|选)\s*(?:is|:|是|为|：)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))(?![A-Za-z])"
-    r"(?!(?<=I)\s+[a-z])"
+    r"(?:answer|(?P<option>option|choice)|答案|选项|选择|选)\s*(?:is|:|是|为|：)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))"
+    r"(?![A-Za-z])(?!(?<=I)\s+[a-z])"
     r"|(?<![A-Za-z'])(?:i\s+(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick))"
     r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*((?-i:[A-J]))"
     r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))",
+    re.IGNORECASE,
+)
+# What follows "option C" that speaks of the option rather than for it: "option C is wrong", "choice D is a belt"
+# (not "option C is correct", "... is the right answer").
+_DESCRIBED = re.compile(
+    r"[\"')\]]*\s+(?:(?:is|was)\s+(?!(?:the\s+|my\s+)?(?:correct|right|best|answer)\b)|(?:describes|refers|means)\b)",
     re.IGNORECASE,
 )
 # A second letter offered beside the stated one: "the answer is B or C", "B, or maybe C", "B (or C)", "B/C",
@@ -226,12 +232,15 @@ def normalise(text: str) -> str:
 def option_letter(reply: str) -> str | None:
     """The option a reply picks: the last "answer is B" / "Answer: B", else its leading letter ("B. Trousers
     ...", "(B)") or its final line's ("... so\nB. 20"). A reply listing two or more options ("A. 10\nB. 20",
-    copied or made up) picks none of them unless it states its answer."""
+    copied or made up) picks none of them unless it states its answer. "Option C is wrong" speaks of C: it
+    picks C only when the reply states and leads with no other letter and speaks of no other option."""
     text = _TAG.sub(" ", _plain(reply)).replace("*", "").strip()
     stated = list(_ANSWER_IS.finditer(text))
+    described = [m for m in stated if m.group("option") and _DESCRIBED.match(text, m.end())]
+    stated = [m for m in stated if m not in described]
     if stated:
         last = stated[-1]
-        letter = (last.group(1) or last.group(2)).upper()
+        letter = _stated_letter(last)
         other = _OTHER_LETTER.match(text, last.end())
         return None if other and letter not in other.groups() else letter
     if any(len(set(pattern.findall(text))) > 1 for pattern in (_OPTION_ENTRY, _LONE_LETTER)):
@@ -240,7 +249,12 @@ def option_letter(reply: str) -> str | None:
         lead = _LEADING_LETTER.match(candidate)
         if lead:
             return lead.group(1).upper()
-    return None
+    spoken_of = {_stated_letter(m) for m in described}
+    return spoken_of.pop() if len(spoken_of) == 1 else None
+
+
+def _stated_letter(match: re.Match[str]) -> str:
+    return (match.group(2) or match.group(3)).upper()
 
 
 def named_option(reply: str, question: str) -> str | None:
