@@ -78,6 +78,9 @@ GRADER_REPLIES = [
     ("Final Score: 2-3", None, CONFLICTING),
     ("最终得分：2或3", None, CONFLICTING),
     ("Score: 2, Final Score: 3", None, CONFLICTING),
+    ("The format is off after all.\nFinal Score: 3 → 1", None, CONFLICTING),  # a revised grade is no grade
+    ("Final Score: 3 -> 2", None, CONFLICTING),
+    ("Final Score: 2 => 3", None, CONFLICTING),
     # no grade on the last line: a failure (asked again), never a guess
     ("Final Score: 2\nThe response is mostly right.", None, NO_GRADE),
     ("I think this is pretty good.", None, NO_GRADE),

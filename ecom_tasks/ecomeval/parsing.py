@@ -32,8 +32,8 @@ _GRADE = re.compile(
     r"[\s*_\"'`]*[:=：]?[\s*_\"'`]*" + _NUMBER + r"(?:[\s*]*(?:/|out\s+of)\s*" + _NUMBER + r")?",
     re.IGNORECASE,
 )
-# What follows a grade when the grader hedges: "2 or 3", "2-3", "2 to 3", "2~3", "2或3".
-_HEDGE = re.compile(r"^[\s*_\"'`]*(?:or|to|-|–|~|或|至|到)\s*\d", re.IGNORECASE)
+# What follows a grade when the grader hedges or revises it: "2 or 3", "2-3", "2 to 3", "2~3", "2或3", "3 → 1".
+_HEDGE = re.compile(r"^[\s*_\"'`]*(?:or|to|->|=>|→|⇒|-|–|~|或|至|到)\s*\d", re.IGNORECASE)
 # A quoted span of a line ("...", “...”, 「...」, `...`): a grade inside one, beside words of the grader's own,
 # is a quotation (of the response, of the format line), not the grade.
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`")
