@@ -84,6 +84,12 @@ def test_a_reply_that_copies_its_prompt_has_no_description(reply):
         ("Description: A cat next to the glass on the table edge.", "A cat next to the glass on the table edge."),
         # The request restated inside the description is dropped; the model's own words stay.
         (f"Description: {QUERY} A cat beside broken glass.", "A cat beside broken glass."),
+        # A full-width colon (CJK models): the marked line, not the reasoning before it.
+        (
+            "The request asks what fell; the image shows glass.\nDescription：A cat beside broken glass.",
+            "A cat beside broken glass.",
+        ),
+        ("**Description：** 一只猫在碎玻璃旁边。", "一只猫在碎玻璃旁边。"),
     ],
 )
 def test_the_models_own_description_is_read_beside_copied_text(reply, description):

@@ -20,10 +20,13 @@ MOSTLY_ECHO = 0.5
 #: least ``ECHO_MIN_CHARS``), or the whole request when it is shorter than that.
 QUERY_ECHO_SHARE = 0.6
 _WORD = re.escape(DESCRIPTION_MARKER.rstrip(":"))
-# At a line's start, or after a sentence of reasoning on that line ("So it fell. Description: ...").
-_MARKER = re.compile(rf"(?:^|(?<=[.!?。] ))[ \t>*_#]*{_WORD}[*_]*[ \t]*:[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+# At a line's start, or after a sentence of reasoning on that line ("So it fell. Description: ..."); the colon
+# may be full-width ("Description：...", as CJK models write it).
+_MARKER = re.compile(
+    rf"(?:^|(?<=[.!?。] ))[ \t>*_#]*{_WORD}[*_]*[ \t]*[:：][*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
+)
 #: The marker anywhere on a line (a copied line may run into it: "... of the form: Description: a cat").
-_ANY_MARKER = re.compile(rf"{_WORD}[*_]*[ \t]*:[*_]*[ \t]*", re.IGNORECASE)
+_ANY_MARKER = re.compile(rf"{_WORD}[*_]*[ \t]*[:：][*_]*[ \t]*", re.IGNORECASE)
 
 
 def _key(text: str) -> str:
