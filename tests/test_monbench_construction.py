@@ -41,6 +41,10 @@ VOTE_REPLIES = [
     ("<think>it is relevant? no</think>\n**Answer:** Irrelevant", "irrelevant"),
     ("Relevant.", "relevant"),
     ("答案：不相关", "irrelevant"),
+    ("Answer: Not at all relevant", "irrelevant"),  # a word between "not" and "relevant" still negates it
+    ("Answer: not really relevant", "irrelevant"),
+    ("Answer: not very relevant to the query", "irrelevant"),
+    ("答案：不太相关", "irrelevant"),
     ("Answer: relevant or irrelevant, depending on the user", None),
     ("The ad is relevant in part but irrelevant overall, it depends on the user's budget and location.", None),
     ("<think>The user", None),

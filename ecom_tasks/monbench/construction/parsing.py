@@ -20,7 +20,11 @@ _MARKER = re.compile(
     r"^[\s*#>-]*(?:final\s+answer|answer|verdict|label|答案)\s*\**\s*[:：]\s*(.+)$", re.IGNORECASE | re.MULTILINE
 )
 _WORDS = {
-    IRRELEVANT: re.compile(r"\birrelevant\b|\bnot\s+relevant\b|\bunrelated\b|不相关|无关", re.IGNORECASE),
+    IRRELEVANT: re.compile(
+        r"\birrelevant\b|\bnot\s+(?:(?:at\s+all|really|very|particularly|that|quite)\s+)?relevant\b|\bunrelated\b"
+        r"|不太?相关|无关",
+        re.IGNORECASE,
+    ),
     RELEVANT: re.compile(r"(?<!ir)\brelevant\b|相关", re.IGNORECASE),
 }
 _DOUBLE_NEGATION = re.compile(r"\bnot\s+irrelevant\b|并非不相关|不是不相关", re.IGNORECASE)
