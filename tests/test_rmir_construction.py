@@ -207,6 +207,10 @@ def test_parse_generation_reads_the_fields():
         ("<think>maybe no</think>\n<verdict>yes</verdict>", True),
         ("<verdict>是</verdict>", True),
         ("<verdict>yes or no</verdict>", None),  # the format echoed, nothing decided
+        # a negated verdict word is not that word's vote (read as no verdict, never as its opposite guessed)
+        ("<verdict>not valid</verdict>", None),
+        ("Verdict: The pair is not valid", None),
+        ("<verdict>不是</verdict>", None),
         ("<verdict>yes</verdict> ... on reflection <verdict>no</verdict>", False),  # the last verdict counts
         ("The query seems fine to me.", None),  # no verdict: not a yes
         ("<think>rule 1 holds, rule 2", None),
@@ -231,6 +235,9 @@ def test_parse_filter(reply, valid):
         ("Verdict: False - the candidate shows pine needles, not manure.", F),
         ("<verdict>**True.**</verdict>", T),
         ("<verdict>True, False or ABSTAIN</verdict>", None),  # the format echoed
+        ("<verdict>not true</verdict>", None),  # negated: not a True vote
+        ("<verdict>I would not accept it</verdict>", None),
+        ("<verdict>It isn't true</verdict>", None),
         ("<think>the candidate might be</think>\n<verdict>True</verdict>", T),
         ("<think>let me compare the two images", None),
         ("The candidate image clearly answers the query.", None),  # no verdict given

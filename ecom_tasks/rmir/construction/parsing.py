@@ -3,6 +3,7 @@ the RMIR README, "Prompts are ours")."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -174,9 +175,11 @@ _Word = TypeVar("_Word")
 
 
 def _word(value: str, words: Mapping[str, _Word]) -> _Word | None:
-    """The single verdict word ``value`` holds ("**Yes.**" -> yes); None when it holds none or
-    several different ones ("True or False")."""
-    tokens = re.findall(r"[a-z]+|[是否]", value.lower())
+    """The single verdict word ``value`` holds ("**Yes.**" -> yes); None when it holds none,
+    several different ones ("True or False"), or a negated one ("not valid", "isn't true", "不是")."""
+    tokens = re.findall(r"[a-z]+|[是否不]", value.lower())
+    if any(before in ("not", "never", "t", "不") and word in words for before, word in itertools.pairwise(tokens)):
+        return None
     found = {words[t] for t in tokens if t in words}
     return found.pop() if len(found) == 1 else None
 
