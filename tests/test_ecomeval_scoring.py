@@ -12,6 +12,7 @@ from ecom_tasks.ecomeval.calibration import calibrate, label
 from ecom_tasks.ecomeval.metrics import Outcome, grade_values, judge_agreement, metric_keys, summarize
 from ecom_tasks.ecomeval.parsing import CONFLICTING, NO_GRADE, OK, OUT_OF_RANGE, exact_answer, exact_match, parse_grade
 from ecom_tasks.ecomeval.prompts import GRADER_HEADER, build_grader_prompt, read_grader_prompt
+from ecom_tasks.ecomeval.scoring import grader_prompt
 from ecom_tasks.hookspecs import MetricSpec
 from ecom_tasks.plugins import baseline_reply, select_metrics
 from ecom_tasks.scorers.core import rubric_to_100
@@ -131,6 +132,21 @@ def test_grade_is_read_from_the_graders_final_line(reply, grade, status):
     parsed = parse_grade(reply)
     assert (parsed.grade, parsed.status) == (grade, status), parsed.detail
     assert parsed.failed == (grade is None)
+
+
+@pytest.mark.parametrize(
+    ("response", "shown"),
+    [
+        ("<think>170 cm, so size M fits</think>\nSize M.", "\nSize M."),
+        ("Size M.", "Size M."),
+        # cut off inside its reasoning: it answered nothing, so the grader is not shown the reasoning to credit
+        ("<think>The customer is 170 cm, so size M fits. Let me check the chart", ""),
+        ("Size M.\n<think>or maybe L", "Size M.\n"),
+    ],
+)
+def test_the_grader_is_shown_the_answer_never_the_reasoning(response, shown):
+    prompt = grader_prompt({"question": "Which size fits a 170 cm man?", "reference": "M"}, response)
+    assert read_grader_prompt(prompt)[2] == shown
 
 
 def test_a_json_reply_nested_too_deep_is_a_judge_failure_not_a_crash():

@@ -18,11 +18,9 @@ from ecom_tasks.scorers.replies import answer_region
 
 
 def grader_prompt(fields: Mapping[str, Any], response: str | None) -> str:
-    """The grader's prompt for ``response`` (reasoning before ``</think>`` is not shown to the grader)."""
-    shown = answer_region(response)
-    return build_grader_prompt(
-        fields["question"], fields["reference"], shown if shown is not None else (response or "")
-    )
+    """The grader's prompt for ``response`` (reasoning before ``</think>`` is not shown to the grader; a
+    response cut off inside its reasoning answered nothing, and shows as empty)."""
+    return build_grader_prompt(fields["question"], fields["reference"], answer_region(response) or "")
 
 
 def score_exact(
