@@ -60,6 +60,9 @@ RAIR = [
     ("L3 L3 L3 L3 L3 L3 L3", "L3", NO_LABEL),  # a loop of one level
     ("L3<|im_end|>\n<|im_start|>user\nNext item?<|im_end|>\n<|im_start|>assistant\nL1", "L3", "L3"),
     ("<think>x</think>\nL4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnd this one? L1", "L4", "L4"),
+    # DeepSeek-R1's distilled models (1.5B): their end-of-sentence token left in the text, then a made-up turn
+    ("<think>x</think>\nL3<｜end▁of▁sentence｜>", "L3", "L3"),
+    ("<think>x</think>\nL3<｜end▁of▁sentence｜><｜User｜>Next item?<｜Assistant｜>L1", "L3", "L3"),
     # echoes: the format line, the definitions, the user message, the placeholder
     ("Final Answer: After </think>, output only the final level: L1, L3 or L4", NO_LABEL, NO_LABEL),
     (RAIR_DEFINITIONS, NO_LABEL, NO_LABEL),

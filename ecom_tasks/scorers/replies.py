@@ -45,9 +45,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _THINK_TAG = re.compile(r"<\s*(?P<close>/)?\s*think\s*>", re.IGNORECASE)
-# End-of-turn tokens a server left in the text (ChatML, Qwen, Llama 3, Phi-3, Gemma): what follows one is a
-# turn the model made up (often "user: ..." and another "assistant" answer), not its answer.
-_END_OF_TURN = re.compile(r"<\|(?:im_end|endoftext|eot_id|end_of_text|end)\|>|<end_of_turn>|<eos>", re.IGNORECASE)
+# End-of-turn tokens a server left in the text (ChatML, Qwen, Llama 3, Phi-3, Gemma, DeepSeek-R1 and its
+# distilled models): what follows one is a turn the model made up (often "user: ..." and another "assistant"
+# answer), not its answer.
+_END_OF_TURN = re.compile(
+    r"<\|(?:im_end|endoftext|eot_id|end_of_text|end)\|>|<end_of_turn>|<eos>|<｜end▁of▁sentence｜>", re.IGNORECASE
+)
 
 
 def answer_region(completion: str | None) -> str | None:
