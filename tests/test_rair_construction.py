@@ -75,6 +75,9 @@ def test_rule_replies():
     assert parse_rule_ids("Rule IDs: none", allowed).vote == ()  # a vote for no rule
     assert parse_rule_ids("I think COLOR-01 applies.", allowed).vote is None  # no line: an abstention
     assert parse_rule_ids("Rule IDs: COLOR-01\nRule IDs: BRAND-01", allowed).vote == ("BRAND-01",)
+    # an id named only to be set aside is not voted for
+    assert parse_rule_ids("Rule IDs: COLOR-01 (not BRAND-01)", allowed).vote == ("COLOR-01",)
+    assert parse_rule_ids("Rule IDs: COLOR-01, except BRAND-01", allowed).vote == ("COLOR-01",)
 
 
 # --- the votes ---------------------------------------------------------------------------------

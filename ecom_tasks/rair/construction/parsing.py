@@ -145,5 +145,9 @@ def parse_rule_ids(reply: str | None, allowed: Iterable[str], *, prompt: Prompt 
     lookup = {rule_id.casefold(): rule_id for rule_id in allowed}
     tokens = [token for raw in _SPLIT.split(content.strip("[]")) if (token := raw.strip("[]()`*.\"'"))]
     named = [(token, lookup.get(token.casefold())) for token in tokens]
-    chosen = dict.fromkeys(rule_id for _, rule_id in named if rule_id is not None)
+    # an id named to be set aside ("COLOR-01 (not BRAND-01)", "except BRAND-01") is not chosen
+    set_aside = {i + 1 for i, token in enumerate(tokens) if token.casefold() in ("not", "except", "excluding")}
+    chosen = dict.fromkeys(
+        rule_id for i, (_, rule_id) in enumerate(named) if rule_id is not None and i not in set_aside
+    )
     return Vote(tuple(chosen), ANSWERED, tuple(token for token, rule_id in named if rule_id is None))
