@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
+from ecom_tasks.errors import printable
 from ecom_tasks.offline import apply_safe_defaults
 
 #: The demo: every benchmark on the bundled fixtures with the offline baseline.
@@ -65,27 +66,27 @@ def _lm_eval_entries() -> list[tuple[str, str, str]]:
 def cmd_list(args: argparse.Namespace) -> int:
     from ecom_tasks import plugins
 
-    print("Plugins (entry-point group 'ecom_tasks'):")
+    echo("Plugins (entry-point group 'ecom_tasks'):")
     for name, plugin in plugins.plugin_manager().list_name_plugin():
-        print(f"  {name:<28} {getattr(plugin, '__name__', type(plugin).__name__)}")
-    print("\nInspect (run as: inspect eval ecom_tasks/<task> --model ...):")
+        echo(f"  {name:<28} {getattr(plugin, '__name__', type(plugin).__name__)}")
+    echo("\nInspect (run as: inspect eval ecom_tasks/<task> --model ...):")
     for kind, name in _inspect_objects():
-        print(f"  {kind:<10} {name}")
-    print("\nlm-eval tasks and groups (run with ecom-lm-eval --tasks <name>):")
+        echo(f"  {kind:<10} {name}")
+    echo("\nlm-eval tasks and groups (run with ecom-lm-eval --tasks <name>):")
     for kind, name, source in _lm_eval_entries():
-        print(f"  {kind:<10} {name:<42} [{source}]")
-    print("\nMetrics (computed by every benchmark of their kind; select with -T metrics= / --metadata metrics):")
+        echo(f"  {kind:<10} {name:<42} [{source}]")
+    echo("\nMetrics (computed by every benchmark of their kind; select with -T metrics= / --metadata metrics):")
     for plugin, specs in plugins.contributions("ecom_tasks_metrics"):
         for spec in specs:
-            print(f"  {spec.name:<28} {spec.kind:<12} [{plugin}] {spec.description}")
-    print("\nRetrievers:")
+            echo(f"  {spec.name:<28} {spec.kind:<12} [{plugin}] {spec.description}")
+    echo("\nRetrievers:")
     for plugin, mapping in plugins.contributions("ecom_tasks_retrievers"):
         for name in mapping:
-            print(f"  {name:<28} [{plugin}]")
-    print("\nDatasets (ecom-tasks validate <name> <data>):")
+            echo(f"  {name:<28} [{plugin}]")
+    echo("\nDatasets (ecom-tasks validate <name> <data>):")
     for plugin, specs in plugins.contributions("ecom_tasks_datasets"):
         for spec in specs:
-            print(f"  {spec.name:<28} [{plugin}] {spec.description}")
+            echo(f"  {spec.name:<28} [{plugin}] {spec.description}")
     return 0
 
 
@@ -94,8 +95,15 @@ def cmd_lm_eval_path(args: argparse.Namespace) -> int:
 
     # One path per line: lm-eval's --include_path takes a single folder.
     for folder in task_dirs() if args.all else [str(TASKS_DIR)]:
-        print(folder)
+        echo(folder)
     return 0
+
+
+def echo(*values: object, file: TextIO | None = None, end: str = "\n", newlines: bool = True) -> None:
+    """``print`` with control characters escaped (:func:`~ecom_tasks.errors.printable`; newlines too unless
+    ``newlines``): the names and values shown come from files and data a colleague may have named (an ESC there
+    would drive the user's terminal, a newline forge a line)."""
+    print(printable(" ".join(map(str, values)), newlines=newlines), file=file, end=end)
 
 
 @contextlib.contextmanager
@@ -114,7 +122,7 @@ def _our_warnings_as_lines() -> Iterator[None]:
         line: str | None = None,
     ) -> None:
         if category.__module__.startswith("ecom_tasks."):
-            print(f"WARNING: {message}", file=sys.stderr)
+            echo(f"WARNING: {message}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)
 
@@ -134,12 +142,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.benchmark not in specs:
         meant = nearest(args.benchmark, specs)
         hint = f"; did you mean {meant[0]}?" if meant else ""
-        print(f"unknown benchmark {args.benchmark!r}; known: {', '.join(sorted(specs))}{hint}", file=sys.stderr)
+        echo(f"unknown benchmark {args.benchmark!r}; known: {', '.join(sorted(specs))}{hint}", file=sys.stderr)
         return 2
     spec = specs[args.benchmark]
     data = args.data if args.data is not None else (spec.default_data() if spec.default_data else None)
     if data is None:
-        print(f"{args.benchmark}: give the data file, folder or Hugging Face id to check", file=sys.stderr)
+        echo(f"{args.benchmark}: give the data file, folder or Hugging Face id to check", file=sys.stderr)
         return 2
     files.checked_path(data)  # a pasted blob is one short line (short_errors), not echoed whole by INVALID below
     access = ImageAccess.from_options(args.allow_outside_images, args.allow_url_images)
@@ -153,16 +161,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except EcomTasksError as exc:  # not a DataValidationError: a file refused outside the row reader
             problems = exc.problems if isinstance(exc, DataValidationError) else None
             for line in [str(exc)] if problems is None else problems:
-                print(line, file=sys.stderr)
+                echo(line, file=sys.stderr)
             how_many = "" if problems is None else f"{len(problems)} problem(s) in "
-            print(f"INVALID: {how_many}{data}", file=sys.stderr)
+            echo(f"INVALID: {how_many}{data}", file=sys.stderr)
             return 1
     counts = collections.Counter(
         "/".join(str(getattr(r, f)) for f in ("task", "subset", "split", "table") if hasattr(r, f)) for r in records
     )
-    print(f"OK: {len(records)} {args.benchmark} records in {data}")
+    echo(f"OK: {len(records)} {args.benchmark} records in {data}")
     for key, count in sorted(counts.items()):
-        print(f"  {key:<40} {count}")
+        echo(f"  {key:<40} {count}")
     return 0
 
 
@@ -201,13 +209,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     rows: dict[str, dict[str, float]] = {}
     for log in logs:
         if log.status != "success":
-            print(f"{log.eval.task} FAILED: {log.error}", file=sys.stderr)
+            echo(f"{log.eval.task} FAILED: {log.error}", file=sys.stderr)
             failed = True
         rows.update(inspect_rows(log))
-    print("Inspect: model ecom/baseline on the bundled fixtures")
+    echo("Inspect: model ecom/baseline on the bundled fixtures")
     for table in by_benchmark(rows).values():
-        print(format_table(table), end="\n\n")
-    print(f"(logs in {log_dir}; browse with: inspect view --log-dir {log_dir})")
+        echo(format_table(table), end="\n\n")
+    echo(f"(logs in {log_dir}; browse with: inspect view --log-dir {log_dir})")
 
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
@@ -224,14 +232,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         evaluation_tracker=tracker,
     )
     tracker.save_results_aggregated(results=results)
-    print("\nlm-eval: model ecom-baseline on the bundled fixtures (same scoring code, same numbers)")
+    echo("\nlm-eval: model ecom-baseline on the bundled fixtures (same scoring code, same numbers)")
     for table in by_benchmark(lm_eval_rows(results)).values():
-        print(format_table(table), end="\n\n")
+        echo(format_table(table), end="\n\n")
     # The report folder lies beside the logs it reads, never inside an input: name the logs themselves.
     report = write_report([*(log.location for log in logs), Path(log_dir) / "lm-eval"], Path(log_dir) / "report")
-    print(f"Report (the papers' tables with their published rows beside ours): {report.html}")
+    echo(f"Report (the papers' tables with their published rows beside ours): {report.html}")
     if report.notice:
-        print(report.notice)
+        echo(report.notice)
     return 1 if failed else 0
 
 
@@ -275,23 +283,23 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         grades, dropped = drop_unreliable(grades, tasks, args.judge_failure_threshold)
         items, task_rows = calibrate(grades, tasks)
     except (OSError, ValueError) as exc:
-        print(f"calibrate: {exc}", file=sys.stderr)
+        echo(f"calibrate: {exc}", file=sys.stderr)
         return 2
     for unreliable in dropped:
-        print(f"calibrate: {unreliable}", file=sys.stderr)
-    print(f"{len(grades)} model(s): {', '.join(grades)}; {len(items)} items")
-    print(f"{'task':<40} {'items':>5} {'models':>6} {'score':>7}  difficulty")
+        echo(f"calibrate: {unreliable}", file=sys.stderr)
+    echo(f"{len(grades)} model(s): {', '.join(grades)}; {len(items)} items")
+    echo(f"{'task':<40} {'items':>5} {'models':>6} {'score':>7}  difficulty")
     for task, row in task_rows.items():
         score = f"{row.score:.2f}" if row.score is not None else "-"
-        print(f"{task:<40} {row.n_items:>5} {row.n_models:>6} {score:>7}  {row.difficulty or '-'}")
+        echo(f"{task:<40} {row.n_items:>5} {row.n_models:>6} {score:>7}  {row.difficulty or '-'}")
     counts = collections.Counter(row.difficulty or "none (no grade)" for row in items.values())
-    print("items: " + ", ".join(f"{name} {count}" for name, count in sorted(counts.items())))
+    echo("items: " + ", ".join(f"{name} {count}" for name, count in sorted(counts.items())))
     if not args.out:
         return 0
     data = args.data
     if data is None:
         if len(recorded) != 1:
-            print(f"calibrate: give --data (the logs record {len(recorded)} data sources: {recorded})", file=sys.stderr)
+            echo(f"calibrate: give --data (the logs record {len(recorded)} data sources: {recorded})", file=sys.stderr)
             return 2
         data = recorded_data(recorded[0])
     try:
@@ -300,9 +308,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         written, missing = write_calibrated(data, items, out, image_access=access, output=out_folder)
         table_folder.write_text(table.name, task_table_text(task_rows))
     except FileRefused as exc:
-        print(f"calibrate: {exc}", file=sys.stderr)
+        echo(f"calibrate: {exc}", file=sys.stderr)
         return 2
-    print(
+    echo(
         f"wrote {written} records to {out} ({missing} not in any log: difficulty left empty) and the task table to {table}"
     )
     return 0
@@ -330,11 +338,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
     unreliable = 0
     for result in judged:
         m = result.metrics
-        print(
+        echo(
             f"{result.samples.task}: {result.items} items, score {m['score']:.2f}, score_multimodal {m['score_multimodal']:.2f}, "
             f"judge_failure_rate {m['judge_failure_rate']:.3f}; {result.grader_calls} grader call(s), {result.cached_calls} from the cache"
         )
-        print(f"  grades:  {result.grades_path}\n  results: {result.results_path}")
+        echo(f"  grades:  {result.grades_path}\n  results: {result.results_path}")
         if m["judge_failure_rate"] > args.judge_failure_threshold:
             # The scores stand on the few items graded: say so, and why, instead of exiting 0.
             unreliable += 1
@@ -342,7 +350,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
                 f"{status} x{count} (e.g. {result.failure_details.get(status, '')})"
                 for status, count in sorted(result.failures.items(), key=lambda kv: -kv[1])
             )
-            print(
+            echo(
                 f"ecom-tasks judge: warning: {result.samples.path}: the judge failed on {result.failed_items} of "
                 f"{result.items} items ({m['judge_failure_rate']:.1%}), more than --judge-failure-threshold "
                 f"{args.judge_failure_threshold:g}; its scores are marked score_unreliable. Why: {causes}",
@@ -361,21 +369,21 @@ def cmd_report(args: argparse.Namespace) -> int:
             args.paths, args.out, formats, progress=True, baseline=args.baseline, resamples=args.resamples
         )
     except (EcomTasksError, ValueError, FileNotFoundError) as exc:
-        print(f"report: {exc}", file=sys.stderr)
+        echo(f"report: {exc}", file=sys.stderr)
         return 2
     if result.runs == 0 and result.failed == 0:
-        print(f"report: no Inspect logs or lm-eval results under {', '.join(args.paths)}", file=sys.stderr)
+        echo(f"report: no Inspect logs or lm-eval results under {', '.join(args.paths)}", file=sys.stderr)
         return 2
-    print(
+    echo(
         f"report: {result.runs} run row(s), {result.failed} unfinished/failed, {result.tables} table(s) in {result.out}"
     )
     if result.notice:
-        print(result.notice)
+        echo(result.notice)
     for path in result.files:
         if path.suffix in (".html", ".md"):
-            print(f"  {path}")
+            echo(f"  {path}")
     for problem in result.problems:
-        print(f"report: {problem}", file=sys.stderr)
+        echo(f"report: {problem}", file=sys.stderr, newlines=False)
     return 0
 
 
@@ -387,9 +395,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     runs, notes, unreadable = compare.model_runs(read_runs(args.paths))
     notes[:0] = unreadable
     if not runs:
-        print(f"compare: no run of ours with per-item outcomes under {', '.join(args.paths)}", file=sys.stderr)
+        echo(f"compare: no run of ours with per-item outcomes under {', '.join(args.paths)}", file=sys.stderr)
         for note in notes:
-            print(f"  {note}", file=sys.stderr)
+            echo(f"  {note}", file=sys.stderr, newlines=False)
         return 2
     comparison = compare.compare_runs(
         runs,
@@ -399,14 +407,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         seed=stats.SEED if args.seed is None else args.seed,
     )
     comparison.notes[:0] = notes
-    print(compare.format_comparison(comparison))
+    echo(compare.format_comparison(comparison))
     if args.plan is not None:
-        print(f"\nunits a paired comparison needs to detect a difference of {args.plan} (80% power, alpha 0.05):")
+        echo(f"\nunits a paired comparison needs to detect a difference of {args.plan} (80% power, alpha 0.05):")
         for row in compare.units_needed_table(comparison, args.plan):
             needed = row["needed"] if row["needed"] is not None else "- (no spread observed)"
-            print(f"  {row['benchmark']}/{row['task']}/{row['metric']}: {needed} {row['unit']}")
+            echo(f"  {row['benchmark']}/{row['task']}/{row['metric']}: {needed} {row['unit']}")
     if args.json:
-        print(f"records: {compare.write_json(args.json, comparison, args.paths)}")
+        echo(f"records: {compare.write_json(args.json, comparison, args.paths)}")
     return 0
 
 
@@ -430,7 +438,7 @@ def cmd_embed_pool(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         base_urls=args.base_url,
     )
-    print(fill.summary())
+    echo(fill.summary())
     return 0
 
 

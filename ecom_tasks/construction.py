@@ -25,6 +25,7 @@ from typing import Any
 
 from ecom_tasks import files
 from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem
+from ecom_tasks.errors import printable
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import data_uri_bytes
 from ecom_tasks.provenance import file_sha256  # the one file hasher; construction's pipelines import it from here
@@ -396,7 +397,7 @@ def check_inspect_files(output: OutputFolder, folder: str) -> None:
 
 def say(text: str) -> None:
     """A line of the build's report (stdout, flushed: it interleaves with Inspect's display)."""
-    print(text, file=sys.stdout, flush=True)
+    print(printable(text), file=sys.stdout, flush=True)
 
 
 # --- reading a vote's reply ---------------------------------------------------------------------

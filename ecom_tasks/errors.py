@@ -3,7 +3,18 @@ other module (``files.py`` and ``data.py`` raise them)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+#: The C0 and C1 control characters but tab, with or without newline (key: whether newlines stay): a terminal obeys them (ESC starts a sequence that recolours,
+#: retitles or rewrites the screen; CR overwrites a line), and a file name or a value in the data may hold them.
+_CONTROL = {True: re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"), False: re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")}
+
+
+def printable(text: str, *, newlines: bool = True) -> str:
+    """``text`` for a terminal: each control character written as Python writes it in a string (``\\x1b``), a
+    newline too unless ``newlines`` (a name holding one would forge a line of output of its own)."""
+    return _CONTROL[newlines].sub(lambda match: repr(match.group())[1:-1], text)
 
 
 @dataclass(frozen=True)
@@ -16,7 +27,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.source}:{self.row}:{self.field}: {self.message}"
+        return printable(f"{self.source}:{self.row}:{self.field}: {self.message}", newlines=False)
 
 
 class EcomTasksError(Exception):

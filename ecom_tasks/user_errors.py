@@ -11,6 +11,7 @@ from types import TracebackType
 
 from ecom_tasks import files
 from ecom_tasks.data import DataValidationError, EcomTasksError
+from ecom_tasks.errors import printable
 
 #: Problems shown by the short message; ``ecom-tasks validate`` lists them all.
 SHOWN_PROBLEMS = 10
@@ -35,9 +36,10 @@ def find_user_error(exc: BaseException | None) -> EcomTasksError | None:
 
 
 def user_message(error: EcomTasksError) -> str:
-    """The message to print: every line starts with :data:`PREFIX`'s program name or is a listed problem."""
+    """The message to print: every line starts with :data:`PREFIX`'s program name or is a listed problem; control
+    characters escaped (:func:`printable`), a refused file's newline too (its message is one line)."""
     text = error.summary(SHOWN_PROBLEMS) if isinstance(error, DataValidationError) else str(error)
-    return f"{PREFIX}{text}"
+    return f"{PREFIX}{printable(text, newlines=not isinstance(error, files.FileRefused))}"
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from ecom_tasks.ecomeval.judging import (
 from ecom_tasks.ecomeval.metrics import FAILURE_THRESHOLD, Outcome, key_name, summarize
 from ecom_tasks.ecomeval.prompts import GRADER_VERSION
 from ecom_tasks.ecomeval.variants import VARIANTS
-from ecom_tasks.errors import ConfigurationError, DataValidationError, EcomTasksError, Problem
+from ecom_tasks.errors import ConfigurationError, DataValidationError, EcomTasksError, Problem, printable
 from ecom_tasks.plugins import parse_metric_names, select_metrics
 from ecom_tasks.results import SAMPLES_FILE
 from ecom_tasks.scorers import context_limit
@@ -59,7 +59,7 @@ Warn = Callable[[str], None]
 
 
 def warn_stderr(message: str) -> None:
-    print(f"ecom-tasks judge: warning: {message}", file=sys.stderr, flush=True)
+    print(f"ecom-tasks judge: warning: {printable(message)}", file=sys.stderr, flush=True)
 
 
 class GradingStopped(EcomTasksError):

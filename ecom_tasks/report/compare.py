@@ -18,7 +18,7 @@ from ecom_tasks import files
 from ecom_tasks.ecomeval import metrics as ecomeval_metrics
 from ecom_tasks.ecomeval.metrics import Outcome
 from ecom_tasks.ecomeval.schema import CATEGORIES as ECOMEVAL_CATEGORIES
-from ecom_tasks.errors import ConfigurationError, EcomTasksError
+from ecom_tasks.errors import ConfigurationError, EcomTasksError, printable
 from ecom_tasks.monbench import metrics as monbench_metrics
 from ecom_tasks.monbench.protocol import FORMATS
 from ecom_tasks.monbench.schema import TASKS
@@ -529,7 +529,7 @@ def format_comparison(comparison: Comparison) -> str:
     text = "\n\n".join(blocks)
     notes = [f"not compared: {line}" for line in comparison.refused] + comparison.notes
     if notes:
-        text += "\n\n" + "\n".join(notes)
+        text += "\n\n" + "\n".join(printable(note, newlines=False) for note in notes)  # one line each
     legend = (
         "\n\n* p_holm < 0.05, ** < 0.01, *** < 0.001 (Holm over the pairs of a metric); detectable: the smallest "
         "difference this many units detect with 80% power at alpha 0.05"

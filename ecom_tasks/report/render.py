@@ -14,6 +14,7 @@ from jinja2 import Environment, FunctionLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from ecom_tasks import files
+from ecom_tasks.errors import printable
 from ecom_tasks.results import MergedRun, Run
 from ecom_tasks.tables import (
     FIXTURE_FLAG,
@@ -232,8 +233,9 @@ _MD_ESCAPES = str.maketrans(
 
 def md_escape(value: Any) -> str:
     """Text as one inert markdown table cell or line: no raw HTML (``<>&`` as entities), no
-    links or images (``[``/``]``), no code or emphasis marks, no cell or line break."""
-    return str(value).translate(_MD_ESCAPES)
+    links or images (``[``/``]``), no code or emphasis marks, no cell or line break, no control character a
+    terminal showing the file would obey (:func:`~ecom_tasks.errors.printable`)."""
+    return printable(str(value).translate(_MD_ESCAPES))
 
 
 @functools.cache
