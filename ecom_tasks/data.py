@@ -21,13 +21,14 @@ from ecom_tasks import files
 # The errors live below this module (files.py raises them too); importing them from here keeps working.
 from ecom_tasks.errors import ConfigurationError as ConfigurationError
 from ecom_tasks.errors import DataValidationError as DataValidationError
+from ecom_tasks.errors import DataWarning
 from ecom_tasks.errors import EcomTasksError as EcomTasksError
 from ecom_tasks.errors import Problem as Problem
 
 RecordT = TypeVar("RecordT")
 
 
-class SkippedFilesWarning(UserWarning):
+class SkippedFilesWarning(DataWarning):
     """A data file of a folder that was not read (in a sub-folder), named so nothing is dropped unseen."""
 
 

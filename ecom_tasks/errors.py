@@ -30,6 +30,14 @@ class Problem:
         return printable(f"{self.source}:{self.row}:{self.field}: {self.message}", newlines=False)
 
 
+class DataWarning(UserWarning):
+    """A warning about the user's data: shown with the data's names and values through :func:`printable`, on one
+    line (Python's own display of a warning and ``ecom-tasks``' alike)."""
+
+    def __str__(self) -> str:
+        return printable(super().__str__(), newlines=False)
+
+
 class EcomTasksError(Exception):
     """A mistake in the user's data or settings: shown to the user as a short message, not a traceback."""
 

@@ -3,12 +3,15 @@ line of output): every command shows the name escaped as Python writes it in a s
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import warnings
 
 from helpers import run_cli
 
 from ecom_tasks.data import fixtures_dir
+from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.errors import DataValidationError, Problem
 from ecom_tasks.files import FileRefused
 from ecom_tasks.user_errors import user_message
@@ -57,3 +60,22 @@ def test_user_message_escapes_controls_and_keeps_one_line_per_problem():
         r"  a\rb.jsonl:3:id: bad\x9b31m",
         "  c.jsonl:0:-: line\\nbreak\ttab",
     ]
+
+
+def test_data_warnings_show_names_escaped_on_one_line(tmp_path):
+    """Our warnings name columns, tasks and files of the data: Python's display of them (what ``inspect eval`` and
+    ``lm_eval`` show) carries no raw control character and no forged line either."""
+    source = tmp_path / "ecomeval.jsonl"
+    first, *rest = (fixtures_dir("ecomeval") / "ecomeval_fixtures.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(first) | {"note\x1b]52;c;cm0gLXJmIH4=\x07\nOK": 1, "task": "task\x1b[8m"}
+    source.write_text("\n".join([json.dumps(record), *rest]) + "\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_records(source, check_images=False)
+    shown = {
+        w.category.__name__: warnings.formatwarning(w.message, w.category, w.filename, w.lineno, "") for w in caught
+    }
+    assert set(shown) == {"IgnoredColumnsWarning", "UnknownTasksWarning"}, shown
+    for text in shown.values():
+        assert _raw_controls(text) == [] and text.count("\n") == 1, text  # formatwarning's own line end
+    assert r"note\x1b]52;c;cm0gLXJmIH4=\x07\nOK" in shown["IgnoredColumnsWarning"]

@@ -23,6 +23,7 @@ from ecom_tasks.data import (
     validate_records,
 )
 from ecom_tasks.ecomeval.tasks import find_task
+from ecom_tasks.errors import DataWarning
 from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, resolve_image
 from ecom_tasks.provenance import fixtures_location
 
@@ -77,11 +78,11 @@ KEPT_COLUMNS = ("origin", "split", "difficulty_score")
 _COLUMN_FIELD = {alias: name for name, aliases in COLUMN_ALIASES.items() for alias in (name, *aliases)}
 
 
-class IgnoredColumnsWarning(UserWarning):
+class IgnoredColumnsWarning(DataWarning):
     """Columns of an EcomEval data source that no field reads (shown by ``ecom-tasks validate``)."""
 
 
-class UnknownTasksWarning(UserWarning):
+class UnknownTasksWarning(DataWarning):
     """Task names outside EcomEval's 37 (kept as given; shown by ``ecom-tasks validate``)."""
 
 
