@@ -90,15 +90,24 @@ def checked_path(path: PathLike) -> Path:
     return Path(path)
 
 
+def real_path(path: PathLike) -> Path:
+    """``path`` with every symlink resolved; a symlink loop on the way (``a -> a``) is refused by name (Python
+    3.11 and 3.12 raise RuntimeError for it, a traceback)."""
+    try:
+        return Path(path).resolve()
+    except RuntimeError:
+        raise FileRefused(f"{os.fspath(path)}: a symbolic link loop: not followed") from None
+
+
 def is_inside(path: PathLike, root: PathLike) -> bool:
     """Whether ``path``, with every symlink resolved, is ``root`` or lies below it."""
-    return Path(path).resolve().is_relative_to(Path(root).resolve())
+    return real_path(path).is_relative_to(real_path(root))
 
 
 def check_inside(path: PathLike, root: PathLike | None) -> None:
     if root is not None and not is_inside(path, root):
         raise FileRefused(
-            f"{os.fspath(path)}: a symbolic link to {Path(path).resolve()}, outside {os.fspath(root)}: not read"
+            f"{os.fspath(path)}: a symbolic link to {real_path(path)}, outside {os.fspath(root)}: not read"
         )
 
 
@@ -388,7 +397,11 @@ def _walk(folder: Path, recursive: bool) -> Iterator[tuple[Path, Path | None]]:
         if entry.is_symlink():
             # A link is read only when it stays in the folder and names a regular file; a linked
             # folder is never walked (images -> /usr would list the whole system).
-            yield path, (None if entry.is_file() and is_inside(path, parent) else parent)
+            try:
+                linked_file = entry.is_file()
+            except OSError:  # a link loop (ELOOP): left out, and refused by name like a dangling link
+                linked_file = False
+            yield path, (None if linked_file and is_inside(path, parent) else parent)
         elif entry.is_file(follow_symlinks=False):
             yield path, None
         elif not entry.is_dir(follow_symlinks=False):
@@ -564,16 +577,16 @@ class OutputFolder:
             raise FileRefused(f"{self.root}: the {what} lies below a file, not a folder") from None
         if mode is not None and stat.S_ISLNK(mode):
             raise FileRefused(
-                f"{self.root}: the {what} is a symbolic link (to {self.root.resolve()}); name the folder itself"
+                f"{self.root}: the {what} is a symbolic link (to {real_path(self.root)}); name the folder itself"
             )
         if mode is not None and not stat.S_ISDIR(mode):
             raise FileRefused(f"{self.root}: the {what} exists and is {_kind(mode)}, not a folder")
         self._refuse_input(self.root)
 
     def _refuse_input(self, target: Path) -> None:
-        resolved = target.resolve()
+        resolved = real_path(target)
         for source in self.inputs:
-            real = source.resolve()
+            real = real_path(source)
             if resolved == real:
                 raise FileRefused(f"{target}: is the input {source}; choose another output")
             if real.is_dir() and resolved.is_relative_to(real):

@@ -347,7 +347,7 @@ LM_EVAL_TASKS = {"rair": "rair", "ecomeval": "ecomeval_exact", "monbench": "monb
 def data_attacks(benchmark: str) -> list[str]:
     images = DATA_LAYOUT[benchmark][2]
     # Where the data is a folder, a table in it may be a link out of it, or a folder.
-    in_folder = ["input_file_symlink", "folder_input"] if DATA_LAYOUT[benchmark][0] == "." else []
+    in_folder = ["input_file_symlink", "folder_input", "symlink_loop"] if DATA_LAYOUT[benchmark][0] == "." else []
     return ["fifo_input", *(["input_subfolder_symlink"] if images else []), *in_folder, *DECODING_ATTACKS]
 
 
@@ -362,6 +362,8 @@ def attacked_data(box: Sandbox, benchmark: str, attack: str) -> tuple[Path, Scen
         names = [box.link_out(folder, "images"), *sorted(folder.glob("*.jsonl"))]
     elif attack == "input_file_symlink":  # a colleague's table (valid: following the link would load it)
         names = [plant_symlink(target, Path(shutil.copy2(target, box.victim / target.name)))]
+    elif attack == "symlink_loop":  # a link to itself: following it fails (ELOOP), resolving it raised RuntimeError
+        names = [plant_symlink(target, Path(target.name))]
     elif attack == "folder_input":
         target.unlink()
         target.mkdir()
@@ -455,6 +457,26 @@ def folder_at(where: Callable[[Sandbox, Any], Path], *, graded: bool = False) ->
 
 def in_out(name: str) -> Callable[[Sandbox, Any], Path]:
     return lambda box, _inputs: box.out / name
+
+
+def loop_at(where: Callable[[Sandbox, Any], Path]) -> Callable[[Sandbox, Any], Scenario]:
+    """A symlink to itself where the command writes a file: replaced, or refused by name (never a traceback)."""
+
+    def prepare(box: Sandbox, inputs: Any) -> Scenario:
+        link = plant_symlink(where(box, inputs), Path(where(box, inputs).name))
+        return Scenario([], SAFE, names=[link], replaced=[link])
+
+    return prepare
+
+
+def report_out_is_loop(box: Sandbox, runs: Path) -> Scenario:
+    return Scenario([], REFUSED, names=[plant_symlink(box.out, Path(box.out.name))], writable=[])
+
+
+def report_loop_in_folder(box: Sandbox, runs: Path) -> Scenario:
+    """A link to itself among the runs (a sub-folder down): left out and named, the other runs reported."""
+    loop = plant_symlink(runs / "sub" / "loop.eval", Path("loop.eval"))
+    return Scenario([], SAFE, names=[loop], named_in=[box.out / "report.md"])
 
 
 def report_dangling_plot(box: Sandbox, runs: Path) -> Scenario:
@@ -1280,6 +1302,9 @@ ROWS: list[Row] = [
     report_row("fifo_input:in_folder", report_fifo_in_folder),
     report_row("input_subfolder_symlink", report_linked_input_folder),
     report_row("output_is_file", report_out_is_file),
+    report_row("symlink_loop:output", report_out_is_loop),
+    report_row("symlink_loop:report.md", loop_at(in_out("report.md"))),
+    report_row("symlink_loop:in_folder", report_loop_in_folder),
     report_row("folder_at:csv/runs.csv", folder_at(in_out("csv/runs.csv"))),
     report_row("markup_in_file_name", report_markup_in_file_name),
     report_row("input_file_symlink", report_linked_log),
@@ -1294,6 +1319,7 @@ ROWS: list[Row] = [
     compare_row("input_subfolder_symlink", compare_linked_input_folder),
     compare_row("unwritable_output", compare_unwritable),
     compare_row("folder_at:json", folder_at(in_out("comparison.json"))),
+    compare_row("symlink_loop:json", loop_at(in_out("comparison.json"))),
     compare_row("input_file_symlink", compare_linked_log),
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
     *(compare_row(f"inspect_json_log:{attack}", compare_json_log(attack)) for attack in LOG_READER_ATTACKS),
@@ -1316,6 +1342,7 @@ ROWS: list[Row] = [
     calibrate_row("input_subfolder_symlink", calibrate_linked_images),
     calibrate_row("unwritable_output", calibrate_unwritable),
     calibrate_row("folder_at:out", folder_at(in_out("calibrated.jsonl"))),
+    calibrate_row("symlink_loop:out", loop_at(lambda box, paths: paths["out"])),
     calibrate_row("folder_at:tasks_out", folder_at(in_out("calibrated.tasks.csv"))),
     *(calibrate_row(attack, calibrate_decoding(attack)) for attack in DECODING_ATTACKS),
     *(calibrate_row(f"inspect_json_log:{attack}", calibrate_json_log(attack)) for attack in LOG_READER_ATTACKS),
