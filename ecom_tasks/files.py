@@ -707,7 +707,10 @@ class OutputFolder:
                 f"{target}: cannot be appended to ({exc.strerror}; a symbolic link is never followed)"
             ) from None
         try:
-            _require_regular(target, os.fstat(fd).st_mode, "written")
+            info = os.fstat(fd)
+            _require_regular(target, info.st_mode, "written")
+            if info.st_nlink > 1:  # the append would land in the file behind each other name too (an input?)
+                raise FileRefused(f"{target}: a hard link (one of {info.st_nlink} names of one file): not appended to")
             os.write(fd, text.encode("utf-8"))
             os.fsync(fd)
         finally:

@@ -27,6 +27,7 @@ waits for its own row.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -895,6 +896,15 @@ def judge_link_at_cache(box: Sandbox, paths: dict) -> Scenario:
     return Scenario([], SAFE, names=[link], replaced=[link])
 
 
+def judge_cache_linked_to_samples(box: Sandbox, paths: dict) -> Scenario:
+    """The reply cache a hard link to the samples file (one file, two names): appending replies would write into
+    the samples; refused before any grader call."""
+    paths["cache"].mkdir()
+    os.link(paths["samples"], paths["cache_file"])
+    check = no_requests(box.shared.grader, paths["model"])
+    return Scenario([], REFUSED, names=[paths["cache_file"]], check=check, writable=[])
+
+
 def judge_linked_model_folder(box: Sandbox, paths: dict) -> Scenario:
     elsewhere = box.victim_folder("colleague-lm-eval")
     shutil.move(paths["samples"], elsewhere / paths["samples"].name)
@@ -1350,6 +1360,7 @@ ROWS: list[Row] = [
     judge_row("symlink_at:results", judge_link_at("results")),
     judge_row("symlink_at:old_temporary_name", judge_link_at_old_temporary),
     judge_row("symlink_at:cache", judge_link_at_cache),
+    judge_row("hard_link_to_input:cache", judge_cache_linked_to_samples),
     judge_row("output_subfolder_symlink", judge_linked_model_folder),
     judge_row("fifo_input:samples", judge_fifo("samples")),
     judge_row("fifo_input:cache", judge_fifo("cache_file")),
