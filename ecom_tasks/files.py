@@ -148,10 +148,17 @@ def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[
         yield handle
 
 
+def _refuse_larger(path: PathLike, handle: IO[bytes], max_bytes: int | None) -> None:
+    """Refuse before reading a file larger than ``max_bytes`` (a sparse 50 GB file costs no disk to plant)."""
+    if max_bytes is not None and os.fstat(handle.fileno()).st_size > max_bytes:
+        raise FileRefused(f"{os.fspath(path)}: larger than {max_bytes} bytes: not read")
+
+
 def read_bytes(path: PathLike, *, inside: PathLike | None = None, max_bytes: int | None = None) -> bytes:
     with open_regular(path, inside=inside) as handle:
+        _refuse_larger(path, handle, max_bytes)
         data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
-    if max_bytes is not None and len(data) > max_bytes:
+    if max_bytes is not None and len(data) > max_bytes:  # it grew while read
         raise FileRefused(f"{os.fspath(path)}: larger than {max_bytes} bytes: not read")
     return data
 
@@ -245,8 +252,10 @@ def parse_json(text: str | bytes, source: str, row: int = 0, field: str = "-", *
     return value
 
 
-def read_json(path: PathLike, *, inside: PathLike | None = None, allow_nan: bool = False) -> Any:
-    return parse_json(read_text(path, inside=inside), os.fspath(path), allow_nan=allow_nan)
+def read_json(
+    path: PathLike, *, inside: PathLike | None = None, allow_nan: bool = False, max_bytes: int | None = None
+) -> Any:
+    return parse_json(read_text(path, inside=inside, max_bytes=max_bytes), os.fspath(path), allow_nan=allow_nan)
 
 
 def parse_json_document(text: str, source: str, *, allow_nan: bool = False) -> Any:
@@ -265,15 +274,17 @@ def parse_json_document(text: str, source: str, *, allow_nan: bool = False) -> A
 
 
 def json_lines(
-    path: PathLike, *, inside: PathLike | None = None, allow_nan: bool = False
+    path: PathLike, *, inside: PathLike | None = None, allow_nan: bool = False, max_bytes: int | None = None
 ) -> tuple[list[tuple[int, Any]], list[Problem]]:
     """``(line number, value)`` of every non-blank line, and a problem for each line that is not
-    UTF-8 or not valid JSON (every one is listed, none stops the reading)."""
+    UTF-8 or not valid JSON (every one is listed, none stops the reading); a file larger than ``max_bytes``
+    is refused unread."""
     source = os.fspath(path)
     values: list[tuple[int, Any]] = []
     problems: list[Problem] = []
     offset = 0
     with open_regular(path, inside=inside) as handle:
+        _refuse_larger(path, handle, max_bytes)
         for number, raw in enumerate(handle, start=1):
             start, offset = offset, offset + len(raw)
             try:
@@ -299,7 +310,9 @@ def check_inspect_log(path: PathLike, *, samples: bool = False) -> str:
     inflate past :data:`MAX_LOG_INFLATED_BYTES` (:func:`_inflating_problem`). Call it before any Inspect reader
     (``read_eval_log``, ``eval_set``) sees the file."""
     source = os.fspath(regular_file(path))
-    problem = json_problem(read_bytes(source), allow_nan=True)[1] if source.endswith(".json") else None
+    problem = None
+    if source.endswith(".json"):
+        problem = json_problem(read_bytes(source, max_bytes=MAX_LOG_INFLATED_BYTES), allow_nan=True)[1]
     if source.endswith(".eval"):
         problem = _inflating_problem(source, samples=samples)
     if problem is not None:
@@ -322,6 +335,7 @@ def read_inspect_log(path: PathLike, *, header_only: bool = False) -> Any:
 
 #: An Inspect ``.eval`` log whose members inflate past this in all (those a read opens; a sixteenth of it for a
 #: header read) is refused: Inspect inflates each member whole in memory (a 1 MB log of whitespace took 2 GB).
+#: A ``.json`` log, an lm-eval results or samples file, or a judge's file larger than this is refused unread.
 MAX_LOG_INFLATED_BYTES = 1024**3
 _ZSTD = 93  # the zip method number of zstandard, Inspect's own compression
 

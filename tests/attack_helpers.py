@@ -96,6 +96,17 @@ def make_fifo(path: Path) -> Path:
     return path
 
 
+def make_huge(path: Path) -> Path:
+    """A sparse file at ``path`` one byte over the bound of a log or results file read whole (no disk is used:
+    a colleague can plant a 50 GB one as cheaply)."""
+    from ecom_tasks.files import MAX_LOG_INFLATED_BYTES
+
+    path.unlink(missing_ok=True)
+    with path.open("wb") as handle:
+        handle.truncate(MAX_LOG_INFLATED_BYTES + 1)
+    return path
+
+
 def plant_symlink(path: Path, target: Path) -> Path:
     """A symlink at ``path`` (replacing what is there) pointing at ``target``."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,7 @@ from attack_helpers import (
     DECODING_ATTACKS,
     digest_changes,
     make_fifo,
+    make_huge,
     make_immutable,
     make_unwritable,
     names_file,
@@ -601,6 +602,28 @@ def report_json_log(attack: str) -> Callable[[Sandbox, Path], Scenario]:
     return prepare
 
 
+def refused_unread(path: Path, *also: Path) -> Callable[[subprocess.CompletedProcess], None]:
+    """The check that ``path`` (a sparse file over the bound) was refused by its size, not read and found bad."""
+
+    def check(proc: subprocess.CompletedProcess) -> None:
+        shown = proc.stdout + proc.stderr + "".join(p.read_text(encoding="utf-8") for p in also if p.is_file())
+        assert f"{path.name}: larger than" in shown, f"{path} was not refused by its size:\n{shown[-2000:]}"
+
+    return check
+
+
+def report_huge(name: str) -> Callable[[Sandbox, Path], Scenario]:
+    """A sparse file one byte over the bound, as an lm-eval results file or a ``.json`` Inspect log in the runs."""
+
+    def prepare(box: Sandbox, runs: Path) -> Scenario:
+        (runs / "lm" / "shop-model").mkdir(parents=True)
+        bad = make_huge(runs / name)
+        report = box.out / "report.md"
+        return Scenario([], SAFE, names=[bad], named_in=[report], check=refused_unread(bad, report))
+
+    return prepare
+
+
 def report_colleague_folder(box: Sandbox) -> Scenario:
     """A colleague's report (unmarked, the names a report writes) at ``--out``: refused, every file kept."""
     runs = report_inputs(box)
@@ -694,6 +717,15 @@ def compare_decoding(attack: str) -> Callable[[Sandbox, Path], Scenario]:
 def compare_json_log(attack: str) -> Callable[[Sandbox, Path], Scenario]:
     def prepare(box: Sandbox, runs: Path) -> Scenario:
         return Scenario([], SAFE, names=[poison_json_document(runs / INSPECT_JSON_LOG, attack)])
+
+    return prepare
+
+
+def compare_huge(name: str) -> Callable[[Sandbox, Path], Scenario]:
+    def prepare(box: Sandbox, runs: Path) -> Scenario:
+        (runs / "lm" / "shop-model").mkdir(parents=True)
+        bad = make_huge(runs / name)
+        return Scenario([], SAFE, names=[bad], check=refused_unread(bad))
 
     return prepare
 
@@ -941,6 +973,23 @@ def judge_decoding(attack: str) -> Callable[[Sandbox, dict], Scenario]:
     def prepare(box: Sandbox, paths: dict) -> Scenario:
         bad = poison_json_lines(paths["samples"], attack)
         return Scenario([], REFUSED, names=[bad], check=no_requests(box.shared.grader, paths["model"]))
+
+    return prepare
+
+
+def judge_huge(which: str) -> Callable[[Sandbox, dict], Scenario]:
+    def prepare(box: Sandbox, paths: dict) -> Scenario:
+        paths[which].parent.mkdir(parents=True, exist_ok=True)
+        bad = make_huge(paths[which])
+        if which == "lm_eval_results":  # only names the run: the grades go on
+            return Scenario([], SAFE, names=[bad], named_in=[paths["results"]], check=refused_unread(bad))
+        unread, unpaid = refused_unread(bad), no_requests(box.shared.grader, paths["model"])
+
+        def check(proc: subprocess.CompletedProcess) -> None:
+            unread(proc)
+            unpaid(proc)
+
+        return Scenario([], REFUSED, names=[bad], check=check)
 
     return prepare
 
@@ -1322,6 +1371,8 @@ ROWS: list[Row] = [
     Row("report", "colleague_folder_at_out", report_colleague_folder),
     *(report_row(attack, report_decoding(attack)) for attack in DECODING_ATTACKS),
     *(report_row(f"inspect_json_log:{attack}", report_json_log(attack)) for attack in LOG_READER_ATTACKS),
+    report_row("huge_file:lm_eval_results", report_huge(f"lm/shop-model/results_{STAMP}.json")),
+    report_row("huge_file:inspect_json_log", report_huge(INSPECT_JSON_LOG)),
     compare_row("symlink_at:json", compare_link_at_json),
     compare_row("output_is_input", compare_json_is_input),
     compare_row("output_is_symlink", compare_json_in_linked_folder),
@@ -1333,6 +1384,8 @@ ROWS: list[Row] = [
     compare_row("input_file_symlink", compare_linked_log),
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
     *(compare_row(f"inspect_json_log:{attack}", compare_json_log(attack)) for attack in LOG_READER_ATTACKS),
+    compare_row("huge_file:lm_eval_samples", compare_huge(f"lm/shop-model/samples_rair_hard_{STAMP}.jsonl")),
+    compare_row("huge_file:inspect_json_log", compare_huge(INSPECT_JSON_LOG)),
     *(
         compare_row(f"inspect_eval_samples:{attack}", compare_eval_samples(attack))
         for attack in ("deep_nesting", "huge_int")
@@ -1371,6 +1424,7 @@ ROWS: list[Row] = [
     judge_row("folder_at:results", folder_at(lambda box, paths: paths["results"], graded=True)),
     *(judge_row(attack, judge_decoding(attack)) for attack in DECODING_ATTACKS),
     judge_row("deep_nesting:lm_eval_results", judge_deep_lm_eval_results),
+    *(judge_row(f"huge_file:{which}", judge_huge(which)) for which in ("samples", "lm_eval_results", "cache_file")),
     embed_row("symlink_at:embedder.json", embed_link_at_meta),
     embed_row("output_subfolder_symlink", embed_linked_cache_folder),
     embed_row("fifo_input:cache_shard", embed_fifo_shard),

@@ -212,7 +212,7 @@ def read_samples(samples: SamplesFile) -> list[Item]:
     """Every logged item of ``samples``, in doc_id order; every problem of the file at once, as
     ``file:line:field`` (:class:`DataValidationError`), before anything is graded."""
     source = str(samples.path)
-    values, problems = files.json_lines(samples.path, inside=samples.root)
+    values, problems = files.json_lines(samples.path, inside=samples.root, max_bytes=files.MAX_LOG_INFLATED_BYTES)
     items: list[Item] = []
     first_line: dict[int, int] = {}
     for line, sample in values:
@@ -249,7 +249,7 @@ def lm_eval_run(samples: SamplesFile, warn: Warn = warn_stderr) -> dict[str, Any
         return {}
     left_out = f"left out of the judge's {RESULTS_PREFIX}*.json"
     try:
-        data = files.read_json(path, inside=samples.root)
+        data = files.read_json(path, inside=samples.root, max_bytes=files.MAX_LOG_INFLATED_BYTES)
     except EcomTasksError as exc:
         warn(f"{exc}; the lm-eval results file is {left_out}")
         return {}

@@ -182,7 +182,7 @@ def _inspect_units(path: str, design: Design) -> stats.Units:
 def _lm_eval_rows(path: Path, design: Design, *, judged: bool) -> list[tuple[str, Any, Any]]:
     """(unit id, logged outcome, item fields) of an lm-eval samples file, or of an ``ecom-tasks judge``
     grades file (``judged``)."""
-    values, problems = files.json_lines(path)
+    values, problems = files.json_lines(path, max_bytes=files.MAX_LOG_INFLATED_BYTES)
     if problems:
         raise ConfigurationError(str(problems[0]))
     rows = []

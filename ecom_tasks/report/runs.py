@@ -298,7 +298,7 @@ def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> li
     for path in _tracked(results_files, progress, "lm-eval results"):
         try:
             # lm-eval writes a metric that does not apply as a bare NaN: read, never written back.
-            data = files.read_json(path, allow_nan=True)
+            data = files.read_json(path, allow_nan=True, max_bytes=files.MAX_LOG_INFLATED_BYTES)
             if not isinstance(data, dict):
                 raise ValueError(f"{path}: a JSON {type(data).__name__}, not an lm-eval results object")
             runs += [judged_run(data, str(path))] if JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))

@@ -71,7 +71,9 @@ class ReplyCache:
             return
         if stat.S_ISLNK(mode):
             raise files.FileRefused(f"{self.path}: the judge reply cache is a symbolic link; not read or written")
-        values, _unreadable = files.json_lines(self.path)  # a FIFO or device is refused; bad lines are skipped
+        values, _unreadable = files.json_lines(
+            self.path, max_bytes=files.MAX_LOG_INFLATED_BYTES
+        )  # a FIFO or device is refused; bad lines are skipped
         for _line, value in values:  # a line that is not a cache entry is skipped
             if isinstance(value, dict) and isinstance(value.get("key"), str) and isinstance(value.get("reply"), str):
                 self.entries[value["key"]] = (value["reply"], str(value.get("stop_reason") or "stop"))
