@@ -82,6 +82,10 @@ GRADER_REPLIES = [
     ("The format is off after all.\nFinal Score: 3 → 1", None, CONFLICTING),  # a revised grade is no grade
     ("Final Score: 3 -> 2", None, CONFLICTING),
     ("Final Score: 2 => 3", None, CONFLICTING),
+    ("The unit is missing.\nFinal Score: 3, no wait, 2", None, CONFLICTING),  # revised after the grade
+    ("Final Score: 3 (maybe 2)", None, CONFLICTING),
+    ("Final Score: 3. Hmm, actually 1", None, CONFLICTING),
+    ("Final Score: 3 (10/10 on format)", 3, OK),  # no other grade of 0..3
     # no grade on the last line: a failure (asked again), never a guess
     ("Final Score: 2\nThe response is mostly right.", None, NO_GRADE),
     ("I think this is pretty good.", None, NO_GRADE),
