@@ -721,13 +721,9 @@ def compare_json_log(attack: str) -> Callable[[Sandbox, Path], Scenario]:
     return prepare
 
 
-def compare_huge(name: str) -> Callable[[Sandbox, Path], Scenario]:
-    def prepare(box: Sandbox, runs: Path) -> Scenario:
-        (runs / "lm" / "shop-model").mkdir(parents=True)
-        bad = make_huge(runs / name)
-        return Scenario([], SAFE, names=[bad], check=refused_unread(bad))
-
-    return prepare
+def compare_huge_json_log(box: Sandbox, runs: Path) -> Scenario:
+    bad = make_huge(runs / INSPECT_JSON_LOG)
+    return Scenario([], SAFE, names=[bad], check=refused_unread(bad))
 
 
 def compare_eval_samples(attack: str) -> Callable[[Sandbox, Path], Scenario]:
@@ -1384,8 +1380,7 @@ ROWS: list[Row] = [
     compare_row("input_file_symlink", compare_linked_log),
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
     *(compare_row(f"inspect_json_log:{attack}", compare_json_log(attack)) for attack in LOG_READER_ATTACKS),
-    compare_row("huge_file:lm_eval_samples", compare_huge(f"lm/shop-model/samples_rair_hard_{STAMP}.jsonl")),
-    compare_row("huge_file:inspect_json_log", compare_huge(INSPECT_JSON_LOG)),
+    compare_row("huge_file:inspect_json_log", compare_huge_json_log),
     *(
         compare_row(f"inspect_eval_samples:{attack}", compare_eval_samples(attack))
         for attack in ("deep_nesting", "huge_int")
