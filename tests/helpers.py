@@ -198,9 +198,12 @@ def parse_lm_eval_tables(stdout: str) -> dict[str, dict[str, dict[str, str]]]:
     return tables
 
 
-def lm_eval_logged(model_args: str, tasks: list[str], out: Path | str) -> dict[str, Any]:
-    """lm-eval's ``local-chat-completions`` with ``model_args`` over ``tasks`` (ours only), its results and
-    samples saved under ``out`` as ``lm_eval --output_path out --log_samples`` does; lm-eval's results."""
+def lm_eval_logged(
+    model_args: str, tasks: list[str], out: Path | str, *, model: str = "local-chat-completions"
+) -> dict[str, Any]:
+    """lm-eval's ``model`` (by default ``local-chat-completions``, with its chat template) with ``model_args`` over
+    ``tasks`` (ours only), its results and samples saved under ``out`` as ``lm_eval --output_path out
+    --log_samples`` does; lm-eval's results."""
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
 
@@ -208,19 +211,20 @@ def lm_eval_logged(model_args: str, tasks: list[str], out: Path | str) -> dict[s
 
     tracker = EvaluationTracker(output_path=str(out))
     results = lm_eval.simple_evaluate(
-        model="local-chat-completions",
+        model=model,
         model_args=model_args,
         tasks=tasks,
-        apply_chat_template=True,
+        apply_chat_template=model == "local-chat-completions",
         task_manager=task_manager(include_defaults=False),
         bootstrap_iters=0,
         log_samples=True,
         evaluation_tracker=tracker,
     )
-    tracker.save_results_aggregated(results=results, samples=results["samples"])
-    for task, samples in results["samples"].items():
-        tracker.save_results_samples(task_name=task, samples=samples)
-    return results
+    samples = results.pop("samples")  # as lm_eval's CLI does: the results file holds no samples
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for task, task_samples in samples.items():
+        tracker.save_results_samples(task_name=task, samples=task_samples)
+    return {**results, "samples": samples}
 
 
 def mark_build_folder(out: Path, benchmark: str) -> None:

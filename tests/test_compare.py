@@ -282,26 +282,11 @@ def test_a_rair_group_is_left_out_for_its_subtasks_its_value_being_their_mean_no
     """lm-eval's ``rair`` group reports the unweighted mean of its subtasks' Acc@2, Acc@4 and Macro-F1; its
     pooled items give other numbers (the demo: Acc@4 0.4203 pooled against the group's 0.3706), which compare
     ranked and differenced under the group's name. The group is left out with a note; its subtasks are compared."""
-    import lm_eval
-    from lm_eval.loggers import EvaluationTracker
-
-    from ecom_tasks.lm_eval_tasks import task_manager
     from ecom_tasks.report.compare import compare_runs, model_runs
     from ecom_tasks.report.runs import read_runs
 
-    tracker = EvaluationTracker(output_path=str(tmp_path))
-    results = lm_eval.simple_evaluate(
-        model="ecom-baseline",
-        tasks=["rair"],
-        task_manager=task_manager(include_defaults=False),
-        bootstrap_iters=0,
-        log_samples=True,
-        evaluation_tracker=tracker,
-    )
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for task, task_samples in samples.items():
-        tracker.save_results_samples(task_name=task, samples=task_samples)
+    results = lm_eval_logged("", ["rair"], tmp_path, model="ecom-baseline")
+    samples = results["samples"]
     subtasks = results["group_subtasks"]["rair"]
     group = results["results"]["rair"]["acc4,none"]
     assert group == pytest.approx(np.mean([results["results"][t]["acc4,none"] for t in subtasks]))

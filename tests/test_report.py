@@ -22,6 +22,7 @@ from ecom_tasks.offline import apply_offline
 
 apply_offline()
 
+from helpers import lm_eval_logged  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 
 from ecom_tasks.ecomeval.schema import CATEGORY_NAMES  # noqa: E402
@@ -92,24 +93,7 @@ def _register_lm_eval_script() -> str:
 
 
 def _run_lm_eval(model: str, out: Path) -> None:
-    import lm_eval
-    from lm_eval.loggers import EvaluationTracker
-
-    from ecom_tasks.lm_eval_tasks import task_manager
-
-    tracker = EvaluationTracker(output_path=str(out))
-    results = lm_eval.simple_evaluate(
-        model=model,
-        tasks=list(LM_EVAL_TASKS),
-        task_manager=task_manager(include_defaults=False),
-        bootstrap_iters=0,
-        evaluation_tracker=tracker,
-        log_samples=True,
-    )
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for task in results["configs"]:
-        tracker.save_results_samples(task_name=task, samples=samples[task])
+    lm_eval_logged("", list(LM_EVAL_TASKS), out, model=model)
 
 
 @pytest.fixture(scope="module")
