@@ -102,9 +102,9 @@ def panel_slug(graders: Sequence[Grader], method: str) -> str:
     return slug
 
 
-def panel_label(graders: Sequence[Grader], method: str) -> str:
-    """How a report row names the judge: the grader's model, or ``panel median(a, b, c)``."""
-    return graders[0].model if len(graders) == 1 else f"panel {method}({', '.join(g.model for g in graders)})"
+def panel_label(models: Sequence[str], method: str) -> str:
+    """How a run names its judge: the one grader's model, or ``panel median(a, b, c)``."""
+    return models[0] if len(models) == 1 else f"panel {method}({', '.join(models)})"
 
 
 @dataclass
@@ -434,7 +434,7 @@ async def grade_prepared(
         "grades_file": prepared.grades_name,
         **prepared.lm_eval,
         **settings.record(
-            judge=panel_label(graders, settings.method),
+            judge=panel_label([g.model for g in graders], settings.method),
             graders=[{"label": g.label, "model": g.model, "api_base": g.api_base} for g in graders],
             panel=settings.method if len(graders) > 1 else None,
         ),

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ecom_tasks.ecomeval.judge_run import panel_label
 from ecom_tasks.ecomeval.schema import CATEGORY_NAMES, DIFFICULTIES, LANGUAGE_NAMES
 from ecom_tasks.ecomeval.tasks import TABLE4_ORDER, TASKS, TASKS_BY_ID, EcomEvalTask, find_task
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER
-from ecom_tasks.results import LM_EVAL, MergedRun
+from ecom_tasks.results import LM_EVAL, MergedRun, Run
 from ecom_tasks.scorers.judge import PANEL_ROLE
+from ecom_tasks.scorers.panel import MEDIAN
 from ecom_tasks.tables import Column, Row, Slots, Table, assemble, data_and_flags, finish, paper_rows, run_row
 
 #: Table 2's and Table 3's column orders.
@@ -23,8 +25,11 @@ MULTIMODAL_TASKS = tuple((task_id, TASKS_BY_ID[task_id].abbreviation) for task_i
 TASK_PREFIX = "task/"
 
 
-def _panel(run: MergedRun) -> list[str]:
-    """An Inspect run's panel members (the ``graders`` parameter, else the ``grader_<n>`` roles)."""
+def panel_members(run: Run | MergedRun) -> list[str]:
+    """The models an Inspect run graded with (the ``graders`` parameter, else the ``grader_<n>`` roles, in their
+    order; none: its ``grader`` role, as an lm-eval run's judge is)."""
+    if run.framework == LM_EVAL:
+        return []
     named = str(run.info.get("graders") or "")
     if named and named != "roles":
         return [run.roles.get(name, name) for name in named.split(",")]
@@ -35,9 +40,9 @@ def _panel(run: MergedRun) -> list[str]:
 def _judge(run: MergedRun) -> str:
     """The row label's judge: one grader's model, or ``panel median(a, b, c)`` (Inspect roles, or the
     grader or panel ``ecom-tasks judge`` graded an lm-eval run with)."""
-    members = _panel(run) if run.framework != LM_EVAL else []
+    members = panel_members(run)
     if len(members) > 1:
-        return f"judge panel {run.info.get('panel') or 'median'}({', '.join(members)})"
+        return f"judge {panel_label(members, run.info.get('panel') or MEDIAN)}"
     judge = (members[0] if members else None) or run.roles.get("grader") or run.settings_dict.get("role:grader")
     if judge:
         return f"judge {judge}"

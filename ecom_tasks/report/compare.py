@@ -16,7 +16,9 @@ import numpy as np
 
 from ecom_tasks import files
 from ecom_tasks.ecomeval import metrics as ecomeval_metrics
+from ecom_tasks.ecomeval.judge_run import panel_label
 from ecom_tasks.ecomeval.metrics import Outcome
+from ecom_tasks.ecomeval.paper_tables import panel_members
 from ecom_tasks.ecomeval.schema import CATEGORIES as ECOMEVAL_CATEGORIES
 from ecom_tasks.errors import ConfigurationError, EcomTasksError, printable
 from ecom_tasks.monbench import metrics as monbench_metrics
@@ -30,7 +32,6 @@ from ecom_tasks.report.runs import JUDGED_FILE
 from ecom_tasks.results import FIXTURES, INSPECT, SAMPLES_FILE, UNKNOWN_DATA, UNREADABLE, Run
 from ecom_tasks.rmir import metrics as rmir_metrics
 from ecom_tasks.rmir.metrics import QueryOutcome
-from ecom_tasks.scorers.judge import PANEL_ROLE
 from ecom_tasks.scorers.kinds import CHOICE_RUNS, LABELS, RANKING, RUBRIC
 from ecom_tasks.scorers.panel import MEDIAN
 from ecom_tasks.tables import Column, Row, Table, file_slug
@@ -338,18 +339,10 @@ def _check_protocol(design: Design, a: ModelRun, b: ModelRun) -> None:
 def _protocol(run: Run) -> dict[str, str]:
     values = {key: str(value) for key, value in run.info.items() if value not in (None, "")}
     values.update(run.settings_dict)
-    # Inspect grades with the graders its task option names (roles or models), else the grader_<n> roles, else the
-    # grader role (inspect_judge.panel_models); a panel is named as an ecom-tasks judge run names it
-    # (judge_run.panel_label), whose one grader is its grader role.
-    named = values.get("graders", "roles") if run.framework == INSPECT else "roles"
-    numbered = sorted((m for m in map(PANEL_ROLE.match, run.roles) if m), key=lambda m: int(m.group(1)))
-    members = (
-        [run.roles.get(n, n) for n in named.split(",")] if named != "roles" else [run.roles[m.string] for m in numbered]
-    )
+    # Named as an ecom-tasks judge run names its judge in its grader role (judge_run.panel_label).
+    members = panel_members(run)
     if members:
-        values["judge"] = (
-            f"panel {values.get('panel', MEDIAN)}({', '.join(members)})" if len(members) > 1 else members[0]
-        )
+        values["judge"] = panel_label(members, values.get("panel", MEDIAN))
     elif "grader" in run.roles:
         values["judge"] = run.roles["grader"]
     return values
