@@ -227,7 +227,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     results = lm_eval.simple_evaluate(
         model="ecom-baseline",
         tasks=list(DEMO_LM_EVAL_TASKS),
-        task_manager=task_manager(),
+        task_manager=task_manager(include_defaults=False),  # our tasks only: skip lm-eval's 14,000-file index
         bootstrap_iters=0,
         evaluation_tracker=tracker,
     )

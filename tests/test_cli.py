@@ -312,6 +312,49 @@ def test_ecom_lm_eval_keeps_lm_evals_own_models() -> None:
     assert get_model("dummy").__name__ == "DummyLM"
 
 
+def _record_indexes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """``include_defaults`` of every lm-eval task index built from now on (in this process)."""
+    import lm_eval.tasks
+
+    built: list[bool] = []
+
+    class Recording(lm_eval.tasks.TaskManager):  # type: ignore[misc]
+        def __init__(self, *args, **kwargs) -> None:
+            built.append(kwargs.get("include_defaults", True))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(lm_eval.tasks, "TaskManager", Recording)
+    return built
+
+
+def test_ecom_lm_eval_skips_lm_evals_own_task_index_when_only_our_tasks_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Reading lm-eval's ~14,000 task files costs about 12 s a run, for nothing when every task is ours.
+    import lm_eval.tasks
+
+    from ecom_tasks.lm_eval_tasks import cli
+
+    built = _record_indexes(monkeypatch)
+    recording = lm_eval.tasks.TaskManager
+    cli.main(["--tasks", "rair_general,monbench_canonical", "--model", "ecom-baseline", "--limit", "1"])
+    # the check over the task folders, then lm-eval's own index for the run
+    assert built == [False, False]
+    assert lm_eval.tasks.TaskManager is recording, "lm-eval's class is put back after the run"
+    out = capsys.readouterr().out
+    assert "rair_general" in out and "monbench_canonical" in out
+
+
+def test_ecom_lm_eval_keeps_lm_evals_own_task_index_when_a_task_is_not_ours(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecom_tasks.lm_eval_tasks import cli
+
+    built = _record_indexes(monkeypatch)
+    with pytest.raises(SystemExit) as stopped:  # lm-eval's own task (not installed data here) or a typo: one message
+        cli.main(["--tasks", "rair_general,rair_hrd", "--model", "ecom-baseline", "--limit", "1"])
+    assert stopped.value.code == 1
+    assert built[:2] == [False, True], "lm-eval's run reads its whole index when a name is not in our folders"
+
+
 # --- a missing data file: one short message in every CLI --------------------------------------
 
 #: A record of lm-eval's own logger ("2026-01-01:12:00:00 INFO     [...] ...") and the second line of its
