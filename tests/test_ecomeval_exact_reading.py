@@ -92,6 +92,19 @@ REPLIES = [
     ("2 x 10 = 20, so the answer is $\\boxed{B}$.", "B"),
     ("\\boxed{\\text{B}}", "B"),
     ("\\boxed{B} or \\boxed{C}", None),
+    # A choice revised after it is made: the revised letter; a different letter left alone at the end: open.
+    ("B. Sneaker\n\nOn second thought, C.", "C"),
+    ("The answer is B. Wait, it's C.", "C"),
+    ("Answer: B\n\nActually (C) is right.", "C"),
+    ("I change my answer to D.", "D"),
+    ("B or C. Actually, C.", "C"),
+    ("Answer: B. Wait, C or D.", None),
+    ("The answer is B.\n\nC", None),
+    ("B. 20\n\nD", None),
+    ("B\n\nActually, B is correct.", "B"),
+    ("The answer is B.\n\nB", "B"),
+    ("The answer is B. Actually C is wrong.", "B"),  # speaks of C
+    ("Actually, I think B.", "B"),
 ]
 
 

@@ -95,6 +95,14 @@ GRADER_REPLIES = [
     ("", None, NO_GRADE),
     (None, None, NO_GRADE),
     ("3", None, NO_GRADE),  # a bare number is not the asked-for line
+    # the asked-for line broken over two lines, or its number bracketed: the grade a reader sees
+    ("The response is right.\nFinal Score:\n3", 3, OK),
+    ("The response is right.\n**Final Score:**\n**3**", 3, OK),
+    ("Final Score: [3]", 3, OK),
+    ("Final Score: (2)", 2, OK),
+    ("Final Score: [0-3]", None, CONFLICTING),  # the scale, not a grade
+    ("The response is right.\n3", None, NO_GRADE),  # no grade's name before the bare number
+    ("Final Score:\n2 or 3", None, NO_GRADE),  # no lone number under the name: a failure (asked again) either way
     # copies of the grader prompt give no grade; what the grader wrote itself is read (issue 26)
     (
         "Grades:\n3 = fully correct: it agrees with the reference in substance and meets every requirement of the "

@@ -29,9 +29,14 @@ _NUMBER = r"(-?\d+(?:\.\d+)?)"
 # an optional ":" "=" or full-width "：", markdown or quotes, the number, optionally "/ 3" or "out of 3".
 _GRADE = re.compile(
     r"(?<![A-Za-z])(?:final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数)"
-    r"[\s*_\"'`]*[:=：]?[\s*_\"'`]*" + _NUMBER + r"(?:[\s*]*(?:/|out\s+of)\s*" + _NUMBER + r")?",
+    r"[\s*_\"'`]*[:=：]?[\s*_\"'`]*[(\[]?" + _NUMBER + r"(?:[\s*]*(?:/|out\s+of)\s*" + _NUMBER + r")?[)\]]?",
     re.IGNORECASE,
 )
+# The grade's name closing a line, its number alone on the next ("Final Score:\n3", "**Final Score:**\n**3**").
+_NAME_ALONE = re.compile(
+    r"(?:final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数)[\s*_\"'`]*[:=：][\s*_\"'`]*$", re.I
+)
+_NUMBER_ALONE = re.compile(r"^[\s*_\"'`(\[]*-?\d+(?:\.\d+)?[)\]]?(?:\s*(?:/|out\s+of)\s*\d+)?[\s*_\"'`]*$", re.I)
 # What follows a grade when the grader hedges or revises it: "2 or 3", "2-3", "2 to 3", "2~3", "2或3", "3 → 1".
 _HEDGE = re.compile(r"^[\s*_\"'`]*(?:or|to|->|=>|→|⇒|-|–|~|或|至|到)\s*\d", re.IGNORECASE)
 # Another grade after the grade ("Final Score: 3, no wait, 2", "3 (maybe 2)"): the grader revises or hedges;
@@ -143,6 +148,8 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
     unquoted = _QUOTED.sub(lambda quote: " " if _GRADE.search(quote.group(0)) else quote.group(0), line)
     if any(c.isalnum() for c in unquoted):
         line = unquoted
+    if previous is not None and _NAME_ALONE.search(previous) and _NUMBER_ALONE.match(line):
+        line = f"{previous} {line}"
     found = list(_GRADE.finditer(line))
     if not found:
         return ParsedGrade(None, NO_GRADE, "no 'Final Score: N' on the last line")
@@ -212,6 +219,15 @@ _OPTION_LINE = re.compile(r"^[ \t]*[(\[]?((?-i:[A-J]))[).:\]][ \t]*(\S[^\n]*)$",
 # What reads as an answer (kept whole, never an echo on its own): a stated choice or a lone letter.
 _LETTER_ANSWER = re.compile(_ANSWER_IS.pattern + r"|(?<![A-Za-z])(?-i:[A-J])(?![A-Za-z])", re.IGNORECASE)
 _PREFIX = re.compile(r"^(?:final\s+answer|answer|output|result)\s*[:：]\s*", re.IGNORECASE)
+# A choice revised after it is made: "On second thought, C.", "Wait, it's C.", "Actually (C) is right".
+_REVISION = re.compile(
+    r"(?<![A-Za-z])(?:on\s+(?:second|further)\s+thought|actually|wait|correction|scratch\s+that"
+    r"|i\s+change\s+my\s+(?:answer|mind)(?:\s+to)?)[\s,:;.!-]*"
+    r"(?:(?:it'?s|it\s+is|make\s+it|(?:i'?ll\s+)?go\s+with|i\s+(?:say|pick|choose)|the\s+answer\s+is)\s+)?"
+    r"(?:option\s+)?[\"'(\[]*((?-i:[A-J]))[\"')\]]*"
+    r"(?=[ \t]*(?:[.!,;/\n]|$|or\b|is\s+(?:correct|right|better|the\s+(?:answer|best|right))))",
+    re.IGNORECASE,
+)
 
 
 def exact_answer(reference: str) -> str | None:
@@ -239,8 +255,24 @@ def option_letter(reply: str) -> str | None:
     """The option a reply picks: the last "answer is B" / "Answer: B", else its leading letter ("B. Trousers
     ...", "(B)") or its final line's ("... so\nB. 20"). A reply listing two or more options ("A. 10\nB. 20",
     copied or made up) picks none of them unless it states its answer. "Option C is wrong" speaks of C: it
-    picks C only when the reply states and leads with no other letter and speaks of no other option."""
+    picks C only when the reply states and leads with no other letter and speaks of no other option. A
+    revision after the choice ("On second thought, C.") picks the revised letter; a different letter left
+    alone on the last line ("The answer is B.\n\nC") leaves the choice open: none."""
     text = _TAG.sub(" ", _plain(reply)).replace("*", "").strip()
+    letter, end = _first_choice(text)
+    revisions = list(_REVISION.finditer(text, end if letter else 0))
+    if revisions:
+        last = revisions[-1]
+        other = _OTHER_LETTER.match(text, last.end())
+        return None if other and last.group(1) not in other.groups() else last.group(1)
+    if letter is None:
+        return None
+    lone = _LONE_LETTER.fullmatch(text, text.rfind("\n") + 1) if "\n" in text[end:] else None
+    return None if lone and lone.group(1) != letter else letter
+
+
+def _first_choice(text: str) -> tuple[str | None, int]:
+    """The letter a reply picks before any revision, and where its choice ends in ``text``."""
     stated = list(_ANSWER_IS.finditer(text))
     described = [m for m in stated if m.group("option") and _DESCRIBED.match(text, m.end())]
     stated = [m for m in stated if m not in described]
@@ -248,15 +280,17 @@ def option_letter(reply: str) -> str | None:
         last = stated[-1]
         letter = _stated_letter(last)
         other = _OTHER_LETTER.match(text, last.end())
-        return None if other and letter not in other.groups() else letter
+        return (None if other and letter not in other.groups() else letter), last.end()
     if any(len(set(pattern.findall(text))) > 1 for pattern in (_OPTION_ENTRY, _LONE_LETTER)):
-        return None
-    for candidate in (text, final_line(text) or ""):
-        lead = _LEADING_LETTER.match(candidate)
-        if lead:
-            return lead.group(1).upper()
+        return None, len(text)
+    lead = _LEADING_LETTER.match(text)
+    if lead:
+        return lead.group(1).upper(), lead.end()
+    lead = _LEADING_LETTER.match(final_line(text) or "")
+    if lead:
+        return lead.group(1).upper(), len(text)
     spoken_of = {_stated_letter(m) for m in described}
-    return spoken_of.pop() if len(spoken_of) == 1 else None
+    return (spoken_of.pop() if len(spoken_of) == 1 else None), len(text)
 
 
 def _stated_letter(match: re.Match[str]) -> str:
