@@ -572,6 +572,14 @@ def create_parents(path: PathLike) -> None:
         raise FileRefused(f"{parent}: cannot create the folder ({exc.strerror or exc})") from None
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether both exist and are one file (device and inode), whatever their names."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 class OutputFolder:
     """The folder a command writes into: every write lands below it, never through a symlink.
 
@@ -598,12 +606,16 @@ class OutputFolder:
         self._refuse_input(self.root)
 
     def _refuse_input(self, target: Path) -> None:
+        # Compared as paths and, where they exist, as files: on a case-insensitive file system (macOS,
+        # Windows) `DATA.jsonl` is `data.jsonl` under another spelling, as a hard link is on any.
         resolved = real_path(target)
         for source in self.inputs:
             real = real_path(source)
-            if resolved == real:
+            if resolved == real or _same_file(resolved, real):
                 raise FileRefused(f"{target}: is the input {source}; choose another output")
-            if real.is_dir() and resolved.is_relative_to(real):
+            if real.is_dir() and (
+                resolved.is_relative_to(real) or any(_same_file(parent, real) for parent in resolved.parents)
+            ):
                 raise FileRefused(f"{target}: lies inside the input {source}; choose another output")
 
     def path(self, name: PathLike) -> Path:

@@ -787,6 +787,14 @@ def calibrate_out_is_data(box: Sandbox, paths: dict) -> Scenario:
     return Scenario(argv, REFUSED, names=[paths["data"]], writable=[box.out])
 
 
+def calibrate_out_is_data_by_another_name(box: Sandbox, paths: dict) -> Scenario:
+    """The data under another name (a hard link here; another spelling on a case-insensitive file system)."""
+    other_name = paths["data"].with_name("DATA-" + paths["data"].name)
+    os.link(paths["data"], other_name)
+    argv = ["ecom-tasks", "calibrate", str(paths["log"]), "--data", str(paths["data"]), "--out", str(other_name)]
+    return Scenario(argv, REFUSED, names=[other_name], writable=[box.out])
+
+
 def calibrate_tasks_out_is_data(box: Sandbox, paths: dict) -> Scenario:
     argv = ["ecom-tasks", "calibrate", str(paths["log"]), "--data", str(paths["data"])]
     argv += ["--out", str(paths["out"]), "--tasks-out", str(paths["data"])]
@@ -1393,6 +1401,7 @@ ROWS: list[Row] = [
     calibrate_row("output_subfolder_symlink", calibrate_linked_subfolder),
     calibrate_row("output_is_input", calibrate_out_is_data),
     calibrate_row("output_is_input:tasks_out", calibrate_tasks_out_is_data),
+    calibrate_row("output_is_input:another_name", calibrate_out_is_data_by_another_name),
     calibrate_row("output_is_input:log", calibrate_out_is_log),
     calibrate_row("fifo_input:data", calibrate_fifo("data")),
     calibrate_row("fifo_input:log", calibrate_fifo("log")),

@@ -245,3 +245,15 @@ def test_an_output_that_cannot_be_written_is_found_before_any_log_is_read(inputs
     finally:
         locked.chmod(0o755)
     assert code == 2 and f"{locked}: the output folder cannot be written (Permission denied)" in printed, printed
+
+
+def test_an_output_that_is_the_data_under_another_name_is_refused(inputs, capsys):
+    """On a case-insensitive file system ``--out DATA.jsonl`` is ``data.jsonl``: the paths differ, the file is one.
+    A hard link is the same on any file system (and replacing it would replace the input on macOS)."""
+    data, log = inputs
+    other_name = data.with_name("DATA-" + data.name)
+    os.link(data, other_name)
+    before = tree(data.parent), log.read_bytes()
+    code, printed = calibrate(capsys, log, "--data", data, "--out", other_name)
+    assert code == 2 and f"{other_name}: is the input {data}; choose another output" in printed, printed
+    assert (tree(data.parent), log.read_bytes()) == before
