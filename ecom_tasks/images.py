@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ MAX_IMAGE_PIXELS = 89_478_485
 #: An allowed URL image: at most this many bytes, fetched within this many seconds, Content-Type image/*.
 MAX_URL_IMAGE_BYTES = 20 * 1024 * 1024
 URL_TIMEOUT_SECONDS = 30.0
+#: An image file: at most this many bytes (an uncompressed image at the pixel cap is about 268 MB).
+MAX_IMAGE_FILE_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,9 @@ def image_problem(data: bytes | Path | IO[bytes]) -> str | None:
     if isinstance(data, Path):
         try:
             with files.open_regular(data) as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size > MAX_IMAGE_FILE_BYTES:
+                    return f"{size:,} bytes is over the limit of {MAX_IMAGE_FILE_BYTES:,} bytes for an image file"
                 return image_problem(handle)
         except files.FileRefused as exc:
             return str(exc).removeprefix(f"{data}: ")
@@ -85,6 +91,29 @@ def bytes_to_data_uri(raw: bytes) -> str:
     except Exception:  # not checked (check=False) and unreadable: the MIME type is only a label
         mime = "image/png"
     return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+
+
+def file_image_bytes(ref: str) -> bytes:
+    """The bytes of the image file ``ref`` (the resolved path the load checked), read and checked again when
+    it is sent: a file swapped since the load for a symlink (to a colleague's key, say), a FIFO, a folder,
+    something too large or no image is refused by name, never followed, read or sent."""
+    path = Path(ref)
+    real = files.real_path(path)
+    if real != path:
+        raise files.FileRefused(f"{ref}: became a symbolic link (to {real}) after the data loaded: not read")
+    raw = files.read_bytes(path, max_bytes=MAX_IMAGE_FILE_BYTES)
+    problem = image_problem(raw)
+    if problem:
+        raise files.FileRefused(f"{ref}: {problem} (it changed after the data loaded)")
+    return raw
+
+
+def image_for_model(ref: str) -> str:
+    """An image reference as a model is sent it: a ``data:`` URI or URL as it is, a file's checked bytes
+    (:func:`file_image_bytes`) as a ``data:`` URI."""
+    if ref.startswith("data:") or ref.lower().startswith(("http://", "https://")):
+        return ref
+    return bytes_to_data_uri(file_image_bytes(ref))
 
 
 def data_uri_bytes(uri: str) -> bytes:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ecom_tasks import files
-from ecom_tasks.images import bytes_to_data_uri, data_uri_bytes
+from ecom_tasks.images import data_uri_bytes, file_image_bytes, image_for_model
 
 logger = logging.getLogger(__name__)
 
@@ -65,13 +65,6 @@ def settings_id(name: str, **settings: Any) -> str:
     return f"{name}({shown})"
 
 
-def image_url(image: str) -> str:
-    """What an OpenAI-style ``image_url`` part carries: a data URL (local files inlined) or the URL."""
-    if image.startswith(("http://", "https://", "data:")):
-        return image
-    return bytes_to_data_uri(files.read_bytes(image))
-
-
 def load_pil(image: str):
     import io
 
@@ -79,7 +72,7 @@ def load_pil(image: str):
 
     if image.startswith(("http://", "https://")):
         raise ValueError(f"this embedder reads local images only, not URLs ({image[:80]})")
-    data = data_uri_bytes(image) if image.startswith("data:") else files.read_bytes(image)
+    data = data_uri_bytes(image) if image.startswith("data:") else file_image_bytes(image)
     with Image.open(io.BytesIO(data)) as opened:
         return opened.convert("RGB")
 
@@ -237,7 +230,9 @@ class OpenAIEmbeddings:
             bodies.append((chunk, {**extra, "input": [self._text(inputs[i], role) for i in chunk]}))
         for i, item in enumerate(inputs):
             if item.image:
-                content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": image_url(item.image)}}]
+                content: list[dict[str, Any]] = [
+                    {"type": "image_url", "image_url": {"url": image_for_model(item.image)}}
+                ]
                 text = self._text(item, role)
                 if text:
                     content.append({"type": "text", "text": text})

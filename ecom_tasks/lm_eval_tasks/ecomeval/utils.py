@@ -4,7 +4,6 @@ match (:class:`EcomEvalExactTask`). Tasks, settings and metrics: EcomEval's READ
 
 from __future__ import annotations
 
-import base64
 import io
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,7 +15,7 @@ from ecom_tasks.ecomeval.metrics import Outcome, item_groups, summarize
 from ecom_tasks.ecomeval.protocol import load_items
 from ecom_tasks.ecomeval.scoring import exact_metric_keys, score_exact
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.images import ImageAccess
+from ecom_tasks.images import ImageAccess, data_uri_bytes, file_image_bytes
 from ecom_tasks.scorers import context_limit
 from ecom_tasks.scorers.kinds import RUBRIC
 from ecom_tasks.scorers.lm_eval import OutcomeTask
@@ -51,12 +50,13 @@ def load_docs(
 
 
 def doc_images(doc: dict) -> list[Any]:
-    """``doc_to_image``: the item's images (file paths or ``data:`` URIs) as PIL images (checked with pillow
-    when the data loaded)."""
+    """``doc_to_image``: the item's images (file paths or ``data:`` URIs, checked with pillow when the data
+    loaded) as PIL images; a file is read and checked again now (``images.file_image_bytes``), not reopened
+    by pillow wherever its path leads by now."""
     from PIL import Image
 
     return [
-        Image.open(io.BytesIO(base64.b64decode(ref.split(",", 1)[1])) if ref.startswith("data:") else ref)
+        Image.open(io.BytesIO(data_uri_bytes(ref) if ref.startswith("data:") else file_image_bytes(ref)))
         for ref in doc.get("images") or []
     ]
 
