@@ -71,7 +71,8 @@ def test_random_sets_match_sklearn_exactly(rows):
     outcomes = [outcome(g, p, industry=i, intent=t) for g, p, i, t in rows]
     gold = [LEVELS[g] for g, _, _, _ in rows]
     pred = [PRED_LABELS[p] for _, p, _, _ in rows]
-    expected = sklearn_metrics(gold, pred)
+    # Macro-F1 averages the levels present among the gold labels, overall as in every breakdown group.
+    expected = sklearn_metrics(gold, pred, tuple(level for level in LEVELS if level in gold))
     result = rair_metrics(outcomes)
     assert result["acc4"] == expected["acc4"]
     assert result["acc2"] == expected["acc2"]
@@ -86,13 +87,22 @@ def test_random_sets_match_sklearn_exactly(rows):
             if not members:
                 assert f"acc4/{part}" not in result
                 continue
-            # A breakdown group's Macro-F1 averages the levels present among its gold labels.
             present = [level for level in LEVELS if level in {gold[k] for k in members}]
             sub = sklearn_metrics([gold[k] for k in members], [pred[k] for k in members], present)
             assert result[f"acc4/{part}"] == sub["acc4"]
             assert result[f"acc2/{part}"] == sub["acc2"]
             assert result[f"macro_f1/{part}"] == sub["macro_f1"]
             assert result[f"n/{part}"] == len(members)
+
+
+def test_a_level_the_data_never_holds_is_not_a_class_every_model_fails():
+    # RAIR Hard holds no L1 (hard mining drops it): a model right on every item has Macro-F1 1, not 3/4.
+    gold = [1, 1, 2, 3, 3, 3]
+    assert rair_metrics([outcome(g, g) for g in gold])["macro_f1"] == 1.0
+    # By hand, over L2 / L3 / L4: L2 P=1 R=1/2 F=2/3; L3 P=R=0 F=0; L4 P=3/4 R=1 F=6/7.
+    pred = [1, 2, 3, 3, 3, 3]
+    result = rair_metrics([outcome(g, p) for g, p in zip(gold, pred)])
+    assert result["macro_f1"] == pytest.approx((2 / 3 + 0 + 6 / 7) / 3)
 
 
 def _random_rows(rng: random.Random, n: int) -> list[tuple[int, int, int, int]]:

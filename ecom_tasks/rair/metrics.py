@@ -82,10 +82,10 @@ def strict_view(numbers: Numbers) -> dict[str, float]:
     return {**numbers, **strict}
 
 
-def headline(outcomes: Sequence[Numbers], specs: Sequence[MetricSpec], *, group: bool = False) -> dict[str, float]:
-    """The selected label metrics, invalid and truncated rates, item count, from the items' numbers; in a
-    breakdown ``group`` Macro-F1 averages the levels present among its gold labels (README "Metrics")."""
-    result = summarize_labels(outcomes, LEVELS, specs, RELEVANT, present_only=group)
+def headline(outcomes: Sequence[Numbers], specs: Sequence[MetricSpec]) -> dict[str, float]:
+    """The selected label metrics, invalid and truncated rates, item count, from the items' numbers; Macro-F1
+    averages the levels present among the gold labels (README "Metrics")."""
+    result = summarize_labels(outcomes, LEVELS, specs, RELEVANT)
     result["truncated_rate"] = _ratio(sum(float(o.get("truncated", 0)) for o in outcomes), len(outcomes))
     return {key: result[key] for key in (*(spec.name for spec in specs), *COUNTS)}
 
@@ -151,7 +151,7 @@ def summarize(
         for name in names:
             members = [o.numbers for o in outcomes if getattr(o, field) == name]
             if members:
-                part = headline(members, specs, group=True)
+                part = headline(members, specs)
                 result.update({f"{m}/{field}/{group_key(field, name)}": part[m] for m in group_metric_names(specs)})
     for g, row in zip(LEVELS, confusion_matrix(numbers, LEVELS)):
         for p, count in zip(PRED_LABELS, row):

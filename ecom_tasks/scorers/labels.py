@@ -50,13 +50,11 @@ def label_pairs(
     outcomes: Sequence[Outcome],
     labels: Sequence[str],
     positive: Sequence[str] = (),
-    *,
-    present_only: bool = False,
 ) -> LabelPairs:
     """The ``labels``-kind metric input: one (gold, predicted) pair per (item, answer given).
 
-    ``present_only``: average over the labels that occur among the gold labels
-    (for breakdown groups, where a level may never occur).
+    A macro average runs over the labels that occur among the gold labels: a level the data never holds
+    (RAIR Hard has no L1) would otherwise count as a class every model scores 0 on, capping a perfect model.
     """
     gold: list[str] = []
     pred: list[str] = []
@@ -74,7 +72,7 @@ def label_pairs(
                 pred.append(answer)
                 weights.append(share)
     hard = all(w == 1.0 for w in weights) and len(weights) == len(outcomes)
-    averaged = tuple(label for label in labels if label in set(gold)) if present_only else tuple(labels)
+    averaged = tuple(label for label in labels if label in set(gold))
     negative = tuple(label for label in labels if label not in positive) if positive else ()
     return LabelPairs(gold, pred, averaged, tuple(positive), negative, None if hard else weights)
 
@@ -84,11 +82,9 @@ def summarize_labels(
     labels: Sequence[str],
     specs: Sequence[MetricSpec],
     positive: Sequence[str] = (),
-    *,
-    present_only: bool = False,
 ) -> dict[str, float]:
     """Every selected ``labels``-kind metric, plus ``invalid_rate`` and the item count ``n``."""
-    result = compute_metrics(specs, label_pairs(outcomes, labels, positive, present_only=present_only))
+    result = compute_metrics(specs, label_pairs(outcomes, labels, positive))
     result["invalid_rate"] = float(np.mean([float(o[f"pred_{INVALID}"]) for o in outcomes])) if outcomes else NAN
     result["n"] = float(len(outcomes))
     return result
