@@ -14,7 +14,7 @@ and, beside, the same figures for a naive analysis that ignores the design
 the categories), to show why the design matters.
 
 The metrics are computed by small numpy functions with the benchmarks' own
-definitions (Acc@4, Macro-F1 over four levels, MonBench's mean run accuracy,
+definitions (Acc@4, Macro-F1 over the levels present, MonBench's mean run accuracy,
 EcomEval's macro mean over categories on 0-100, recall@20); the statistics are
 the package's. Run: ``python benchmarks/compare_calibration.py [--reps 1000]``.
 """
@@ -37,6 +37,8 @@ LEVELS = 4
 def macro_f1(gold: np.ndarray, pred: np.ndarray) -> float:
     scores = []
     for level in range(LEVELS):
+        if not np.any(gold == level):
+            continue  # as RAIR's metric: a level absent from the gold labels is not averaged
         tp = np.sum((gold == level) & (pred == level))
         fp = np.sum((gold != level) & (pred == level))
         fn = np.sum((gold == level) & (pred != level))
