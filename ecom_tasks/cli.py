@@ -478,6 +478,11 @@ def build_parser() -> argparse.ArgumentParser:
     from ecom_tasks.construction import finite_number
     from ecom_tasks.scorers.judge import failure_share, number_option, positive_whole_number
 
+    def resample_count(value: str) -> int:
+        from ecom_tasks.report.stats import MIN_RESAMPLES  # imported only when the option is given (numpy, scipy)
+
+        return int(number_option(int, MIN_RESAMPLES, high=999_999_999)(value))
+
     parser = argparse.ArgumentParser(prog="ecom-tasks", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="tasks, groups, metrics, retrievers, datasets and plugins").set_defaults(func=cmd_list)
@@ -511,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--baseline", metavar="MODEL", help="'Which model is better': a forest plot against MODEL")
     report.add_argument(
         "--resamples",
-        type=positive_whole_number,
+        type=resample_count,
         help="resamples of the 'Which model is better' intervals (default: as compare)",
     )
     report.set_defaults(func=cmd_report)
@@ -523,7 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Defaults (None): ecom_tasks.report.stats.N_RESAMPLES and SEED, declared there once.
     compare.add_argument(
         "--resamples",
-        type=positive_whole_number,
+        type=resample_count,
         help="bootstrap and permutation resamples (default: stats.N_RESAMPLES, 2000)",
     )
     compare.add_argument("--seed", type=int, help="seed of the resampling (recorded; default: stats.SEED)")

@@ -366,3 +366,14 @@ def test_ecomeval_runs_graded_by_different_panels_or_a_panel_and_one_judge_are_n
     result = compare_runs([panel, named, by_role], metric="score", n_resamples=20)
     assert [(r.a, r.b) for r in result.records if r.kind == "pair"] == [("b", "e")]
     assert len(result.refused) == 2 and all("different judge" in line for line in result.refused)
+
+
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_too_few_resamples_are_refused_before_anything_is_read(command, tmp_path, capsys):
+    from ecom_tasks.cli import main
+
+    # 98 resamples put a 95% interval's ends on the first or second value from each end of the distribution.
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, str(tmp_path / "no-such-log"), "--resamples", str(stats.MIN_RESAMPLES - 1)])
+    assert exit_info.value.code == 2
+    assert "--resamples: must be a whole number from 99 to" in capsys.readouterr().err
