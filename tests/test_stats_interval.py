@@ -108,3 +108,22 @@ def test_strata_of_one_unit_each_give_no_interval_not_a_point():
     diff = stats.compare(_units(values, strata), _units([3, 3, 3, 3, 1], strata), _macro_mean(), "g", n_resamples=100)
     assert diff.estimate == pytest.approx(1.2) and diff.test == "none"
     assert math.isnan(diff.ci_low) and math.isnan(diff.ci_high) and math.isnan(diff.p_value)
+
+
+@pytest.mark.parametrize("right", [0, 30])
+def test_a_share_right_of_none_or_all_gets_the_exact_binomial_interval(right):
+    # 30 units all right (or all wrong): every bootstrap resample is too, so the bootstrap says [1, 1] (or [0, 0]).
+    values = [1.0] * right + [0.0] * (30 - right)
+    units, measure = _units(values), _mean()
+    assert stats.interval(units, measure, "g").ci_low == stats.interval(units, measure, "g").ci_high == right / 30
+    estimate = stats.interval(units, measure, "g", binary_key="g")
+    # Clopper-Pearson by hand: all right -> [(alpha/2)^(1/n), 1]; none right -> [0, 1 - (alpha/2)^(1/n)].
+    edge = 0.025 ** (1 / 30)
+    expected = (edge, 1.0) if right else (0.0, 1 - edge)
+    assert (estimate.ci_low, estimate.ci_high) == pytest.approx(expected)
+    assert estimate.estimate == right / 30
+
+
+def test_a_share_right_inside_zero_and_one_keeps_the_bootstrap_interval():
+    units, measure = _units([1.0] * 20 + [0.0] * 10), _mean()
+    assert stats.interval(units, measure, "g", binary_key="g") == stats.interval(units, measure, "g")

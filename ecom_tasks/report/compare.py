@@ -387,7 +387,9 @@ def compare_runs(
                 return Record(*where, seed=seed, n_resamples=n_resamples, **more)
 
             for run in task_runs:
-                estimate = stats.interval(run.units, measure, name, n_resamples=n_resamples, seed=seed)
+                estimate = stats.interval(
+                    run.units, measure, name, binary_key=design.binary.get(name), n_resamples=n_resamples, seed=seed
+                )
                 paper_ci = measure.all(run.units, "acc_ci") if benchmark == "monbench" and name == "acc" else None
                 result.records.append(
                     record("model", estimate, model=run.label, paper_ci=paper_ci, framework=run.run.framework)

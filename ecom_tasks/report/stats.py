@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -170,10 +170,27 @@ def _estimate(
 
 
 def interval(
-    units: Units, measure: Measure, metric: str, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
+    units: Units,
+    measure: Measure,
+    metric: str,
+    *,
+    binary_key: str | None = None,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
 ) -> Estimate:
-    """The metric on all units and its expanded percentile bootstrap interval over units (by stratum)."""
-    return _estimate(units, lambda chosen: measure(units, chosen, metric), n_resamples, seed)[0]
+    """The metric on all units and its expanded percentile bootstrap interval over units (by stratum).
+
+    A share of right units (``binary_key``, as for :func:`compare`) that is 0 or 1 gets the exact
+    (Clopper-Pearson) interval instead: every resample of all-right units is all right, so the bootstrap's
+    [1, 1] would claim a certainty that n units cannot give."""
+    estimate = _estimate(units, lambda chosen: measure(units, chosen, metric), n_resamples, seed)[0]
+    right = binary_outcomes(units, binary_key, measure, metric) if binary_key else None
+    if right is None or 0 < right.sum() < right.size:
+        return estimate
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(int(right.sum()), right.size, alpha=1 - CONFIDENCE, method="beta")
+    return replace(estimate, ci_low=float(low), ci_high=float(high))
 
 
 class NotComparable(ValueError):
