@@ -703,10 +703,23 @@ def compare_unwritable(box: Sandbox, runs: Path) -> Scenario:
     return Scenario(argv, REFUSED, names=[folder])
 
 
+def finished_lm_eval_run(runs: Path) -> Path:
+    """An lm-eval run folder whose results file says rair_hard finished, so compare reads its samples file
+    (without one, the samples are an unfinished run, left out unread)."""
+    folder = runs / "lm" / "shop-model"
+    folder.mkdir(parents=True)
+    results = {
+        "results": {"rair_hard": {"alias": "rair_hard", "acc2,none": 0.5}},
+        "configs": {"rair_hard": {"metadata": {}}},
+        "config": {"model": "local-chat-completions", "model_args": "model=shop-model"},
+    }
+    (folder / f"results_{STAMP}.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder
+
+
 def compare_decoding(attack: str) -> Callable[[Sandbox, Path], Scenario]:
     def prepare(box: Sandbox, runs: Path) -> Scenario:
-        folder = runs / "lm" / "shop-model"
-        folder.mkdir(parents=True)
+        folder = finished_lm_eval_run(runs)
         (folder / f"samples_rair_hard_{STAMP}.jsonl").write_text("", encoding="utf-8")
         bad = poison_json_lines(folder / f"samples_rair_hard_{STAMP}.jsonl", attack)
         return Scenario([], SAFE, names=[bad])
@@ -723,6 +736,12 @@ def compare_json_log(attack: str) -> Callable[[Sandbox, Path], Scenario]:
 
 def compare_huge_json_log(box: Sandbox, runs: Path) -> Scenario:
     bad = make_huge(runs / INSPECT_JSON_LOG)
+    return Scenario([], SAFE, names=[bad], check=refused_unread(bad))
+
+
+def compare_huge_lm_eval_samples(box: Sandbox, runs: Path) -> Scenario:
+    """lm-eval's per-item samples file, one byte over the bound of a file read whole: refused by its size."""
+    bad = make_huge(finished_lm_eval_run(runs) / f"samples_rair_hard_{STAMP}.jsonl")
     return Scenario([], SAFE, names=[bad], check=refused_unread(bad))
 
 
@@ -1389,6 +1408,7 @@ ROWS: list[Row] = [
     *(compare_row(attack, compare_decoding(attack)) for attack in DECODING_ATTACKS),
     *(compare_row(f"inspect_json_log:{attack}", compare_json_log(attack)) for attack in LOG_READER_ATTACKS),
     compare_row("huge_file:inspect_json_log", compare_huge_json_log),
+    compare_row("huge_file:lm_eval_samples", compare_huge_lm_eval_samples),
     *(
         compare_row(f"inspect_eval_samples:{attack}", compare_eval_samples(attack))
         for attack in ("deep_nesting", "huge_int")

@@ -275,7 +275,10 @@ def _lm_eval_run_units(run: Run, design: Design, listing: Callable[[Path], list[
     if not samples:
         raise NoSamples(f"{source}: {run.task} has no samples file (run lm-eval with --log_samples to compare it)")
     # A group's subtasks' files are one run: a unit's rows stay together whichever file holds them.
-    return _units(design, [row for path in samples for row in _lm_eval_rows(path, design, judged=False)])
+    rows = [row for path in samples for row in _lm_eval_rows(path, design, judged=False)]
+    if not rows:  # named: an emptied samples file is never passed over in silence
+        raise NoSamples(f"{', '.join(map(str, samples))}: {run.task}'s samples file holds no items; left out")
+    return _units(design, rows)
 
 
 # --- comparing --------------------------------------------------------------------------------------
