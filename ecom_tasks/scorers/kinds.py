@@ -37,8 +37,8 @@ RUBRIC = "rubric"
 class LabelPairs:
     """Gold and predicted labels, one pair per answer given (``INVALID`` for an unparseable one).
 
-    ``labels`` are the classes a macro average runs over (in a breakdown group:
-    those present in its gold labels); ``positive`` / ``negative`` the two sides
+    ``labels`` are the classes a macro average runs over (those present among
+    the gold labels); ``positive`` / ``negative`` the two sides
     of a binary split over the whole label set (empty: no split defined);
     ``weights`` the share of each pair (epoch-averaged answers), None when all are 1.
     """
@@ -160,7 +160,7 @@ BUILTIN_METRICS: tuple[MetricSpec, ...] = (
         "macro_f1",
         LABELS,
         lambda data: macro_f1(data.gold, data.pred, data.labels, sample_weight=data.weights),
-        description="Macro-F1 over the label set (zero_division=0)",
+        description="Macro-F1 over the labels present among the gold labels (zero_division=0)",
     ),
     MetricSpec("acc", CHOICE_RUNS, lambda data: data.accuracy_ci[0], description="mean accuracy over runs"),
     MetricSpec(
