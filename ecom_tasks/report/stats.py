@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -183,14 +183,14 @@ def interval(
     A share of right units (``binary_key``, as for :func:`compare`) that is 0 or 1 gets the exact
     (Clopper-Pearson) interval instead: every resample of all-right units is all right, so the bootstrap's
     [1, 1] would claim a certainty that n units cannot give."""
-    estimate = _estimate(units, lambda chosen: measure(units, chosen, metric), n_resamples, seed)[0]
     right = binary_outcomes(units, binary_key, measure, metric) if binary_key else None
     if right is None or 0 < right.sum() < right.size:
-        return estimate
+        return _estimate(units, lambda chosen: measure(units, chosen, metric), n_resamples, seed)[0]
     from statsmodels.stats.proportion import proportion_confint
 
+    # No bootstrap: its resamples would all equal the estimate (standard error 0).
     low, high = proportion_confint(int(right.sum()), right.size, alpha=1 - CONFIDENCE, method="beta")
-    return replace(estimate, ci_low=float(low), ci_high=float(high))
+    return Estimate(float(right.mean()), float(low), float(high), right.size, 0.0)
 
 
 class NotComparable(ValueError):
