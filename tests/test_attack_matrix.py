@@ -61,7 +61,7 @@ from attack_helpers import (
     running_as_root,
     tree_digest,
 )
-from helpers import TESTS_DIR, mark_report_folder, run_cli
+from helpers import TESTS_DIR, finished_lm_eval_results, mark_report_folder, run_cli
 from loopback.embeddings_server import serve_embeddings
 from loopback.openai_server import serve_openai_compatible
 
@@ -704,17 +704,8 @@ def compare_unwritable(box: Sandbox, runs: Path) -> Scenario:
 
 
 def finished_lm_eval_run(runs: Path) -> Path:
-    """An lm-eval run folder whose results file says rair_hard finished, so compare reads its samples file
-    (without one, the samples are an unfinished run, left out unread)."""
-    folder = runs / "lm" / "shop-model"
-    folder.mkdir(parents=True)
-    results = {
-        "results": {"rair_hard": {"alias": "rair_hard", "acc2,none": 0.5}},
-        "configs": {"rair_hard": {"metadata": {}}},
-        "config": {"model": "local-chat-completions", "model_args": "model=shop-model"},
-    }
-    (folder / f"results_{STAMP}.json").write_text(json.dumps(results), encoding="utf-8")
-    return folder
+    """An lm-eval run folder whose results file says rair_hard finished, so compare reads its samples file."""
+    return finished_lm_eval_results(runs / "lm" / "shop-model", "rair_hard", STAMP).parent
 
 
 def compare_decoding(attack: str) -> Callable[[Sandbox, Path], Scenario]:

@@ -11,7 +11,7 @@ import zlib
 import lm_eval.models  # noqa: F401  (lm-eval's own models registered before ours)
 import numpy as np
 import pytest
-from helpers import check_ok, lm_eval_logged, run_cli
+from helpers import check_ok, finished_lm_eval_results, lm_eval_logged, run_cli
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 from loopback.openai_server import serve_openai_compatible
@@ -265,13 +265,7 @@ def test_a_samples_line_that_is_no_object_is_refused_with_its_place(tmp_path, li
     from ecom_tasks.report.runs import read_runs
 
     stamp = "2026-01-01T00-00-00.000000"
-    results = {
-        "results": {"rair_general": {"acc4,none": 0.5}},
-        "configs": {"rair_general": {"metadata": {"benchmark": "rair"}}},
-        "config": {"model": "m"},
-        "date": 1.0,
-    }
-    (tmp_path / f"results_{stamp}.json").write_text(json.dumps(results), encoding="utf-8")
+    finished_lm_eval_results(tmp_path, "rair_general", stamp)
     samples = tmp_path / f"samples_rair_general_{stamp}.jsonl"
     samples.write_text(line + "\n", encoding="utf-8")
     runs, _, unreadable = model_runs(read_runs([tmp_path]))
