@@ -7,6 +7,7 @@ exclusive temporary file renamed into place, never onto an input.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import hashlib
@@ -803,6 +804,19 @@ class OutputFolder:
             raise FileRefused(f"{self.root}: the {self.what} cannot be written ({exc.strerror})") from None
         os.close(fd)
         os.unlink(temp)
+
+
+_private_root: Path | None = None
+
+
+def private_folder() -> OutputFolder:
+    """This process's own folder (made by ``mktemp``: mode 0700, a fresh name) for copies of checked inputs that
+    another library opens later by path; no other user can swap a file in it. Removed when the process exits."""
+    global _private_root
+    if _private_root is None:
+        _private_root = Path(tempfile.mkdtemp(prefix="ecom-tasks-"))
+        atexit.register(shutil.rmtree, _private_root, ignore_errors=True)
+    return OutputFolder(_private_root, what="private folder")
 
 
 def claim_folder(output: OutputFolder, marker: str, key: str, owner: str, *, option: str) -> None:

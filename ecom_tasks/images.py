@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
+import mimetypes
 import os
 import warnings
 from dataclasses import dataclass
@@ -79,18 +81,22 @@ def image_problem(data: bytes | Path | IO[bytes]) -> str | None:
     return None
 
 
-def bytes_to_data_uri(raw: bytes) -> str:
-    """A ``data:`` URI of encoded image bytes, with the MIME type pillow recognises (PNG if it cannot)."""
+def _mime_type(raw: bytes) -> str:
+    """The MIME type pillow recognises in encoded image bytes (PNG if it cannot)."""
     from PIL import Image
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(raw)) as image:  # reads the header only
-                mime = Image.MIME.get(image.format or "", "image/png")
+                return Image.MIME.get(image.format or "", "image/png")
     except Exception:  # not checked (check=False) and unreadable: the MIME type is only a label
-        mime = "image/png"
-    return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+        return "image/png"
+
+
+def bytes_to_data_uri(raw: bytes) -> str:
+    """A ``data:`` URI of encoded image bytes, with the MIME type pillow recognises (PNG if it cannot)."""
+    return f"data:{_mime_type(raw)};base64,{base64.b64encode(raw).decode('ascii')}"
 
 
 def file_image_bytes(ref: str) -> bytes:
@@ -114,6 +120,21 @@ def image_for_model(ref: str) -> str:
     if ref.startswith("data:") or ref.lower().startswith(("http://", "https://")):
         return ref
     return bytes_to_data_uri(file_image_bytes(ref))
+
+
+def image_for_inspect(ref: str) -> str:
+    """An image reference as an Inspect Sample holds it: a file's checked bytes (:func:`file_image_bytes`) copied
+    into this process's private folder (:func:`ecom_tasks.files.private_folder`), named by their sha256. Inspect
+    opens a Sample's image paths itself when the sample starts, following symlinks; the copy is what was checked,
+    whatever the data folder holds by then. A ``data:`` URI or URL as it is."""
+    if ref.startswith("data:") or ref.lower().startswith(("http://", "https://")):
+        return ref
+    raw = file_image_bytes(ref)
+    name = hashlib.sha256(raw).hexdigest() + (mimetypes.guess_extension(_mime_type(raw)) or "")
+    folder = files.private_folder()
+    if not folder.exists(name):
+        folder.write_bytes(name, raw)
+    return str(folder.path(name))
 
 
 def data_uri_bytes(uri: str) -> bytes:

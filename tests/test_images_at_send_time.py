@@ -1,6 +1,7 @@
 """Images we read when they are sent (lm-eval's ``doc_to_image``, RMIR's embedders) go through our file checks
 again: a file swapped after the data loaded (for a symlink to a colleague's file, a FIFO, a folder) is refused
-by name, never followed or sent. (Inspect reads a Sample's image paths itself at sample start: docs/security.md.)"""
+by name, never followed or sent. Inspect reads a Sample's image paths itself at sample start, so its Samples name
+our private copy of the checked bytes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from ecom_tasks.data import fixtures_dir
 from ecom_tasks.files import FileRefused
@@ -68,3 +70,61 @@ def test_a_file_swapped_after_the_load_is_refused_without_blocking(swap: str, tm
 def test_urls_and_data_uris_pass_as_they_are() -> None:
     assert image_for_model("data:image/png;base64,AAAA") == "data:image/png;base64,AAAA"
     assert image_for_model("https://example.com/a.png") == "https://example.com/a.png"
+
+
+def _sent_image_bytes(log_dir: Path) -> list[bytes]:
+    """The image bytes of every model call in the one log in ``log_dir`` (Inspect logs them as data URIs)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from ecom_tasks.images import data_uri_bytes
+
+    (info,) = list_eval_logs(str(log_dir))
+    log = read_eval_log(info, resolve_attachments=True)
+    assert log.status == "success" and log.samples
+    return [
+        data_uri_bytes(part.image)
+        for sample in log.samples
+        for event in sample.events
+        if event.event == "model"
+        for message in event.input
+        if isinstance(message.content, list)
+        for part in message.content
+        if part.type == "image"
+    ]
+
+
+def test_inspect_sends_the_checked_image_not_what_the_folder_holds_at_sample_start(tmp_path: Path) -> None:
+    """The attack Inspect's own reader would follow: after the task loaded, a colleague swaps the dataset's
+    image for a symlink to their private picture. Inspect opens a Sample's image paths itself at sample start;
+    the Sample holds our private copy of the checked bytes, so the picture sent is the one that was checked."""
+    from inspect_ai import eval as inspect_eval
+
+    from ecom_tasks.inspect_evals.rair import rair_visual
+
+    data = tmp_path / "data"
+    shutil.copytree(fixtures_dir("rair"), data)
+    task = rair_visual(data=str(data / "rair.jsonl"))
+    checked = {path.name: path.read_bytes() for path in (data / "images").iterdir()}
+    secret = tmp_path / "private" / "key.png"
+    secret.parent.mkdir()
+    Image.new("RGB", (8, 8), "purple").save(secret)  # a real image, none of the dataset's
+    for name in checked:
+        (data / "images" / name).unlink()
+        (data / "images" / name).symlink_to(secret)
+    inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path / "logs"), display="none")
+    sent = _sent_image_bytes(tmp_path / "logs")
+    assert sent and all(raw != secret.read_bytes() for raw in sent)
+    assert set(sent) <= set(checked.values())
+
+
+def test_the_private_copies_are_in_a_folder_only_this_user_can_enter(tmp_path: Path) -> None:
+    from ecom_tasks.files import private_folder
+    from ecom_tasks.images import image_for_inspect
+
+    image = tmp_path / "a.png"
+    Image.new("RGB", (4, 4), "red").save(image)
+    copy = Path(image_for_inspect(str(image)))
+    assert copy.parent == private_folder().root and copy.read_bytes() == image.read_bytes()
+    assert (copy.parent.stat().st_mode & 0o777) == 0o700
+    assert image_for_inspect(str(image)) == str(copy)  # one copy per content
+    assert image_for_inspect("data:image/png;base64,AAAA") == "data:image/png;base64,AAAA"

@@ -28,7 +28,7 @@ from ecom_tasks.ecomeval.protocol import load_items
 from ecom_tasks.ecomeval.schema import FIXTURES_LOCATION, MULTIMODAL_CATEGORY, TEXT_CATEGORIES
 from ecom_tasks.ecomeval.scoring import score_exact
 from ecom_tasks.ecomeval.variants import DEFAULT_GRADER, MAX_TOKENS
-from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
+from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, image_for_inspect
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
@@ -158,7 +158,10 @@ def ecomeval_dataset(
     for item in items:
         content: str | list[Any] = item.prompt
         if item.images:
-            content = [ContentText(text=item.prompt), *(ContentImage(image=image) for image in item.images)]
+            content = [
+                ContentText(text=item.prompt),
+                *(ContentImage(image=image_for_inspect(image)) for image in item.images),
+            ]
         samples.append(
             Sample(id=item.id, input=[ChatMessageUser(content=content)], target=item.target, metadata=item.fields)
         )

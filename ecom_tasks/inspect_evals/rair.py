@@ -16,7 +16,7 @@ from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.data import parse_flag
 from ecom_tasks.hookspecs import MetricSpec
-from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess
+from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, image_for_inspect
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import fixtures_location, task_metadata
@@ -102,7 +102,9 @@ def rair_scorer() -> Scorer:
 
 def _sample(item: RairItem) -> Sample:
     user = ChatMessageUser(
-        content=[ContentText(text=item.user_prompt), ContentImage(image=item.image)] if item.image else item.user_prompt
+        content=[ContentText(text=item.user_prompt), ContentImage(image=image_for_inspect(item.image))]
+        if item.image
+        else item.user_prompt
     )
     return Sample(
         id=item.id,

@@ -14,7 +14,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import TaskState
 
 from ecom_tasks.data import parse_flag
-from ecom_tasks.images import ImageAccess
+from ecom_tasks.images import ImageAccess, image_for_inspect
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.provenance import fixtures_location, task_metadata
 from ecom_tasks.rmir.embedders import DEFAULT_RETRIEVER
@@ -141,7 +141,9 @@ def rmir_scorer(
 def _sample(item: RmirItem, mode: str) -> Sample:
     model_input: Any = item.record.query_text  # no model is called in embed mode
     if mode == "reason_then_embed":
-        image: list[Content] = [ContentImage(image=item.record.query_image)] if item.record.query_image else []
+        image: list[Content] = (
+            [ContentImage(image=image_for_inspect(item.record.query_image))] if item.record.query_image else []
+        )
         model_input = [ChatMessageUser(content=[*image, ContentText(text=item.prompt)])]
     return Sample(id=item.id, input=model_input, target=list(item.record.positives), metadata=item.fields)
 

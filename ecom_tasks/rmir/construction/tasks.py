@@ -18,7 +18,7 @@ from inspect_ai.solver import TaskState, generate
 
 from ecom_tasks.construction import CUT_OFF, check_sha256, image_access_args, panel_task, read_jsonl, stage_metadata
 from ecom_tasks.data import ConfigurationError, parse_flag
-from ecom_tasks.images import ImageAccess
+from ecom_tasks.images import ImageAccess, image_for_inspect
 from ecom_tasks.rmir.construction import prompts
 from ecom_tasks.rmir.construction.assembly import DEFAULT_CONFIDENCE, DEFAULT_K_IMAGE, DEFAULT_K_TEXT, decide
 from ecom_tasks.rmir.construction.parsing import parse_filter, parse_generation, parse_judgement
@@ -92,7 +92,8 @@ def _input_rows(path: str | None, sha256: str | None, what: str) -> list[dict[st
 def _sample(sample_id: str, parts: list[prompts.Part], **metadata: Any) -> Sample:
     """One user message of the prompt's parts (texts and images in order)."""
     content: list[Content] = [
-        ContentImage(image=p.image) if isinstance(p, prompts.Image) else ContentText(text=p) for p in parts
+        ContentImage(image=image_for_inspect(p.image)) if isinstance(p, prompts.Image) else ContentText(text=p)
+        for p in parts
     ]
     return Sample(id=sample_id, input=[ChatMessageUser(content=content)], metadata=metadata)
 
