@@ -254,6 +254,32 @@ def test_runs_pair_by_their_data_not_by_how_a_framework_spells_its_location():
     assert len(refused) == 3 and all("different data" in line for line in refused)
 
 
+def test_runs_asked_with_another_prompt_or_task_version_are_not_paired():
+    # Logs of an older ecom-tasks whose prompt, grader prompt or task changed measure another protocol: the
+    # difference would mix the change into the model's. Versions pair within a framework (their numbering).
+    from ecom_tasks.report.compare import ModelRun, compare_runs
+    from ecom_tasks.results import Run
+    from ecom_tasks.rmir.metrics import QueryOutcome
+
+    def run(model: str, framework: str, info: dict) -> ModelRun:
+        record = Run("rmir", "rmir", framework, model, (), {}, "success", f"{model}.log", info=info, data="d.jsonl")
+        units = stats.Units(
+            tuple(f"q{i}" for i in range(6)),
+            tuple((QueryOutcome({"recall@20": v, "failed": 0}, "functional"),) for v in [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]),
+        )
+        return ModelRun(record, units, model)
+
+    now = {"prompt_version": "rmir-reason-1", "task_version": "2.1.0"}
+    a, b = run("a", "inspect", now), run("b", "inspect", now)
+    assert [r.kind for r in compare_runs([a, b], metric="recall@20", n_resamples=50).records].count("pair") == 1
+    for key, older in [("prompt_version", "rmir-reason-0"), ("task_version", "2.0.0")]:
+        result = compare_runs([a, run("old", "inspect", {**now, key: older})], metric="recall@20", n_resamples=50)
+        assert result.refused == [f"rmir/rmir: a and old not compared: different {key} ({now[key]} vs {older})"]
+        assert not [r for r in result.records if r.kind == "pair"]
+    lm_eval = run("c", "lm-eval", {"version": 1.0})  # another framework's numbering: not compared with 2.1.0
+    assert [r.kind for r in compare_runs([a, lm_eval], metric="recall@20", n_resamples=50).records].count("pair") == 1
+
+
 @pytest.mark.parametrize(
     "line", ["[1]", '"text"', "3", '{"doc": {"id": "a"}, "metrics": 5}', '{"doc": {"id": "a"}, "metrics": [["x"]]}']
 )

@@ -110,6 +110,11 @@ DESIGNS: dict[str, Design] = {
 }
 
 
+#: What a run records of how it asked and graded, checked for every benchmark wherever both runs record it: another
+#: prompt or grader prompt (an older ecom-tasks) is another protocol, not another model.
+RECORDED_PROTOCOL = ("prompt_version", "grader_prompt_version", "judge_temperature")
+
+
 @dataclass
 class ModelRun:
     """One model's run of one task with its per-unit outcomes."""
@@ -333,7 +338,9 @@ def _check_protocol(design: Design, a: ModelRun, b: ModelRun) -> None:
     if known and (a.run.data == FIXTURES) != (b.run.data == FIXTURES):
         raise stats.NotComparable(f"different data ({a.run.data} vs {b.run.data})")
     settings_a, settings_b = _protocol(a.run), _protocol(b.run)
-    for key in design.protocol:
+    # A task's version numbers are its framework's own (lm-eval's YAML ``version``, Inspect's ``task_version``).
+    versions = ("task_version", "version") if a.run.framework == b.run.framework else ()
+    for key in (*design.protocol, *RECORDED_PROTOCOL, *versions):
         value_a, value_b = settings_a.get(key), settings_b.get(key)
         if value_a is not None and value_b is not None and value_a != value_b:
             raise stats.NotComparable(f"different {key} ({value_a} vs {value_b})")
