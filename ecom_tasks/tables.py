@@ -296,11 +296,11 @@ def truncation_unknown(run: MergedRun) -> bool:
     return run.framework == LM_EVAL and run.benchmark in TRUNCATION_BENCHMARKS
 
 
-def run_row(slots: Slots, cells: Mapping[str, float | None], part: str = "", setting: str | None = None) -> Row:
+def run_row(slots: Slots, cells: Mapping[str, float | None], part: str = "") -> Row:
     data, flags = data_and_flags(slots.runs.values())
     return Row(
         model=slots.model,
-        setting=slots.setting if setting is None else setting,
+        setting=slots.setting,
         source=slots.source,
         cells={k: v for k, v in cells.items() if v is not None},
         part=part,
