@@ -291,12 +291,20 @@ def run_command_in_process(argv: list[str], env: dict[str, str], timeout: float)
     return subprocess.CompletedProcess(argv, code, stdout.getvalue(), stderr.getvalue())
 
 
+#: Files larger than this are described by inode and change time, not hashed.
+HASHED_BYTES = 64 * 1024 * 1024
+
+
 def _describe(path: Path) -> str:
     info = path.lstat()
     kind = stat.S_IFMT(info.st_mode)
     perms = oct(stat.S_IMODE(info.st_mode))
     if stat.S_ISLNK(info.st_mode):
         return f"symlink -> {os.readlink(path)}"
+    if stat.S_ISREG(info.st_mode) and info.st_size > HASHED_BYTES:
+        # A planted huge file (make_huge): any write to it changes its ctime, which no unprivileged process can
+        # set; hashing its gigabyte twice a row cost seconds and a gigabyte of memory.
+        return f"file {perms} {info.st_size} inode {info.st_ino} ctime {info.st_ctime_ns}"
     if stat.S_ISREG(info.st_mode):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         return f"file {perms} {info.st_size} {digest}"
