@@ -251,6 +251,10 @@ REPLIES = [
         "It might be L3, but it might also be L4.", None, None, AMBIGUOUS, RULE_CONFLICT, id="two-tentative-levels"
     ),
     pytest.param("I'll go with L3 over L4.", "L3", None, OK, RULE_START, id="over"),
+    # a level the item comes near is one it does not reach
+    pytest.param("L3 (close to L4)", "L3", None, OK, RULE_START, id="close-to"),
+    pytest.param("It's almost L4, but L3.", "L3", None, OK, RULE_START, id="almost"),
+    pytest.param("It's nearly L4. L3.", "L3", None, OK, RULE_STATED, id="nearly"),
     pytest.param(
         "I'd pick L3 instead of L4, as opposed to L2 for a brand clash.",
         "L3",

@@ -143,10 +143,11 @@ _HEADING_START = re.compile(r"[\s#*_>`]*")
 _CLAUSE_END = re.compile(r"[.!?;:,\n。、]")
 _SENTENCE_END = re.compile(r"[.!?;\n。]")
 # Negation, contrast, bounds and hypotheticals that come before a level, possibly with a few
-# filler words between ("can't be L4", "not a perfect match (L4)", "rather than L4").
+# filler words between ("can't be L4", "not a perfect match (L4)", "rather than L4", "almost L4").
 _PRE_CUE = re.compile(
     r"(?:(?:^|[^a-z'])(?:not|never|no|cannot|nor|neither|rather than|instead of|as opposed to|other than|except(?: for)?"
-    r"|excluding|exclude[sd]?|rul(?:e|es|ed|ing) out|reject(?:s|ed|ing)?|against|over|from|short of|beyond"
+    r"|excluding|exclude[sd]?|rul(?:e|es|ed|ing) out|reject(?:s|ed|ing)?|against|over|from|short of|beyond|almost|nearly"
+    r"|close to|bordering on|verging on"
     r"|at least|at most|above|below|than|to reach|to qualify(?: as| for)?|to count as|to earn|to deserve|to warrant"
     r"|to merit|to justify|to achieve|for it to be|in order to be|considering|weighing|comparing|checking|evaluating"
     r"|examining)|n't)$"
