@@ -283,6 +283,7 @@ REPLIES = [
         id="too-generous",
     ),
     pytest.param("Neither L1 nor L2; L3.", "L3", None, OK, RULE_START, id="neither-nor"),
+    pytest.param("Neither L1, L2 nor L4: L3.", "L3", None, OK, RULE_START, id="neither-comma-list-nor"),
     pytest.param(
         "The item is not a perfect match (L4), but it is closely relevant (L3).",
         "L3",

@@ -258,7 +258,8 @@ _HEDGE_GAP = re.compile(
 _DANGLING_HEDGE = re.compile(
     r"[\s,(]*(?:or|/|vs\.?|versus|或者?|还是)\s*(?:maybe|perhaps|possibly|可能|也许)?[\s.…]*", re.I
 )
-_CARRY_GAP = re.compile(r"\s*(?:,?\s*(?:or|nor|and)|/|或者?|和|、|也不是|也非)\s*", re.IGNORECASE)
+_CARRY_GAP = re.compile(r"\s*(?:,?\s*(?:or|nor|and)|/|或者?|和|、|也不是|也非|,)\s*", re.IGNORECASE)
+_COMMA_GAP = re.compile(r"\s*,\s*")
 # What separates the levels of a reply that loops ("L3 L4 L3", "L3, L4", "L3.\nL4").
 _RUN_ON_GAP = re.compile(r"[\s,.;、。，；*_`\"'>#|]*")
 _DEFINITION_TAIL = re.compile(r"[*_`]*\s*(?::|\s[-–—]\s)")
@@ -551,10 +552,12 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             opening = _LEVEL_CONDITION.match(region[start:end].lstrip(_DECOR_CHARS))
             if opening and int(opening.group(1)) == mention.number:
                 mention.reject("an instruction for that level")
-    # A negation carries over a list: "not L4 or L3", "neither L1 nor L2".
+    # A negation carries over a list: "not L4 or L3", "neither L1 nor L2"; over a comma only when a later join
+    # closes the list ("neither L1, L2 nor L4", but "not L4, L3" is L3).
     for chain in _chains(region, mentions, _CARRY_GAP):
-        for previous, mention in zip(chain, chain[1:]):
-            if previous.role == REJECTED and previous.carries:
+        joins = [not _COMMA_GAP.fullmatch(region, a.end, b.start) for a, b in zip(chain, chain[1:])]
+        for index, (previous, mention) in enumerate(zip(chain, chain[1:])):
+            if previous.role == REJECTED and previous.carries and any(joins[index:]):
                 mention.reject(previous.why, carries=True)
     # A correction supersedes the levels asserted before it (when a level is asserted after it).
     asserted = [m.start for m in mentions if m.role == ASSERTED]
