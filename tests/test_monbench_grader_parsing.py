@@ -64,6 +64,9 @@ CASES = [
     # Markdown.
     ("**Answer:** <Label>**B**</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("### Final answer\n`<Label>C</Label>`", "label", INTENT, "C", "C"),
+    # LaTeX's answer box (reasoning models trained on maths).
+    ("<Label>\\boxed{B}</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>$\\boxed{\\text{B}}$</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     # Chinese.
     ("两个查询是互补关系。\n<Label>B</Label>", "label", INTENT, "B", "B"),
     ("<Label>选项B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
@@ -97,6 +100,7 @@ CASES = [
     ("<Answer>Narrowed</Answer>", "content", INTENT, "C", UNKNOWN_CONTENT),
     ("<Answer>Substitutes</Answer>", "content", INTENT, "A", UNKNOWN_CONTENT),
     ("<Answer>Exact match</Answer>", "content", RELATION, "D", "D"),
+    ("<Answer>\\boxed{Complement}</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>Exact Matches</Answer>", "content", RELATION, "D", UNKNOWN_CONTENT),
     ("<Answer>B. Complementary</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>Complement, because both are ILIA products</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),

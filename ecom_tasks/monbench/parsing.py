@@ -190,9 +190,17 @@ def _letters(positions: list[int] | set[int]) -> str:
     return ", ".join(LETTERS[i] for i in sorted(positions))
 
 
+# LaTeX's answer box, as reasoning models write it: "\boxed{B}", "$\boxed{\text{Complement}}$".
+_BOXED = re.compile(r"^\s*\$*\s*\\boxed\s*\{\s*(?:\\text\s*\{([^{}]*)\}|([^{}]*))\s*\}\s*\$*\s*$")
+
+
 def _clean(value: str) -> str:
-    """A tag's value without markdown emphasis, surrounding quotes and trailing punctuation (NFKC)."""
-    return _trim(unicodedata.normalize("NFKC", value), _MARKDOWN + _QUOTES)
+    """A tag's value without markdown emphasis, a LaTeX answer box, surrounding quotes and trailing punctuation
+    (NFKC)."""
+    value = unicodedata.normalize("NFKC", value)
+    if boxed := _BOXED.match(value):
+        value = boxed.group(1) if boxed.group(1) is not None else boxed.group(2)
+    return _trim(value, _MARKDOWN + _QUOTES)
 
 
 def _words(text: str) -> tuple[str, ...]:
