@@ -169,6 +169,8 @@ CASES = [
         CONFLICTING_TAGS,
     ),
     ("** Valid Examples**\n<Label>A</Label>", "label", INTENT, NO_TAG, "A"),  # issue 26: the example at A
+    # The format block copied in the model's own words: its example is still the prompt's.
+    ("Output: <Label>A/B/C/D</Label>\nExample: <Label>A</Label>", "label", INTENT, NO_TAG, CONFLICTING_TAGS),
     ("** Valid Examples**\n<Label>A</Label> <Answer>Narrowing</Answer>", "label_content", INTENT, NO_TAG, "A"),
     (  # issue 26: the placeholder list beside a label is the format line copied
         "<Label>B</Label> <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>",

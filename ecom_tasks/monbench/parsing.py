@@ -181,7 +181,8 @@ _ANSWER_PLACEHOLDERS = {_key("/".join(labels)) for labels in RELATION_LABELS.val
     _key(OPEN_CONTENT_PLACEHOLDER)
 }
 _EXAMPLES_HEADER = re.compile(
-    r"^[\s*_#]*" + re.escape(VALID_EXAMPLES_HEADER.strip("* ")).replace(r"\ ", r"\s*") + r"?[\s*_#:：]*$",
+    # ... also without its first word, as a paraphrased copy of the format block writes it ("Example:")
+    r"^[\s*_#]*(?:" + re.escape(VALID_EXAMPLES_HEADER.strip("* ")).replace(r"\ ", r"\s*)?") + r"?[\s*_#:：]*$",
     re.IGNORECASE,
 )
 
