@@ -298,6 +298,12 @@ REPLIES = [
     pytest.param("L4, or rather L3", "L3", None, OK, RULE_START, id="or-rather"),
     pytest.param("Is it L4? No, the colour differs. L3.", "L3", None, OK, RULE_STATED, id="question-then-answer"),
     pytest.param("If I had to choose, I would say L3.", "L3", None, OK, RULE_START, id="if-i-had-to-choose"),
+    # "unless": the level stands with a caveat, and gives way to a level asserted after it
+    pytest.param(
+        "L3 unless the shade matches, in which case L4.", "L3", None, OK, RULE_START, id="unless-in-which-case"
+    ),
+    pytest.param("L4 unless the brand is fake.", "L4", None, OK, RULE_START, id="unless-caveat"),
+    pytest.param("L4, unless the colour matters. It does, so L3.", "L3", None, OK, RULE_STATED, id="unless-then-level"),
     pytest.param(
         "If the colour were exact I'd say L4, but it isn't, so L3.",
         "L3",

@@ -149,7 +149,7 @@ _PRE_CUE = re.compile(
     r"|excluding|exclude[sd]?|rul(?:e|es|ed|ing) out|reject(?:s|ed|ing)?|against|over|from|short of|beyond|almost|nearly"
     r"|close to|bordering on|verging on"
     r"|at least|at most|above|below|than|to reach|to qualify(?: as| for)?|to count as|to earn|to deserve|to warrant"
-    r"|to merit|to justify|to achieve|for it to be|in order to be|considering|weighing|comparing|checking|evaluating"
+    r"|to merit|to justify|to achieve|for it to be|in order to be|in which case|considering|weighing|comparing|checking|evaluating"
     r"|examining)|n't)$"
 )
 _FILLER = frozenset(
@@ -184,7 +184,7 @@ _POST_CUE = re.compile(
     r"|isn't|wasn't|doesn't|does not|did not|didn't|wouldn't|won't|can't|cannot|fails?\b"
     rf"|(?:would|could|might|may)\b(?!{_ACCEPTING})"
     r"|requires?\b|required\b|needs?\b|needed\b|demands?\b|calls? for\b|only (?:if|when|applies)"
-    r"|if\b(?!\s+(?:i|we|one)\s+(?:had|have|must|were)\s+to\b)(?!\s+forced\b)|unless\b|when\b|once\b|provided\b"
+    r"|if\b(?!\s+(?:i|we|one)\s+(?:had|have|must|were)\s+to\b)(?!\s+forced\b)|when\b|once\b|provided\b"
     r"|had it been|were it|means\b|implies\b|=|applies\b|is when|is defined|cases?\b"
     r"|的话|需要|需|要求|必须|前提|才(?:行|可以|成立|对|能)|不(?:合适|成立|对|正确|妥当|适用|符合|可能|太合适|恰当|准确|行)"
     r"|(?:太|偏|过|有点|有些)(?:高|低|严|松)|被排除|(?:可以|应)?排除|意味着|表示|是指|指的是|适用于|对应|以上|以下|及以上|及以下"
@@ -202,6 +202,9 @@ _TENTATIVE = re.compile(
     r"|乍看|初看|看起来|看似|似乎",
     re.IGNORECASE,
 )
+# "L3 unless the shade matches": the level stands with a caveat, and gives way like a conceded one
+# ("L4, unless the colour matters. It does, so L3.").
+_UNLESS = re.compile(r"[\s*_`\"')\]】」]*,?\s*unless\b", re.IGNORECASE)
 _TURN = re.compile(r"\b(?:but|however|yet)\b|但是?|不过|然而", re.IGNORECASE)
 # A turn that says no to the level outright: "could be L4 at first sight, but it is not."
 _TURNED_DOWN = re.compile(
@@ -518,6 +521,8 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             mention.reject("negated or contrasted", carries=True)
         elif _for_cue(clause) or clause.strip().lower() == "to be":
             mention.reject("hypothetical")
+        elif unless := _UNLESS.match(region, mention.end):
+            tentative[mention.start] = unless.end()
         elif _POST_CUE.match(region, mention.end):
             mention.reject("hypothetical or rejected")
         elif (verdict := _VERDICT.match(region, mention.end)) and verdict.group("no"):
