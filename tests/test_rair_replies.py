@@ -255,6 +255,9 @@ REPLIES = [
     pytest.param("L3 (close to L4)", "L3", None, OK, RULE_START, id="close-to"),
     pytest.param("It's almost L4, but L3.", "L3", None, OK, RULE_START, id="almost"),
     pytest.param("It's nearly L4. L3.", "L3", None, OK, RULE_STATED, id="nearly"),
+    # ... only right before the level: here the colon gives the answer, and "almost certainly" is sure
+    pytest.param("It's nearly a perfect match: L4.", "L4", None, OK, RULE_START, id="nearly-a-description-then-level"),
+    pytest.param("This is almost certainly L3.", "L3", None, OK, RULE_START, id="almost-certainly"),
     pytest.param(
         "I'd pick L3 instead of L4, as opposed to L2 for a brand clash.",
         "L3",

@@ -143,11 +143,10 @@ _HEADING_START = re.compile(r"[\s#*_>`]*")
 _CLAUSE_END = re.compile(r"[.!?;:,\n。、]")
 _SENTENCE_END = re.compile(r"[.!?;\n。]")
 # Negation, contrast, bounds and hypotheticals that come before a level, possibly with a few
-# filler words between ("can't be L4", "not a perfect match (L4)", "rather than L4", "almost L4").
+# filler words between ("can't be L4", "not a perfect match (L4)", "rather than L4").
 _PRE_CUE = re.compile(
     r"(?:(?:^|[^a-z'])(?:not|never|no|cannot|nor|neither|rather than|instead of|as opposed to|other than|except(?: for)?"
-    r"|excluding|exclude[sd]?|rul(?:e|es|ed|ing) out|reject(?:s|ed|ing)?|against|over|from|short of|beyond|almost|nearly"
-    r"|close to|bordering on|verging on"
+    r"|excluding|exclude[sd]?|rul(?:e|es|ed|ing) out|reject(?:s|ed|ing)?|against|over|from|short of|beyond"
     r"|at least|at most|above|below|than|to reach|to qualify(?: as| for)?|to count as|to earn|to deserve|to warrant"
     r"|to merit|to justify|to achieve|for it to be|in order to be|in which case|considering|weighing|comparing|checking|evaluating"
     r"|examining)|n't)$"
@@ -477,8 +476,15 @@ def _is_attribute(label: str) -> bool:
     return name in _ITEM_FIELDS or canonical_dimension(name) is not None
 
 
+# A level the item only comes near ("almost L4", "close to L4"); right before the level only: "nearly a perfect
+# match: L4" asserts L4.
+_NEAR_CUE = re.compile(r"(?:^|[^a-z'])(?:almost|nearly|close to|bordering on|verging on)$")
+
+
 def _pre_cue(pre: str) -> bool:
     text = pre.lower().rstrip(" \t\"'*([【“「")
+    if _NEAR_CUE.search(text[-20:]):
+        return True
     for _ in range(6):
         if _PRE_CUE.search(text[-40:]):  # a cue is at most 15 characters
             return True
