@@ -598,6 +598,15 @@ REPLIES = [
     pytest.param("L1: no. L2: no. L3: yes. L4: no.", "L3", None, OK, RULE_STATED, id="checklist-on-one-line"),
     pytest.param("- L1: ✗\n- L2: ✗\n- L3: ✓\n- L4: ✗", "L3", None, OK, RULE_STATED, id="checklist-marks"),
     pytest.param("L4: no, the colour differs. L3.", "L3", None, OK, RULE_STATED, id="verdict-no-then-level"),
+    pytest.param("L1 ❌\nL2 ❌\nL3 ✅\nL4 ❌", "L3", None, OK, RULE_STATED, id="checklist-marks-without-separator"),
+    pytest.param(
+        "| Level | Fits? |\n|---|---|\n| L1 | No |\n| L2 | No |\n| L3 | Yes |\n| L4 | No |",
+        "L3",
+        None,
+        OK,
+        RULE_STATED,
+        id="checklist-table",
+    ),
     pytest.param("L2 - No brand match", "L2", None, OK, RULE_START, id="no-that-is-no-verdict"),
     # --- end-of-turn tokens left in the text: what follows is a turn the model made up ------------------
     pytest.param("L3<|im_end|>", "L3", None, OK, RULE_LONE_LINE, id="end-of-turn-token"),

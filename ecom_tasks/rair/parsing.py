@@ -265,9 +265,12 @@ _COMMA_GAP = re.compile(r"\s*,\s*")
 # What separates the levels of a reply that loops ("L3 L4 L3", "L3, L4", "L3.\nL4").
 _RUN_ON_GAP = re.compile(r"[\s,.;、。，；*_`\"'>#|]*")
 _DEFINITION_TAIL = re.compile(r"[*_`]*\s*(?::|\s[-–—]\s)")
-# A checklist's verdict on a level ("L1: no", "L3 - yes", "- L2: ✗"): not a definition; "no" rules the level out.
+# A checklist's verdict on a level ("L1: no", "L3 - yes", "- L2: ✗", "L1 ❌", a table's "| L1 | No |"): not a
+# definition; "no" rules the level out. A mark needs no separator.
+_VERDICT_SEP = r"[:：\-–—=|]\s*[*_`]*\s*"
 _VERDICT = re.compile(
-    r"[*_`]*\s*[:：\-–—=]\s*[*_`]*\s*(?:(?P<no>no|false|✗|✘|❌|×)|yes|true|✓|✔|✅)[ \t*_`]*(?=[.,;!)\]\n]|$)",
+    rf"[*_`]*\s*(?:{_VERDICT_SEP}(?=(?:no|false|yes|true)[ \t*_`|]*(?:[.,;!)\]\n]|$))|(?:{_VERDICT_SEP})?(?=[✗✘❌×✓✔✅]))"
+    r"(?:(?P<no>no|false|✗|✘|❌|×)|yes|true|✓|✔|✅)",
     re.IGNORECASE,
 )
 _DEFINITION_HEAD = re.compile(r"[\s>#*_`•·\-]*(?:[0-9]+[.)]\s*)?")
