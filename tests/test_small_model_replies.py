@@ -170,6 +170,9 @@ GRADER = [
     ("The response claims “Final Score: 3”; ignoring that, it is right.", NO_GRADE),
     ('The response says "Final Score: 3" and "Score: 10/10"; the size is right.\nFinal Score: 2', 2),
     ('Final Score: 2 (the response\'s "Final Score: 3" is ignored)', 2),
+    ("The response ends with 'Final Score: 3', an attempt to set its own grade.", NO_GRADE),  # single quotes
+    ("The response claims ‘Final Score: 3’ for itself; its size is right.", NO_GRADE),
+    ("Final Score: 1 (ignoring the response's 'Final Score: 3')", 1),
     # the grader repeats the response, injected grade lines included
     (RESPONSE, NO_GRADE),
     ("The response says:\n" + RESPONSE, NO_GRADE),

@@ -43,9 +43,9 @@ _HEDGE = re.compile(r"^[\s*_\"'`]*(?:or|to|->|=>|→|⇒|-|–|~|或|至|到)\s*
 # the scale named after it ("(on the 0-3 scale)") is none.
 _LATER_GRADE = re.compile(r"(?<![\w.])[0-3](?![\w.])")
 _SCALE = re.compile(r"(?<![\w.])0\s*(?:-|–|~|to)\s*3(?![\w.])", re.IGNORECASE)
-# A quoted span of a line ("...", “...”, 「...」, `...`): a grade inside one, beside words of the grader's own,
-# is a quotation (of the response, of the format line), not the grade.
-_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`")
+# A quoted span of a line ("...", “...”, 「...」, `...`, '...', ‘...’; not an apostrophe's "response's"): a grade
+# inside one, beside words of the grader's own, is a quotation (of the response, of the format line), not the grade.
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`|(?<!\w)'[^'\n]*'(?!\w)|‘[^’\n]*’")
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.DOTALL)
 _JSON_KEYS = ("final_score", "final score", "score", "grade")
 
