@@ -41,6 +41,8 @@ GRADER_REPLIES = [
     ("Final Score: 2.", 2, OK),
     ("Final Score: 2 (almost correct: the unit is missing)", 2, OK),
     ("Final Score: 2 (on the 0-3 scale)", 2, OK),
+    ("Score: 2 (out of 3)", 2, OK),
+    ("Final Score: 2 (2 = almost correct: the unit is missing)", 2, OK),  # the grade restated, with its rubric words
     ("Reasoning says score: 2 ... Final Score: 2", 2, OK),
     # reasoning models
     (

@@ -40,9 +40,9 @@ _NUMBER_ALONE = re.compile(r"^[\s*_\"'`(\[]*-?\d+(?:\.\d+)?[)\]]?(?:\s*(?:/|out\
 # What follows a grade when the grader hedges or revises it: "2 or 3", "2-3", "2 to 3", "2~3", "2或3", "3 → 1".
 _HEDGE = re.compile(r"^[\s*_\"'`]*(?:or|to|->|=>|→|⇒|-|–|~|或|至|到)\s*\d", re.IGNORECASE)
 # Another grade after the grade ("Final Score: 3, no wait, 2", "3 (maybe 2)"): the grader revises or hedges;
-# the scale named after it ("(on the 0-3 scale)") is none.
+# the scale named after it ("(on the 0-3 scale)", "(out of 3)") is none, nor the grade restated ("3 (3 = fully correct)").
 _LATER_GRADE = re.compile(r"(?<![\w.])[0-3](?![\w.])")
-_SCALE = re.compile(r"(?<![\w.])0\s*(?:-|–|~|to)\s*3(?![\w.])", re.IGNORECASE)
+_SCALE = re.compile(r"(?:(?<![\w.])0\s*(?:-|–|~|to)|out\s+of|/)\s*3(?![\w.])", re.IGNORECASE)
 # A quoted span of a line ("...", “...”, 「...」, `...`, '...', ‘...’; not an apostrophe's "response's"): a grade
 # inside one, beside words of the grader's own, is a quotation (of the response, of the format line), not the grade.
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`|(?<!\w)'[^'\n]*'(?!\w)|‘[^’\n]*’")
@@ -165,7 +165,7 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
         )
     if _HEDGE.match(line[found[-1].end() :]):
         return ParsedGrade(None, CONFLICTING, f"the last line hedges: {line!r}")
-    if _LATER_GRADE.search(_SCALE.sub(" ", line[found[-1].end() :])):
+    if set(map(int, _LATER_GRADE.findall(_SCALE.sub(" ", line[found[-1].end() :])))) - {grades[0]}:
         return ParsedGrade(None, CONFLICTING, f"the last line names another grade after its grade: {line!r}")
     return ParsedGrade(grades[0], OK)
 
