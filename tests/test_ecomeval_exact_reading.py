@@ -134,3 +134,19 @@ def test_an_options_whole_text_names_that_option(options, reply, picked):
 def test_a_listing_is_no_choice_without_the_prompt_too():
     assert option_letter("A. 10\nB. 20") is None and option_letter("B. 20") == "B"
     assert exact_match("A", "A. 10\nB. 20") is False and exact_match("B", "Total: 20\nB. 20") is True
+
+
+# (reply stopped by the token limit, the option a careful human reads in it, or None): the cut line may be a copy.
+CUT_OFF = [
+    ("D. Request a return or ex", None),  # its option line, or a copy of the question's
+    ("B\n\nExplanation: 2 x 10 = 20, so A is", "B"),
+    ("The answer is B.\n\nAnswer with the opt", "B"),
+    ("A. 10\nB. 20", None),  # the options copied, one after the other: no choice, the last line cut or not
+    ("B. 20\nC. 30", None),
+]
+
+
+@pytest.mark.parametrize(("reply", "picked"), CUT_OFF)
+def test_the_option_a_reply_cut_off_picks(reply, picked):
+    matched = {letter for letter in "ABCD" if exact_match(letter, reply, prompt=QUESTION, truncated=True)}
+    assert matched == ({picked} if picked else set())

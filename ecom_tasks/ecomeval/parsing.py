@@ -322,6 +322,8 @@ def exact_match(reference: str, reply: str | None, *, prompt: str | None = None,
     if OPTION_LETTER.match(target):
         own = strip_echoes(region, prompt, answers=_LETTER_ANSWER, truncated=truncated) if prompt else region
         picked = option_letter(own)
+        if truncated and prompt and picked != option_letter(strip_echoes(region, prompt, answers=_LETTER_ANSWER)):
+            picked = None  # the line the limit cut, read as written, changes the choice ("A. 10\nB. 20": a listing)
         if picked is None and prompt and region.strip() and not truncated:
             # the option it chose, restated as its whole reply: its line ("D. Request a ...") or its text ("20")
             picked = option_letter(region) if _ONE_OPTION_LINE.match(region) else named_option(region, prompt)
