@@ -104,6 +104,9 @@ REPLIES = [
     ("B\n\nActually, B is correct.", "B"),
     ("The answer is B.\n\nB", "B"),
     ("The answer is B. Actually C is wrong.", "B"),  # speaks of C
+    ("The answer is B. Option A", None),  # a bare mention of another option after the choice (cut off?): open
+    ("**B**\n\nOption C", None),
+    ("The answer is option B. Option A is 10, option C is 30.", "B"),
     ("Actually, I think B.", "B"),
 ]
 

@@ -208,6 +208,8 @@ _OTHER_LETTER = re.compile(
     r"|(?:[,，、]\s*|\s)[(\[]?((?-i:[A-J]))[)\]]?(?=[ \t*.]*(?:$|\n|[,，、;/]|(?:or|and)\b)))",
     re.IGNORECASE,
 )
+# "Option B" with no "is" or ":" between (a mention as much as a choice).
+_BARE_OPTION = re.compile(r"(?:option|choice)\s*[*\"'(\[]*[A-J]", re.IGNORECASE)
 # A letter alone on its line ("A\nB\nC"): two or more such lines list the options.
 _LONE_LETTER = re.compile(r"^[\s*_#`]*[(\[]?((?-i:[A-J]))[)\].:]?[\s*_`]*$", re.MULTILINE)
 # An option entry of a listing: "A. 10", "(B) 20", "C) shoes" at the start of a line or after a space.
@@ -271,8 +273,10 @@ def option_letter(reply: str) -> str | None:
     return None if lone and lone.group(1) != letter else letter
 
 
-def _first_choice(text: str) -> tuple[str | None, int]:
-    """The letter a reply picks before any revision, and where its choice ends in ``text``."""
+def _first_choice(text: str, *, before: bool = False) -> tuple[str | None, int]:
+    """The letter a reply picks before any revision, and where its choice ends in ``text``. A bare "Option A"
+    after a choice of another letter ("The answer is B. Option A", cut off) leaves it open, like a lone letter
+    (``before``: reading the text before one, for a stated or leading choice only)."""
     stated = list(_ANSWER_IS.finditer(text))
     described = [m for m in stated if m.group("option") and _DESCRIBED.match(text, m.end())]
     stated = [m for m in stated if m not in described]
@@ -280,7 +284,10 @@ def _first_choice(text: str) -> tuple[str | None, int]:
         last = stated[-1]
         letter = _stated_letter(last)
         other = _OTHER_LETTER.match(text, last.end())
-        return (None if other and letter not in other.groups() else letter), last.end()
+        unsure = other is not None and letter not in other.groups()
+        if not before and not unsure and _BARE_OPTION.fullmatch(last.group(0)):
+            unsure = _first_choice(text[: last.start()], before=True)[0] not in (None, letter)
+        return (None if unsure else letter), last.end()
     if any(len(set(pattern.findall(text))) > 1 for pattern in (_OPTION_ENTRY, _LONE_LETTER)):
         return None, len(text)
     lead = _LEADING_LETTER.match(text)
@@ -290,7 +297,7 @@ def _first_choice(text: str) -> tuple[str | None, int]:
     if lead:
         return lead.group(1).upper(), len(text)
     spoken_of = {_stated_letter(m) for m in described}
-    return (spoken_of.pop() if len(spoken_of) == 1 else None), len(text)
+    return (spoken_of.pop() if len(spoken_of) == 1 and not before else None), len(text)
 
 
 def _stated_letter(match: re.Match[str]) -> str:
