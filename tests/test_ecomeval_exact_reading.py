@@ -29,6 +29,13 @@ REPLIES = [
     ("答案是B", "B"),  # in the question's language
     ("答案：B。", "B"),
     ("选B", "B"),
+    # the data's other languages: Indonesian, Malay, Vietnamese, Thai, Portuguese
+    ("Jawaban: B", "B"),
+    ("Jawapan yang betul ialah B.", "B"),
+    ("Đáp án đúng là B", "B"),
+    ("คำตอบคือ B", "B"),
+    ("A resposta correta é B.", "B"),
+    ("Jawaban: B atau C", None),  # "or"
     ("The answer is B, C is 30.", "B"),
     # A choice stated in a sentence of its own; "I" before a word is the pronoun, not option I.
     ("I think B.", "B"),

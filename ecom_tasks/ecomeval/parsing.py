@@ -183,11 +183,14 @@ _TAG = re.compile(r"<[^<>\n]{1,40}>")
 _BOXED = re.compile(r"\$*\\boxed\s*\{\s*(?:\\text\s*\{)?([^{}]*)\}+\$*")
 # "B." "(B)" "B)" "B:" or "B" alone on the first line; not "I think ..." (I is a letter too).
 _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
-# "answer is B", "Answer: B", "option (B)", "答案是B", "选B": the letter itself is matched case-sensitively (and
-# "I" followed by a word is the pronoun: "Answer: I think B"). Or a choice stated in a sentence of its own:
-# "I think B.", "I'd go with (B).", "It's B." (the letter ends the sentence: "It is A good fit" is no choice).
+# "answer is B", "Answer: B", "option (B)", "答案是B", "选B", in the data's other languages too ("Jawaban: B",
+# "Jawapan yang betul ialah B", "Đáp án đúng là B", "คำตอบคือ B", "A resposta correta é B"): the letter itself is
+# matched case-sensitively (and "I" followed by a word is the pronoun: "Answer: I think B"). Or a choice stated in
+# a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit").
 _ANSWER_IS = re.compile(
-    r"(?:answer|(?P<option>option|choice)|答案|选项|选择|选)\s*(?:is|:|是|为|：)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))"
+    r"(?:answer|(?P<option>option|choice)|答案|选项|选择|选|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ"
+    r"|resp(?:o|ue)sta)(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
+    r"\s*(?:is|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))"
     r"(?![A-Za-z])(?!(?<=I)\s+[a-z])"
     r"|(?<![A-Za-z'])(?:i\s+(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick))"
     r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*((?-i:[A-J]))"
@@ -200,10 +203,10 @@ _DESCRIBED = re.compile(
     r"[\"')\]]*\s+(?:(?:is|was)\s+(?!(?:the\s+|my\s+)?(?:correct|right|best|answer)\b)|(?:describes|refers|means)\b)",
     re.IGNORECASE,
 )
-# A second letter offered beside the stated one: "the answer is B or C", "B, or maybe C", "B (or C)", "B/C",
+# A second letter offered beside the stated one: "the answer is B or C" ("B atau C"), "B, or maybe C", "B (or C)", "B/C",
 # "B, but maybe C", "B, C", "B C" (but "B, C is 30" goes on to say something of C).
 _OTHER_LETTER = re.compile(
-    r"[\s*)\]]*(?:(?:(?:[,;(]\s*)?(?:or|或)\s*,?\s*(?:(?:maybe|perhaps|possibly)\s*,?\s*)?|/|and"
+    r"[\s*)\]]*(?:(?:(?:[,;(]\s*)?(?:or|或|atau|hoặc|ou|หรือ)\s*,?\s*(?:(?:maybe|perhaps|possibly)\s*,?\s*)?|/|and"
     r"|[,;]?\s*(?:but\s+)?(?:maybe|perhaps|possibly))\s*[(\[]?((?-i:[A-J]))(?![A-Za-z])"
     r"|(?:[,，、]\s*|\s)[(\[]?((?-i:[A-J]))[)\]]?(?=[ \t*.]*(?:$|\n|[,，、;/]|(?:or|and)\b)))",
     re.IGNORECASE,
