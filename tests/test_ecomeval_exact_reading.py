@@ -42,6 +42,10 @@ REPLIES = [
     ("I'd go with (B).", "B"),
     ("It's B.", "B"),
     ("Answer: I think B.", "B"),
+    ("I'll choose B.", "B"),
+    ("The answer should be B.", "B"),
+    ("B is the correct answer.", "B"),  # the letter said to be right
+    ("C is not correct; B is correct.", "B"),
     ("I don't think B.", None),
     ("It is not B.", None),
     ("Final answer: B\nB\nB", "B"),  # one letter repeated

@@ -187,14 +187,16 @@ _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
 # "Jawapan yang betul ialah B", "Đáp án đúng là B", "คำตอบคือ B", "A resposta correta é B"): the letter itself is
 # matched case-sensitively (and "I" followed by a word is the pronoun: "Answer: I think B"). Or a choice stated in
 # a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit").
+# Or the letter said to be right: "B is correct.", "B is the right answer".
 _ANSWER_IS = re.compile(
     r"(?:answer|(?P<option>option|choice)|答案|选项|选择|选|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ"
     r"|resp(?:o|ue)sta)(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
-    r"\s*(?:is|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))"
+    r"\s*(?:is|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))"
     r"(?![A-Za-z])(?!(?<=I)\s+[a-z])"
-    r"|(?<![A-Za-z'])(?:i\s+(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick))"
+    r"|(?<![A-Za-z'])(?:i\s*(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick|choose))"
     r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*((?-i:[A-J]))"
-    r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))",
+    r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))"
+    r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:the\s+)?(?:correct|right)\b",
     re.IGNORECASE,
 )
 # What follows "option C" that speaks of the option rather than for it: "option C is wrong", "choice D is a belt"
@@ -304,7 +306,7 @@ def _first_choice(text: str, *, before: bool = False) -> tuple[str | None, int]:
 
 
 def _stated_letter(match: re.Match[str]) -> str:
-    return (match.group(2) or match.group(3)).upper()
+    return (match.group(2) or match.group(3) or match.group(4)).upper()
 
 
 def named_option(reply: str, question: str) -> str | None:
