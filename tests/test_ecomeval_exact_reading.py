@@ -118,6 +118,10 @@ REPLIES = [
     ("The answer is B. Option A", None),  # a bare mention of another option after the choice (cut off?): open
     ("**B**\n\nOption C", None),
     ("The answer is option B. Option A is 10, option C is 30.", "B"),
+    ("The answer is A. Option B would be wrong.", "A"),  # speaks of B (was read as B)
+    ("The answer is B. Option C doesn't fit.", "B"),
+    ("Option C isn't right; the answer is B.", "B"),
+    ("Option B would be correct.", "B"),
     ("Actually, I think B.", "B"),
 ]
 

@@ -199,10 +199,11 @@ _ANSWER_IS = re.compile(
     r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:the\s+)?(?:correct|right)\b",
     re.IGNORECASE,
 )
-# What follows "option C" that speaks of the option rather than for it: "option C is wrong", "choice D is a belt"
-# (not "option C is correct", "... is the right answer").
+# What follows "option C" that speaks of the option rather than for it: "option C is wrong", "choice D is a belt",
+# "option C would be too small", "option C isn't" (not "option C is correct", "... is the right answer").
 _DESCRIBED = re.compile(
-    r"[\"')\]]*\s+(?:(?:is|was)\s+(?!(?:the\s+|my\s+)?(?:correct|right|best|answer)\b)|(?:describes|refers|means)\b)",
+    r"[\"')\]]*\s+(?:(?:is|was|(?:would|could|might|may|will)\s+be|seems)\s+(?!(?:the\s+|my\s+)?(?:correct|right|best|answer)\b)"
+    r"|(?:describes|refers|means|isn't|wasn't|doesn't|does\s+not|fails)\b)",
     re.IGNORECASE,
 )
 # A second letter offered beside the stated one: "the answer is B or C" ("B atau C"), "B, or maybe C", "B (or C)", "B/C",
