@@ -156,6 +156,11 @@ def test_answers_opening_a_copy_after_the_models_own_words_are_kept():
     assert rair("Final answer: L1, L3 or L4, or for L2 the bracketed form [L2-<attribute> Mismatch].") == "no_label"
     # A definition line copied on its own is the prompt's text, not the model's choice.
     assert rair("- L1 (Irrelevant): Complete category mismatch with no association.") == "no_label"
+    # ... in Chinese too, though the line is 13 characters: a CJK character counts twice towards the minimum.
+    zh_prompt = (rair_system("zh"), RAIR_USER)
+    assert rair("- L4（完全相关）：完全满足查询意图。", prompt=zh_prompt) == "no_label"  # was L4
+    assert rair("我认为是L4，完全满足查询意图。", prompt=zh_prompt) == "L4"
+    assert rair("最终答案：L3", prompt=zh_prompt) == "L3"
 
 
 def test_the_last_line_of_a_cut_off_reply_is_read_only_when_it_is_no_fragment_of_the_prompt():

@@ -81,7 +81,7 @@ def answer_region(completion: str | None) -> str | None:
 
 # --- echoes of the prompt ----------------------------------------------------------------------
 
-#: Key characters an echo must hold outside answers, by default (about three words).
+#: Key characters an echo must hold outside answers, by default (about three words; a CJK character counts twice).
 ECHO_MIN_CHARS = 16
 #: Key characters, outside answers, of a last line that breaks off inside a copy of the prompt.
 CUT_OFF_MIN_CHARS = 3
@@ -254,12 +254,17 @@ def find_echoes(
                 answer_spans.append((first, last))
                 in_answer[first:last] = [True] * (last - first)
     outside = [0, *itertools.accumulate(not flag for flag in in_answer)]  # prefix counts outside answers
+    # ... towards min_chars, a wide (CJK) character counts twice: a word is one or two of them, not five.
+    wide = [
+        0,
+        *itertools.accumulate(not flag and unicodedata.east_asian_width(c) in "WF" for flag, c in zip(in_answer, key)),
+    ]
     longest = [max(lengths) for lengths in zip(*(a.matching(key) for a in automata))]
     # Mark every long enough stretch (a difference array keeps long echoes linear).
     change = [0] * (size + 1)
     for end in range(1, size + 1):
         start = end - longest[end - 1]
-        if start < end and outside[end] - outside[start] >= min_chars:
+        if start < end and outside[end] - outside[start] + wide[end] - wide[start] >= min_chars:
             change[start] += 1
             change[end] -= 1
     echo = [depth > 0 for depth in itertools.accumulate(change[:size])]
