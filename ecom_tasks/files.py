@@ -810,7 +810,7 @@ _private_root: Path | None = None
 
 
 def private_folder() -> OutputFolder:
-    """This process's own folder (made by ``mktemp``: mode 0700, a fresh name) for copies of checked inputs that
+    """This process's own folder (made by ``tempfile.mkdtemp``: mode 0700, a fresh name) for copies of checked inputs that
     another library opens later by path; no other user can swap a file in it. Removed when the process exits."""
     global _private_root
     if _private_root is None:
