@@ -86,6 +86,22 @@ CASES = [
     ("<Label>B/C</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
     ("<Label>B, or maybe A</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
     ("<Label>A</Label> or <Label>B</Label>", "label", INTENT, CONFLICTING_TAGS, CONFLICTING_TAGS),
+    # A correction between two tags: the later one stands (the strict reading sees two tags).
+    ("<Label>A</Label>\nWait, that's wrong.\n<Label>B</Label>", "label", INTENT, "B", CONFLICTING_TAGS),
+    (
+        "<Label>A</Label> <Answer>Substitute</Answer>\nActually, on reflection: <Label>B</Label> <Answer>Complement</Answer>",
+        "label_content",
+        INTENT,
+        "B",
+        CONFLICTING_TAGS,
+    ),
+    (
+        "<Label>A</Label> ... Actually, hmm. <Label>B</Label> or <Label>C</Label>",
+        "label",
+        INTENT,
+        CONFLICTING_TAGS,
+        CONFLICTING_TAGS,
+    ),
     # The letter and its text disagree.
     ("<Label>B. Substitute</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
     # Refusals and answers outside the tag.

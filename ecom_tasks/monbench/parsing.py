@@ -26,7 +26,7 @@ from ecom_tasks.monbench.prompts import (
     output_format_block,
 )
 from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, TASKS
-from ecom_tasks.scorers.replies import Echoes, answer_region, find_echoes
+from ecom_tasks.scorers.replies import CORRECTION, Echoes, answer_region, find_echoes
 
 
 def _tag_pattern(tag: str, loose: bool = False) -> re.Pattern[str]:
@@ -409,7 +409,8 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
     """The values of the ``<Label>`` and ``<Answer>`` tags that are not an echo of the prompt: tags
     inside ``echoes``, placeholder values (``A/B/C/D``), an ``<Answer>`` copied from the prompt that
     names none of the options shown (another question's example), a tag beside either on its line,
-    and the valid example after a ``Valid Examples`` header (with the tags beside it on its line)."""
+    and the valid example after a ``Valid Examples`` header (with the tags beside it on its line). A tag after a
+    correction (:data:`~ecom_tasks.scorers.replies.CORRECTION`) supersedes the tags of its kind before it."""
     labels: list[str] = []
     answers: list[str] = []
     # Each kind found on its own (as in the strict reading), then read in reply order.
@@ -431,6 +432,7 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
     # blank[i]: only spaces and markdown, on one line, between tag i - 1 and tag i
     blank = [False, *(not text[a.end() : b.start()].strip(" \t" + _MARKDOWN) for (_, a), (_, b) in zip(tags, tags[1:]))]
     echo = False
+    kept_end = {"label": 0, "answer": 0}  # where the last tag read of each kind ends
     for index, (kind, m) in enumerate(tags):
         before = text[tags[index - 1][1].end() if index else 0 : m.start()].rstrip()
         echo = (
@@ -441,7 +443,11 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
             or bool(_EXAMPLES_HEADER.match(before[before.rfind("\n") + 1 :]))  # the example a copied format shows
         )
         if not echo:
-            (labels if kind == "label" else answers).append(values[index])
+            read = labels if kind == "label" else answers
+            if read and CORRECTION.search(text, kept_end[kind], m.start()):
+                read.clear()  # "<Label>A</Label> Wait, that's wrong. <Label>B</Label>": the correction stands
+            read.append(values[index])
+            kept_end[kind] = m.end()
     return labels, answers
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ecom_tasks.rair.prompts import build_system_prompt
 from ecom_tasks.rair.schema import LANGUAGES, canonical_dimension
-from ecom_tasks.scorers.replies import answer_region, find_echoes
+from ecom_tasks.scorers.replies import CORRECTION, answer_region, find_echoes
 
 OK = "ok"
 EMPTY = "empty"
@@ -229,12 +229,6 @@ _MODAL = re.compile(r"\b(?:would|could|might)\b|'d\b|会|就|才|则", re.IGNORE
 # Where a conditional sentence turns to what is the case: "If it were burgundy I'd say L4, but it is red, so L3."
 _CONDITION_TURN = re.compile(
     r"\b(?:but|so|therefore|hence|thus|however|instead|as it is)\b|但|所以|因此|然而|实际上", re.IGNORECASE
-)
-# A correction supersedes the levels asserted before it ("L4. Wait, actually L3.").
-_CORRECTION = re.compile(
-    r"\b(?:actually|wait|on (?:second|further) thought|on reflection|correction|scratch that|let me reconsider"
-    r"|i mean|or rather|revised|changing my answer)\b|其实|不对|更正|再想想|等等|修正|改为|重新考虑",
-    re.IGNORECASE,
 )
 # A condition naming a level at the opening of a sentence: "For L2 cases, ...", "If L2, ...", "对于L2，".
 _LEVEL_CONDITION = re.compile(
@@ -575,7 +569,7 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
                 mention.reject(previous.why, carries=True)
     # A correction supersedes the levels asserted before it (when a level is asserted after it).
     asserted = [m.start for m in mentions if m.role == ASSERTED]
-    cues = [c for c in _CORRECTION.finditer(region) if asserted and c.end() <= max(asserted)]
+    cues = [c for c in CORRECTION.finditer(region) if asserted and c.end() <= max(asserted)]
     if cues:
         for m in mentions:
             if m.end <= cues[-1].start():

@@ -79,6 +79,15 @@ def answer_region(completion: str | None) -> str | None:
     return None if thinking else stretches[-1]
 
 
+#: A correction: what a reply answers after it supersedes what it answered before ("L4. Wait, actually L3.",
+#: "<Label>A</Label> Wait, that's wrong. <Label>B</Label>").
+CORRECTION = re.compile(
+    r"\b(?:actually|wait|on (?:second|further) thought|on reflection|correction|scratch that|let me reconsider"
+    r"|i mean|or rather|revised|changing my answer)\b|其实|不对|更正|再想想|等等|修正|改为|重新考虑",
+    re.IGNORECASE,
+)
+
+
 # --- echoes of the prompt ----------------------------------------------------------------------
 
 #: Key characters an echo must hold outside answers, by default (about three words; a CJK character counts twice).
