@@ -86,6 +86,11 @@ CASES = [
     ("<Label>B/C</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
     ("<Label>B, or maybe A</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
     ("<Label>A</Label> or <Label>B</Label>", "label", INTENT, CONFLICTING_TAGS, CONFLICTING_TAGS),
+    # A tag ruled out by "not": the other stands.
+    ("Not <Label>A</Label> but <Label>B</Label>", "label", INTENT, "B", CONFLICTING_TAGS),
+    ("<Label>B</Label>, not <Label>A</Label>", "label", INTENT, "B", CONFLICTING_TAGS),
+    ("The answer is not <Label>A</Label>.", "label", INTENT, NO_TAG, "A"),
+    ("I'm not sure, but <Label>B</Label>", "label", INTENT, "B", "B"),
     # A correction between two tags: the later one stands (the strict reading sees two tags).
     ("<Label>A</Label>\nWait, that's wrong.\n<Label>B</Label>", "label", INTENT, "B", CONFLICTING_TAGS),
     (

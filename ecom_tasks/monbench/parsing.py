@@ -405,12 +405,17 @@ def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     return _invalid(UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option")
 
 
+# A tag the reply rules out: "Not <Label>A</Label> but <Label>B</Label>", "<Label>B</Label>, not <Label>A</Label>".
+_NEGATED_TAG = re.compile(r"(?:\b(?:not|rather than|instead of)|不是|而非)[\s*_`\"'(]*$", re.IGNORECASE)
+
+
 def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = None) -> tuple[list[str], list[str]]:
     """The values of the ``<Label>`` and ``<Answer>`` tags that are not an echo of the prompt: tags
     inside ``echoes``, placeholder values (``A/B/C/D``), an ``<Answer>`` copied from the prompt that
     names none of the options shown (another question's example), a tag beside either on its line,
     and the valid example after a ``Valid Examples`` header (with the tags beside it on its line). A tag after a
-    correction (:data:`~ecom_tasks.scorers.replies.CORRECTION`) supersedes the tags of its kind before it."""
+    correction (:data:`~ecom_tasks.scorers.replies.CORRECTION`) supersedes the tags of its kind before it; a tag
+    right after "not" is ruled out."""
     labels: list[str] = []
     answers: list[str] = []
     # Each kind found on its own (as in the strict reading), then read in reply order.
@@ -442,7 +447,7 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
             or (echoes is not None and echoes.covers(m.start(), m.end()))
             or bool(_EXAMPLES_HEADER.match(before[before.rfind("\n") + 1 :]))  # the example a copied format shows
         )
-        if not echo:
+        if not echo and not _NEGATED_TAG.search(before[before.rfind("\n") + 1 :]):
             read = labels if kind == "label" else answers
             if read and CORRECTION.search(text, kept_end[kind], m.start()):
                 read.clear()  # "<Label>A</Label> Wait, that's wrong. <Label>B</Label>": the correction stands
