@@ -102,6 +102,14 @@ GRADER_REPLIES = [
     ("The response is right.\n**Final Score:**\n**3**", 3, OK),
     ("Final Score: [3]", 3, OK),
     ("Final Score: (2)", 2, OK),
+    # the forms reasoning judges write: LaTeX's answer box, "is", a heading over the number
+    ("Final Score: \\boxed{2}", 2, OK),
+    ("Final Score: $\\boxed{3}$", 3, OK),
+    ("The unit is missing, so my final score is 2.", 2, OK),
+    ("## Final Score\n3", 3, OK),
+    ("## Score\n3", None, NO_GRADE),  # a bare "Score" heading: no colon, no grade's line
+    ("The response's score is 3 by its own account; Final Score: 1", 1, OK),  # "score is" in prose is no grade
+    ("Final Score: \\boxed{2 or 3}", None, CONFLICTING),
     ("Final Score: [0-3]", None, CONFLICTING),  # the scale, not a grade
     ("The response is right.\n3", None, NO_GRADE),  # no grade's name before the bare number
     ("Final Score:\n2 or 3", None, NO_GRADE),  # no lone number under the name: a failure (asked again) either way

@@ -26,15 +26,23 @@ FAILURE_STATUSES = (NO_GRADE, OUT_OF_RANGE, CONFLICTING)
 
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 # The grade's name (English, or Chinese: 最终得分 "final score", 评分 "rating"), markdown or quotes,
-# an optional ":" "=" or full-width "：", markdown or quotes, the number, optionally "/ 3" or "out of 3".
+# an optional ":" "=" "：" (or "is" after "final score"), markdown or quotes, the number (in LaTeX's answer box too: "\boxed{2}"),
+# optionally "/ 3" or "out of 3".
 _GRADE = re.compile(
-    r"(?<![A-Za-z])(?:final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数)"
-    r"[\s*_\"'`]*[:=：]?[\s*_\"'`]*[(\[]?" + _NUMBER + r"(?:[\s*]*(?:/|out\s+of)\s*" + _NUMBER + r")?[)\]]?",
+    r"(?<![A-Za-z])(?:final[\s_-]*(?:score|grade)(?:[\s*_\"'`]*\s+is\b)?|score|grade|最终得分|最终评分|得分|评分|分数)"
+    r"[\s*_\"'`]*[:=：]?[\s*_\"'`$]*(?:\\boxed\s*\{)?[(\[]?"
+    + _NUMBER
+    + r"(?:[\s*]*(?:/|out\s+of)\s*"
+    + _NUMBER
+    + r")?[)\]]?(?:\}\$*)?",
     re.IGNORECASE,
 )
-# The grade's name closing a line, its number alone on the next ("Final Score:\n3", "**Final Score:**\n**3**").
+# The grade's name closing a line, its number alone on the next ("Final Score:\n3", "**Final Score:**\n**3**",
+# a heading "## Final Score" then "3").
 _NAME_ALONE = re.compile(
-    r"(?:final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数)[\s*_\"'`]*[:=：][\s*_\"'`]*$", re.I
+    r"(?:(?:final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数)[\s*_\"'`]*[:=：]"
+    r"|^[\s#*_]*(?:final[\s_-]*(?:score|grade)|最终得分|最终评分))[\s*_\"'`]*$",
+    re.I,
 )
 _NUMBER_ALONE = re.compile(r"^[\s*_\"'`(\[]*-?\d+(?:\.\d+)?[)\]]?(?:\s*(?:/|out\s+of)\s*\d+)?[\s*_\"'`]*$", re.I)
 # What follows a grade when the grader hedges or revises it: "2 or 3", "2-3", "2 to 3", "2~3", "2或3", "3 → 1".
