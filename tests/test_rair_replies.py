@@ -258,6 +258,11 @@ REPLIES = [
     # ... only right before the level: here the colon gives the answer, and "almost certainly" is sure
     pytest.param("It's nearly a perfect match: L4.", "L4", None, OK, RULE_START, id="nearly-a-description-then-level"),
     pytest.param("This is almost certainly L3.", "L3", None, OK, RULE_START, id="almost-certainly"),
+    # "an L3 case" after "is" asserts it; as a condition ("For an L2 case, ...") it does not
+    pytest.param("This is a solid L3 case.", "L3", None, OK, RULE_START, id="is-a-level-case"),
+    pytest.param("This is a solid L3 case, not L4.", "L3", None, OK, RULE_START, id="is-a-level-case-not"),
+    pytest.param("An L2 case would need a mismatch. L4.", "L4", None, OK, RULE_STATED, id="a-level-case-would"),
+    pytest.param("What is an L4 case? It needs a full match. L3.", "L3", None, OK, RULE_STATED, id="what-is-a-case"),
     pytest.param(
         "I'd pick L3 instead of L4, as opposed to L2 for a brand clash.",
         "L3",

@@ -201,6 +201,9 @@ _TENTATIVE = re.compile(
     r"|乍看|初看|看起来|看似|似乎",
     re.IGNORECASE,
 )
+# "This is a solid L3 case": a level named a case of after "is" is asserted ("For an L2 case, ..." is not).
+_ONE_CASE = re.compile(r"[\s*_`]*case\b", re.IGNORECASE)
+_COPULA = re.compile(r"\b(?:is|it's|that's)\b", re.IGNORECASE)
 # "L3 unless the shade matches": the level stands with a caveat, and gives way like a conceded one
 # ("L4, unless the colour matters. It does, so L3.").
 _UNLESS = re.compile(r"[\s*_`\"')\]】」]*,?\s*unless\b", re.IGNORECASE)
@@ -526,7 +529,9 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             mention.reject("hypothetical")
         elif unless := _UNLESS.match(region, mention.end):
             tentative[mention.start] = unless.end()
-        elif _POST_CUE.match(region, mention.end):
+        elif _POST_CUE.match(region, mention.end) and not (
+            _ONE_CASE.match(region, mention.end) and _COPULA.search(region, sentence_start, mention.start)
+        ):
             mention.reject("hypothetical or rejected")
         elif (verdict := _VERDICT.match(region, mention.end)) and verdict.group("no"):
             mention.reject("ruled out by its verdict")
