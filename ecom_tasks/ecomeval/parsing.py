@@ -16,7 +16,7 @@ from typing import Any
 from ecom_tasks import files
 from ecom_tasks.ecomeval.prompts import GRADER_TEMPLATE
 from ecom_tasks.scorers.core import RUBRIC_MAX
-from ecom_tasks.scorers.replies import answer_region, find_echoes, strip_echoes
+from ecom_tasks.scorers.replies import BOXED, answer_region, find_echoes, strip_echoes
 
 OK = "ok"
 NO_GRADE = "no_grade"
@@ -188,7 +188,6 @@ EXACT_MAX_CHARS = 32
 
 _TAG = re.compile(r"<[^<>\n]{1,40}>")
 # A boxed answer (math-tuned models' habit): "\\boxed{B}", "$\\boxed{\\text{20}}$" read as "B", "20".
-_BOXED = re.compile(r"\$*\\boxed\s*\{\s*(?:\\text\s*\{)?([^{}]*)\}+\$*")
 # "B." "(B)" "B)" "B:" or "B" alone on the first line; not "I think ..." (I is a letter too).
 _LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
 # "answer is B", "Answer: B", "option (B)", "答案是B", "选B", in the data's other languages too ("Jawaban: B",
@@ -255,7 +254,7 @@ def exact_answer(reference: str) -> str | None:
 
 def _plain(text: str) -> str:
     """NFKC text (full-width ``Ｂ`` ``（B）`` are ``B`` ``(B)``) with boxed answers unboxed."""
-    return _BOXED.sub(r"\1", unicodedata.normalize("NFKC", text))
+    return BOXED.sub(r"\1", unicodedata.normalize("NFKC", text))
 
 
 def normalise(text: str) -> str:

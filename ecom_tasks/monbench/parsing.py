@@ -26,7 +26,7 @@ from ecom_tasks.monbench.prompts import (
     output_format_block,
 )
 from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, TASKS
-from ecom_tasks.scorers.replies import CORRECTION, Echoes, answer_region, find_echoes
+from ecom_tasks.scorers.replies import BOXED, CORRECTION, Echoes, answer_region, find_echoes
 
 
 def _tag_pattern(tag: str, loose: bool = False) -> re.Pattern[str]:
@@ -191,16 +191,12 @@ def _letters(positions: list[int] | set[int]) -> str:
     return ", ".join(LETTERS[i] for i in sorted(positions))
 
 
-# LaTeX's answer box, as reasoning models write it: "\boxed{B}", "$\boxed{\text{Complement}}$".
-_BOXED = re.compile(r"^\s*\$*\s*\\boxed\s*\{\s*(?:\\text\s*\{([^{}]*)\}|([^{}]*))\s*\}\s*\$*\s*$")
-
-
 def _clean(value: str) -> str:
     """A tag's value without markdown emphasis, a LaTeX answer box, surrounding quotes and trailing punctuation
     (NFKC)."""
     value = unicodedata.normalize("NFKC", value)
-    if boxed := _BOXED.match(value):
-        value = boxed.group(1) if boxed.group(1) is not None else boxed.group(2)
+    if boxed := BOXED.fullmatch(value.strip()):  # the whole value in the box
+        value = boxed.group(1)
     return _trim(value, _MARKDOWN + _QUOTES)
 
 
@@ -440,14 +436,15 @@ def _answer_tags(text: str, displayed: tuple[str, ...], echoes: Echoes | None = 
     kept_end = {"label": 0, "answer": 0}  # where the last tag read of each kind ends
     for index, (kind, m) in enumerate(tags):
         before = text[tags[index - 1][1].end() if index else 0 : m.start()].rstrip()
+        line_before = before[before.rfind("\n") + 1 :]
         echo = (
             copied_format[index]
             or (blank[index] and echo)  # beside a copied tag, or next on the line after an echoed one
             or (index + 1 < len(tags) and copied_format[index + 1] and blank[index + 1])
             or (echoes is not None and echoes.covers(m.start(), m.end()))
-            or bool(_EXAMPLES_HEADER.match(before[before.rfind("\n") + 1 :]))  # the example a copied format shows
+            or bool(_EXAMPLES_HEADER.match(line_before))  # the example a copied format shows
         )
-        if not echo and not _NEGATED_TAG.search(before[before.rfind("\n") + 1 :]):
+        if not echo and not _NEGATED_TAG.search(line_before):
             read = labels if kind == "label" else answers
             if read and CORRECTION.search(text, kept_end[kind], m.start()):
                 read.clear()  # "<Label>A</Label> Wait, that's wrong. <Label>B</Label>": the correction stands

@@ -79,6 +79,8 @@ def answer_region(completion: str | None) -> str | None:
     return None if thinking else stretches[-1]
 
 
+#: LaTeX's answer box as reasoning models write it ("\boxed{B}", "$\boxed{\text{Complement}}$"): group 1 is what it holds.
+BOXED = re.compile(r"\$*\\boxed\s*\{\s*(?:\\text\s*\{)?([^{}]*)\}+\$*")
 #: A correction: what a reply answers after it supersedes what it answered before ("L4. Wait, actually L3.",
 #: "<Label>A</Label> Wait, that's wrong. <Label>B</Label>").
 CORRECTION = re.compile(
