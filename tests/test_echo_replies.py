@@ -10,6 +10,7 @@ cut-off copies of every bundled prompt, none of which may earn anything.
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
@@ -35,6 +36,7 @@ from ecom_tasks.rair.protocol import build_items
 from ecom_tasks.rair.rules import load_rules
 from ecom_tasks.rair.schema import load_records as rair_records
 from ecom_tasks.rair.scoring import score_reply as rair_score
+from ecom_tasks.scorers import replies
 from ecom_tasks.scorers.replies import find_echoes, strip_echoes
 
 RAIR_SYSTEM = rair_system("en")
@@ -203,6 +205,25 @@ def test_a_long_copy_is_found_in_linear_time():
     started = time.perf_counter()
     assert rair(reply) == "L3"
     assert time.perf_counter() - started < 3
+
+
+@pytest.mark.parametrize("budget", [replies._SEARCH_BUDGET, 0], ids=["searches", "automaton"])
+def test_both_ways_of_finding_copied_stretches_give_the_longest_copy_ending_at_each_character(monkeypatch, budget):
+    monkeypatch.setattr(replies, "_SEARCH_BUDGET", budget)
+    rng = random.Random(7)
+
+    def longest_by_hand(key: str, prompt_key: str) -> list[int]:
+        return [
+            next(end - start for start in range(end + 1) if key[start:end] in prompt_key)
+            for end in range(1, len(key) + 1)
+        ]
+
+    for alphabet in ("ab", "abc L3<>", "级别L3 ab"):
+        for _ in range(300):
+            prompt = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+            reply_key = replies._keyed("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))))[0]
+            part = replies._Part(prompt)
+            assert part.matching(reply_key) == longest_by_hand(reply_key, part.key), (prompt, reply_key)
 
 
 # --- every parser ------------------------------------------------------------------------------------

@@ -103,14 +103,20 @@ _ANSWER_JOINS = frozenset("()[]【】（）-–—")
 _LETTER = re.compile(r"[^\W\d_]")
 # Characters of each part on either side of the seam between two consecutive prompt parts.
 _SEAM = 200
+_ASCII_DROPPED = frozenset(char for char in map(chr, range(128)) if char.isspace() or char in _MARKUP)
+# Above this (reply key length x part key length), a suffix automaton of the part beats repeated searches.
+_SEARCH_BUDGET = 4_000_000
 
 
 def _keyed(text: str) -> tuple[str, list[int]]:
     """``text`` as a key, and for each key character the index of the character it came from."""
+    if text.isascii():  # most replies and prompts: one lower-case character per character, no NFKC needed
+        lowered = text.lower()
+        kept = [index for index, char in enumerate(lowered) if char not in _ASCII_DROPPED]
+        return "".join([lowered[index] for index in kept]), kept
     chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        # ASCII needs no NFKC (and most replies are ASCII: the shortcut keeps keying fast)
         for folded in char.lower() if char.isascii() else unicodedata.normalize("NFKC", char).casefold():
             if not folded.isspace() and folded not in _MARKUP:
                 chars.append(folded)
@@ -118,17 +124,51 @@ def _keyed(text: str) -> tuple[str, list[int]]:
     return "".join(chars), origin
 
 
-class _Automaton:
-    """The suffix automaton of one prompt part's key: every substring of it, recognised in linear time."""
+class _Part:
+    """One prompt part's key, and every stretch of it a reply's key copies."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.key, self.origin = _keyed(text)
+
+    @functools.cached_property
+    def _automaton(self) -> _Automaton:
+        return _Automaton(self.key)
+
+    def matching(self, key: str) -> list[int]:
+        """For each position of ``key``, the length of the longest stretch ending there that occurs here."""
+        if len(key) * len(self.key) > _SEARCH_BUDGET:
+            return self._automaton.matching(key)  # linear however long the reply
+        # The longest such stretch starts no earlier than the one before it: two pointers, C-speed searches.
+        lengths, start = [], 0
+        for end in range(1, len(key) + 1):
+            while key[start:end] not in self.key:
+                start += 1
+            lengths.append(end - start)
+        return lengths
+
+    def occurs(self, key: str) -> bool:
+        """Whether ``key`` is a non-empty stretch of this part's key."""
+        return bool(key) and key in self.key
+
+    def breaks_off(self, key: str) -> bool:
+        """Whether ``key`` occurs here and its first occurrence stops inside a word of the prompt (a letter
+        or digit follows it without a space: ``Perfect|ly``, ``对于L2，|请``)."""
+        if not self.occurs(key):
+            return False
+        at = self.origin[self.key.find(key) + len(key) - 1] + 1
+        return at < len(self.text) and self.text[at].isalnum()
+
+
+class _Automaton:
+    """The suffix automaton of a key: every substring of it, recognised in linear time."""
+
+    def __init__(self, key: str) -> None:
         self.next: list[dict[str, int]] = [{}]
         self.link = [-1]
         self.length = [0]
         last = 0
-        for char in self.key:
+        for char in key:
             current = len(self.length)
             self.next.append({})
             self.link.append(0)
@@ -168,22 +208,10 @@ class _Automaton:
             lengths.append(length)
         return lengths
 
-    def occurs(self, key: str) -> bool:
-        """Whether ``key`` is a non-empty stretch of this part's key."""
-        return bool(key) and key in self.key
-
-    def breaks_off(self, key: str) -> bool:
-        """Whether ``key`` occurs here and its first occurrence stops inside a word of the prompt (a letter
-        or digit follows it without a space: ``Perfect|ly``, ``对于L2，|请``)."""
-        if not self.occurs(key):
-            return False
-        at = self.origin[self.key.find(key) + len(key) - 1] + 1
-        return at < len(self.text) and self.text[at].isalnum()
-
 
 @functools.lru_cache(maxsize=256)  # a run's fixed prompt parts recur in every reply
-def _automaton(text: str) -> _Automaton:
-    return _Automaton(text)
+def _part(text: str) -> _Part:
+    return _Part(text)
 
 
 @dataclass(frozen=True)
@@ -210,7 +238,7 @@ class Echoes:
     def in_prompt(self, fragment: str) -> bool:
         """Whether ``fragment`` (spacing, markdown and case aside) occurs in the prompt."""
         key = _keyed(fragment)[0]
-        return any(_automaton(part).occurs(key) for part in self.prompt)
+        return any(_part(part).occurs(key) for part in self.prompt)
 
     def stripped(self) -> str:
         """The reply with every echo replaced by a line break (when it spanned lines) or a space."""
@@ -249,9 +277,9 @@ def find_echoes(
     limit (None: unknown).
     """
     parts = tuple(_prompt_parts(prompt))
-    automata = [_automaton(part) for part in parts]
+    keyed_parts = [_part(part) for part in parts]
     key, origin = _keyed(reply or "")
-    if not key or not automata:
+    if not key or not keyed_parts:
         return Echoes(reply or "", (), parts)
     size = len(key)
     # Which key characters belong to an answer, and each answer's key span.
@@ -270,7 +298,7 @@ def find_echoes(
         0,
         *itertools.accumulate(not flag and unicodedata.east_asian_width(c) in "WF" for flag, c in zip(in_answer, key)),
     ]
-    longest = [max(lengths) for lengths in zip(*(a.matching(key) for a in automata))]
+    longest = [max(lengths) for lengths in zip(*(a.matching(key) for a in keyed_parts))]
     # Mark every long enough stretch (a difference array keeps long echoes linear).
     change = [0] * (size + 1)
     for end in range(1, size + 1):
@@ -281,7 +309,7 @@ def find_echoes(
     echo = [depth > 0 for depth in itertools.accumulate(change[:size])]
     _keep_answers_whole(echo, answer_spans)
     _keep_leading_answers(reply, origin, echo, in_answer, answer_spans)
-    _mark_cut_off_line(reply, key, origin, echo, outside, automata, truncated)
+    _mark_cut_off_line(reply, key, origin, echo, outside, keyed_parts, truncated)
     return Echoes(reply, _spans(reply, origin, echo), parts)
 
 
@@ -340,7 +368,7 @@ def _mark_cut_off_line(
     origin: list[int],
     echo: list[bool],
     outside: list[int],
-    automata: list[_Automaton],
+    keyed_parts: list[_Part],
     truncated: bool | None,
 ) -> None:
     """The last line, when it is a copy of the prompt that broke off (see the module docstring)."""
@@ -350,7 +378,7 @@ def _mark_cut_off_line(
     if outside[last] - outside[first] < CUT_OFF_MIN_CHARS:
         return
     fragment = key[first:last]
-    if any(a.breaks_off(fragment) for a in automata) or (truncated and any(a.occurs(fragment) for a in automata)):
+    if any(p.breaks_off(fragment) for p in keyed_parts) or (truncated and any(p.occurs(fragment) for p in keyed_parts)):
         echo[first:last] = [True] * (last - first)
 
 
