@@ -20,6 +20,7 @@ from ecom_tasks.rair.parsing import OTHER_DIMENSION
 from ecom_tasks.rair.schema import INDUSTRIES, INTENTS, LEVELS
 from ecom_tasks.rair.scoring import GROUPS, dimension_table, subset_metric_keys
 from ecom_tasks.rair.scoring import summarize as rair_summarize
+from ecom_tasks.scorers.core import macro_f1
 
 LABEL_SPECS = select_metrics("labels")
 
@@ -121,6 +122,19 @@ def test_seeded_large_sets_match_sklearn():
             expected["macro_f1"],
         )
         assert [[result[f"confusion/{g}/{p}"] for p in PRED_LABELS] for g in LEVELS] == expected["confusion"]
+
+
+def test_weighted_macro_f1_equals_sklearns_bit_for_bit():
+    # Answers weighted by their share of a sample's epochs, and any label subset in any order.
+    rng = random.Random(20261203)
+    for _ in range(300):
+        n = rng.randrange(1, 80)
+        gold = [rng.choice([*LEVELS, "X"]) for _ in range(n)]
+        pred = [rng.choice([*PRED_LABELS]) for _ in range(n)]
+        labels = rng.sample(list(LEVELS), rng.randrange(1, 5))
+        weights = [rng.random() * rng.randrange(1, 50) for _ in range(n)] if rng.random() < 0.7 else None
+        expected = f1_score(gold, pred, labels=labels, average="macro", zero_division=0, sample_weight=weights)
+        assert macro_f1(gold, pred, labels, sample_weight=weights) == expected
 
 
 def test_lm_eval_aggregations_equal_the_summary():
