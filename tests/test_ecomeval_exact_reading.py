@@ -47,6 +47,15 @@ REPLIES = [
     ("B is the correct answer.", "B"),  # the letter said to be right
     ("C is not correct; B is correct.", "B"),
     ("I don't think B.", None),
+    # A conclusion the letter ends, and the letter first followed by why (both were no choice).
+    ("2 x 10 = 20. Therefore, B.", "B"),
+    ("So the answer: B", "B"),
+    ("Two packs cost 20 dollars, thus (B).", "B"),
+    ("B, because the other options are one or three packs.", "B"),
+    ("A, B and C are all shoes; the answer is D", "D"),  # a listing before a stated answer
+    ("A, B, C", None),
+    ("So A good option is the second one.", None),  # "A" the article
+    ("So A, B and C are all prices.", None),
     ("It is not B.", None),
     ("Final answer: B\nB\nB", "B"),  # one letter repeated
     # The text of exactly one option, as the whole reply.

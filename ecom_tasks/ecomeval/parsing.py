@@ -188,13 +188,17 @@ EXACT_MAX_CHARS = 32
 
 _TAG = re.compile(r"<[^<>\n]{1,40}>")
 # A boxed answer (math-tuned models' habit): "\\boxed{B}", "$\\boxed{\\text{20}}$" read as "B", "20".
-# "B." "(B)" "B)" "B:" or "B" alone on the first line; not "I think ..." (I is a letter too).
-_LEADING_LETTER = re.compile(r"^[(\[]?([A-J])(?:[).:\]]|$)", re.MULTILINE)
+# "B." "(B)" "B)" "B:" or "B" alone on the first line, or "B, because ..." (the letter, then why); not "I think ..."
+# (I is a letter too), nor "A, B and C are shoes" (a comma before anything but a reason lists).
+_LEADING_LETTER = re.compile(
+    r"^[(\[]?([A-J])(?:[).:\]]|$|,\s*(?:because|since|as(?!\s+well)|given\s+that|因为))", re.MULTILINE
+)
 # "answer is B", "Answer: B", "option (B)", "答案是B", "选B", in the data's other languages too ("Jawaban: B",
 # "Jawapan yang betul ialah B", "Đáp án đúng là B", "คำตอบคือ B", "A resposta correta é B"): the letter itself is
 # matched case-sensitively (and "I" followed by a word is the pronoun: "Answer: I think B"). Or a choice stated in
 # a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit").
-# Or the letter said to be right: "B is correct.", "B is the right answer".
+# Or the letter said to be right: "B is correct.", "B is the right answer". Or a conclusion whose sentence the letter
+# ends: "Therefore, B.", "So B", "Thus (B)." (not "So A good option is ...": "A" the article, a word follows).
 _ANSWER_IS = re.compile(
     r"(?:answer|(?P<option>option|choice)|答案|选项|选择|选|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ"
     r"|resp(?:o|ue)sta)(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
@@ -203,7 +207,9 @@ _ANSWER_IS = re.compile(
     r"|(?<![A-Za-z'])(?:i\s*(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick|choose))"
     r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*((?-i:[A-J]))"
     r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))"
-    r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:the\s+)?(?:correct|right)\b",
+    r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:the\s+)?(?:correct|right)\b"
+    r"|(?<![A-Za-z'])(?:therefore|so|thus|hence)\s*,?\s*(?:option\s+)?[*\"'(\[]*((?-i:[A-J]))"
+    r"(?=[*\"')\]]*[ \t]*(?:[.!\n]|$))",
     re.IGNORECASE,
 )
 # What follows "option C" that speaks of the option rather than for it: "option C is wrong", "choice D is a belt",
@@ -267,12 +273,12 @@ def normalise(text: str) -> str:
 
 
 def option_letter(reply: str) -> str | None:
-    """The option a reply picks: the last "answer is B" / "Answer: B", else its leading letter ("B. Trousers
-    ...", "(B)") or its final line's ("... so\nB. 20"). A reply listing two or more options ("A. 10\nB. 20",
-    copied or made up) picks none of them unless it states its answer. "Option C is wrong" speaks of C: it
-    picks C only when the reply states and leads with no other letter and speaks of no other option. A
-    revision after the choice ("On second thought, C.") picks the revised letter; a different letter left
-    alone on the last line ("The answer is B.\n\nC") leaves the choice open: none."""
+    """The option a reply picks: the last "answer is B" / "Answer: B" / "Therefore, B.", else its leading letter
+    ("B. Trousers ...", "(B)", "B, because ...") or its final line's ("... so\nB. 20"). A reply listing two or
+    more options ("A. 10\nB. 20", copied or made up) picks none of them unless it states its answer. "Option C
+    is wrong" speaks of C: it picks C only when the reply states and leads with no other letter and speaks of
+    no other option. A revision after the choice ("On second thought, C.") picks the revised letter; a
+    different letter left alone on the last line ("The answer is B.\n\nC") leaves the choice open: none."""
     text = _TAG.sub(" ", _plain(reply)).replace("*", "").strip()
     letter, end = _first_choice(text)
     revisions = list(_REVISION.finditer(text, end if letter else 0))
@@ -314,7 +320,7 @@ def _first_choice(text: str, *, before: bool = False) -> tuple[str | None, int]:
 
 
 def _stated_letter(match: re.Match[str]) -> str:
-    return (match.group(2) or match.group(3) or match.group(4)).upper()
+    return (match.group(2) or match.group(3) or match.group(4) or match.group(5)).upper()
 
 
 def named_option(reply: str, question: str) -> str | None:
