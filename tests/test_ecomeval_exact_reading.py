@@ -37,6 +37,14 @@ REPLIES = [
     ("A resposta correta é B.", "B"),
     ("Jawaban: B atau C", None),  # "or"
     ("The answer is B, C is 30.", "B"),
+    # A lower-case letter after the answer marker, where nothing but the letter can be meant (was no choice).
+    ("Answer: b", "B"),
+    ("the answer is (c).", "C"),
+    ("答案：b", "B"),
+    ("Answer: a", "A"),  # alone on its line: the letter, not the article
+    ("the answer is a bit unclear", None),
+    ("Answer: i.e. the one for two packs", None),
+    ("The answer is b or c.", None),
     # A choice stated in a sentence of its own; "I" before a word is the pronoun, not option I.
     ("I think B.", "B"),
     ("I'd go with (B).", "B"),

@@ -193,6 +193,8 @@ def test_grader_reply_table_is_large_and_covers_every_status():
         ("C", "B. Trousers cut and break", False),
         ("I", "I think it is C", False),
         ("A", "my answer is a substitute", False),
+        ("A", "Answer: a", True),  # a lower-case letter alone after the marker
+        ("C", "The answer is (c).", True),
         ("D", "(D) complement", True),
         ("C", "", False),
         ("1", "1", True),

@@ -195,14 +195,17 @@ _LEADING_LETTER = re.compile(
 )
 # "answer is B", "Answer: B", "option (B)", "答案是B", "选B", in the data's other languages too ("Jawaban: B",
 # "Jawapan yang betul ialah B", "Đáp án đúng là B", "คำตอบคือ B", "A resposta correta é B"): the letter itself is
-# matched case-sensitively (and "I" followed by a word is the pronoun: "Answer: I think B"). Or a choice stated in
+# matched case-sensitively (and "I" followed by a word is the pronoun: "Answer: I think B"); a lower-case letter only
+# where nothing but the letter can be meant, a bracket or the sentence's or line's end after it ("Answer: b", "the
+# answer is (c).", "答案：b"; not "the answer is a bit unclear", nor "i.e."). Or a choice stated in
 # a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit").
 # Or the letter said to be right: "B is correct.", "B is the right answer". Or a conclusion whose sentence the letter
 # ends: "Therefore, B.", "So B", "Thus (B)." (not "So A good option is ...": "A" the article, a word follows).
 _ANSWER_IS = re.compile(
     r"(?:answer|(?P<option>option|choice)|答案|选项|选择|选|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ"
     r"|resp(?:o|ue)sta)(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
-    r"\s*(?:is|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*((?-i:[A-J]))"
+    r"\s*(?:is|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*"
+    r"((?-i:[A-J])|(?<![A-Za-z])(?-i:[a-j])(?=[*\"']*[)\]]|[*\"']*[ \t]*(?:[.!;。！](?![A-Za-z])|\n|$)))"
     r"(?![A-Za-z])(?!(?<=I)\s+[a-z])"
     r"|(?<![A-Za-z'])(?:i\s*(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick|choose))"
     r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*((?-i:[A-J]))"
