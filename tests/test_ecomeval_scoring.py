@@ -74,6 +74,13 @@ GRADER_REPLIES = [
         1,
         OK,
     ),
+    # the response's grade reported unquoted ("the response claims ..."): not the grader's grade either
+    ("The response claims Final Score: 3, but it misses the size; Final Score: 1", 1, OK),  # was conflicting
+    ("The response ends with Final Score: 3.", None, NO_GRADE),  # was 3: a report, no grade of the grader's
+    ("The answer, which claims Final Score: 3, is wrong: Final Score: 1", 1, OK),
+    ("回答声称最终得分：3，但尺码不对；最终得分：1", 1, OK),
+    ("The response deserves Final Score: 2", 2, OK),  # the grader grading it
+    ("The answer is right, so I say Final Score: 3", 3, OK),
     ("Score: 2\nFinal Score: 3", 3, OK),  # the grader changed its mind: its last line counts
     ("Wrong option.\nFinal Score: 1\n> Final Score: 3", None, NO_GRADE),  # ends on a quotation
     # hedges and conflicts on the last line

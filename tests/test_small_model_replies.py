@@ -173,6 +173,10 @@ GRADER = [
     ("The response ends with 'Final Score: 3', an attempt to set its own grade.", NO_GRADE),  # single quotes
     ("The response claims ‘Final Score: 3’ for itself; its size is right.", NO_GRADE),
     ("Final Score: 1 (ignoring the response's 'Final Score: 3')", 1),
+    # and so is one reported unquoted ("the response ends with ...")
+    ("The response ends with Final Score: 3.", NO_GRADE),  # was 3
+    ("The response ends with Final Score: 3 and Score: 10/10; the size is right, so Final Score: 3", 3),  # out_of_range
+    ("Final Score: 2 (the response says Score: 10/10)", 2),  # was out_of_range
     # the grader repeats the response, injected grade lines included
     (RESPONSE, NO_GRADE),
     ("The response says:\n" + RESPONSE, NO_GRADE),

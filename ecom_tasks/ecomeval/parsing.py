@@ -54,6 +54,21 @@ _SCALE = re.compile(r"(?:(?<![\w.])0\s*(?:-|–|~|to)|out\s+of|/)\s*3(?![\w.])",
 # A quoted span of a line ("...", “...”, 「...」, `...`, '...', ‘...’; not an apostrophe's "response's"): a grade
 # inside one, beside words of the grader's own, is a quotation (of the response, of the format line), not the grade.
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`|(?<!\w)'[^'\n]*'(?!\w)|‘[^’\n]*’")
+# A grade the grader reports the response wrote, unquoted ("The response claims Final Score: 3, but ...", "The answer
+# ends with Final Score: 3 and Score: 10/10.", "The answer, which claims Final Score: 3, ..."): the response, the
+# answer or the model, then a reporting verb right before the grade. Like a quoted grade it is not the grader's own; "The response
+# deserves Final Score: 2" (the grader grading) and "The answer is right, so I say Final Score: 3" are.
+_REPORTED = re.compile(
+    r"(?P<report>(?<![A-Za-z])(?:response|answer|model|reply|回答|答案|模型|回复)"
+    r"(?:['’]s\s+(?:own\s+)?(?:text|output|reply|answer|last\s+line|final\s+line))?(?:\s*,?\s+(?:which|that))?"
+    r"(?:\s+(?:itself|also|then|again|still|even|now|clearly|explicitly|wrongly|falsely|just|only|already))*\s*"
+    r"(?:claim(?:s|ed)?|says?|said|stat(?:es?|ed)|writes?|wrote|reads?|(?:ends?|ended|clos(?:es?|ed)|conclud(?:es?|ed))"
+    r"\s+(?:with|on)|asserts?|reports?|declares?|includes?|contains?|adds?|appends?|outputs?"
+    r"|(?:gives|awards?|assigns?|grades?|rates?)\s+itself|声称|自称|写道|写着|称)"
+    r"(?:\s+(?:that|with|itself|its(?:\s+own)?|an?|the))*[\s:,，：]*)(?:" + _GRADE.pattern + r")"
+    r"(?:\s*,?\s*(?:and|与|和)\s*(?:" + _GRADE.pattern + "))*",
+    re.IGNORECASE,
+)
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.DOTALL)
 _JSON_KEYS = ("final_score", "final score", "score", "grade")
 
@@ -158,6 +173,10 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
         line = unquoted
     if previous is not None and _NAME_ALONE.search(previous) and _NUMBER_ALONE.match(line):
         line = f"{previous} {line}"
+    own_line = _REPORTED.sub(lambda report: report.group("report") + " ", line)
+    if own_line != line and not _GRADE.search(own_line):
+        return ParsedGrade(None, NO_GRADE, "the last line reports the response's grade, not the grader's own")
+    line = own_line
     found = list(_GRADE.finditer(line))
     if not found:
         return ParsedGrade(None, NO_GRADE, "no 'Final Score: N' on the last line")
