@@ -253,7 +253,9 @@ def test_the_grader_reply_copying_its_prompt_gives_no_grade():
     own = "It agrees with the reference in substance and meets every requirement of the question.\nFinal Score: 3"
     assert parse_grade(own, prompt=prompt).grade == 3
     # The asked-for line filled in after the copied instruction is the grader's own grade.
-    assert parse_grade("then a last line of exactly this form, with N one of 0, 1, 2, 3:\nFinal Score: 2").grade == 2
+    instruction = "then a last line of exactly this form, with N one of 0, 1, 2, 3:\n"
+    assert parse_grade(instruction + "Final Score: 2").grade == 2
+    assert parse_grade(instruction + "Final Score: \\boxed{2}").grade == 2  # boxed, as reasoning judges write it
     # Without the prompt, the fixed text of the grader prompt is compared.
     assert parse_grade(prompt.split("<question>")[0]).detail == "the grader's reply only repeats its prompt"
 

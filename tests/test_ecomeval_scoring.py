@@ -112,6 +112,8 @@ GRADER_REPLIES = [
     # the forms reasoning judges write: LaTeX's answer box, "is", a heading over the number
     ("Final Score: \\boxed{2}", 2, OK),
     ("Final Score: $\\boxed{3}$", 3, OK),
+    ("Final Score: \\boxed{\\text{3}}", 3, OK),  # was no_grade: the box is read by scorers.replies.BOXED
+    ("The response is right.\nFinal Score:\n\\boxed{3}", 3, OK),  # was no_grade
     ("The unit is missing, so my final score is 2.", 2, OK),
     ("## Final Score\n3", 3, OK),
     ("## Score\n3", None, NO_GRADE),  # a bare "Score" heading: no colon, no grade's line

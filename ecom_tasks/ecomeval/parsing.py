@@ -25,22 +25,26 @@ CONFLICTING = "conflicting"
 FAILURE_STATUSES = (NO_GRADE, OUT_OF_RANGE, CONFLICTING)
 
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
-# The grade's name (English, or Chinese: 最终得分 "final score", 评分 "rating"), markdown or quotes,
-# an optional ":" "=" "：" (or "is" after "final score"), markdown or quotes, the number (in LaTeX's answer box too: "\boxed{2}"),
-# optionally "/ 3" or "out of 3".
+# The grade's name (English, or Chinese: 最终得分 "final score", 评分 "rating").
+_GRADE_NAME = r"final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数"
+# The grade's name, markdown or quotes, an optional ":" "=" "：" (or "is" after "final score"), markdown or quotes,
+# the number, optionally "/ 3" or "out of 3". LaTeX's answer box ("Final Score: \boxed{2}") is read through
+# scorers.replies.BOXED: the final line is unboxed before it is matched.
 _GRADE = re.compile(
-    r"(?<![A-Za-z])(?:final[\s_-]*(?:score|grade)(?:[\s*_\"'`]*\s+is\b)?|score|grade|最终得分|最终评分|得分|评分|分数)"
-    r"[\s*_\"'`]*[:=：]?[\s*_\"'`$]*(?:\\boxed\s*\{)?[(\[]?"
-    + _NUMBER
-    + r"(?:[\s*]*(?:/|out\s+of)\s*"
-    + _NUMBER
-    + r")?[)\]]?(?:\}\$*)?",
+    r"(?<![A-Za-z])(?:final[\s_-]*(?:score|grade)[\s*_\"'`]*\s+is\b|" + _GRADE_NAME + r")"
+    r"[\s*_\"'`]*[:=：]?[\s*_\"'`$]*[(\[]?" + _NUMBER + r"(?:[\s*]*(?:/|out\s+of)\s*" + _NUMBER + r")?[)\]]?",
+    re.IGNORECASE,
+)
+# What the echo rule keeps whole as the grader's answer: a grade, boxed too ("Final Score: \boxed{2}" after a copied
+# instruction is the grader's grade, its "Final Score:" no part of the copy).
+_GRADE_ANSWER = re.compile(
+    _GRADE.pattern + r"|(?<![A-Za-z])(?:" + _GRADE_NAME + r")[\s*_\"'`]*[:=：]?[\s*_\"'`]*" + BOXED.pattern,
     re.IGNORECASE,
 )
 # The grade's name closing a line, its number alone on the next ("Final Score:\n3", "**Final Score:**\n**3**",
 # a heading "## Final Score" then "3").
 _NAME_ALONE = re.compile(
-    r"(?:(?:final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数)[\s*_\"'`]*[:=：]"
+    r"(?:(?:" + _GRADE_NAME + r")[\s*_\"'`]*[:=：]"
     r"|^[\s#*_]*(?:final[\s_-]*(?:score|grade)|最终得分|最终评分))[\s*_\"'`]*$",
     re.I,
 )
@@ -147,7 +151,7 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
     region = answer_region(reply)
     if region is None:
         return ParsedGrade(None, NO_GRADE, "the grader's reasoning was never closed")
-    echoes = find_echoes(region, _sent(prompt), answers=_GRADE)
+    echoes = find_echoes(region, _sent(prompt), answers=_GRADE_ANSWER)
     own = echoes.stripped()
     if not any(c.isalnum() for c in own) and any(c.isalnum() for c in region):
         return ParsedGrade(None, NO_GRADE, "the grader's reply only repeats its prompt")
@@ -168,6 +172,7 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
     last = _json_object(line)
     if last is not None:
         return _from_json(last)
+    line = BOXED.sub(r"\1", line)  # "Final Score: \boxed{2}", "$\boxed{3}$": the box's grade
     unquoted = _QUOTED.sub(lambda quote: " " if _GRADE.search(quote.group(0)) else quote.group(0), line)
     if any(c.isalnum() for c in unquoted):
         line = unquoted
