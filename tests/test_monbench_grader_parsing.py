@@ -13,7 +13,7 @@ import pytest
 
 # The options of the paper's examples, in canonical order (INTENT, RELATION, CO_PURCHASE, ADS) and two
 # that differ only by spacing (LOOKALIKES): the same tables as the strict parser's tests.
-from test_monbench_parsing import ADS, CO_PURCHASE, INTENT, LOOKALIKES, RELATION  # noqa: E402
+from test_monbench_parsing import ADS, CO_PURCHASE, INTENT, LOOKALIKES, RELATION, SHOES  # noqa: E402
 
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.monbench.parsing import (
@@ -106,6 +106,27 @@ CASES = [
         INTENT,
         CONFLICTING_TAGS,
         CONFLICTING_TAGS,
+    ),
+    # A correction inside a tag's value: the corrected answer stands; a cue inside an explanation corrects nothing.
+    ("<Label>A, actually B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>A (wait, no: C)</Label>", "label", INTENT, "C", OUT_OF_RANGE),
+    ("<Label>B (actually the best fit)</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>A, actually B</Label> <Answer>Complement</Answer>", "label_content", INTENT, "B", OUT_OF_RANGE),
+    ("<Answer>Substitute, actually Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>red shoes — correction: blue shoes</Answer>", "content", SHOES, "D", UNKNOWN_CONTENT),
+    (
+        "<Answer>Travel Insurance Quotes – correction: Headphone Repair Near You</Answer>",
+        "content",
+        ADS,
+        "D",
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "<Answer>Bassetts Liquorice Allsorts — correction: Potato chips</Answer>",
+        "content",
+        CO_PURCHASE,
+        UNKNOWN_CONTENT,
+        UNKNOWN_CONTENT,
     ),
     # The letter and its text disagree.
     ("<Label>B. Substitute</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
@@ -304,6 +325,7 @@ def test_a_decided_reply_says_which_rule_decided(reply, fmt, displayed, grader, 
         ("<Answer>Liquorice Allsorts</Answer>", CO_PURCHASE, "abbreviation"),
         ("<Answer>Complement, because both are ILIA products</Answer>", INTENT, "label_explained"),
         ("<Answer>B. Complementary</Answer>", INTENT, "letter_text"),
+        ("<Answer>Substitute, actually Complement</Answer>", INTENT, "corrected"),
     ],
 )
 def test_the_rule_names_the_reading(reply, displayed, rule):

@@ -51,6 +51,9 @@ ADS = (
 )
 # Two options that differ only by spacing: any content naming one names both.
 LOOKALIKES = ("Goldfish Crackers, 6.6 oz", "Gold Fish Crackers, 6.6 oz", "Haribo Sour Dinosaurs", "Fluff Marshmallow")
+# Short open-answer options (written for these tests): SHOES, and KIDS_SHOES where one option starts the other.
+SHOES = ("Running shoes", "Hiking boots", "Red shoes", "Blue shoes")
+KIDS_SHOES = ("Running shoes for kids", "Running shoes", "Hiking boots", "Sandals")
 
 
 def parsed_tuple(reply, fmt, displayed, **kwargs):
@@ -188,6 +191,8 @@ def test_content_accepts_the_option_text(reply, displayed, position, parsing):
         ("<Answer>Bassetts Liquorice Allsorts</Answer>", CO_PURCHASE, UNKNOWN_CONTENT, OK),
         ("<Answer>Complement, because both are ILIA products</Answer>", INTENT, UNKNOWN_CONTENT, OK),
         ("<Answer>Exact-Match</Answer>", RELATION, UNKNOWN_CONTENT, OK),
+        # A correction inside the value that names no option: the value is read whole, and names none.
+        ("<Answer>red shoes — correction: purple shoes</Answer>", SHOES, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
         # Two different answers.
         ("<Answer>Complement</Answer><Answer>B. Substitute</Answer>", INTENT, CONFLICTING_TAGS, CONFLICTING_TAGS),
         ("<Answer>Complement</Answer><Answer>Compliment</Answer>", INTENT, CONFLICTING_TAGS, CONFLICTING_TAGS),

@@ -111,6 +111,7 @@ MONBENCH = [
         "B",
     ),
     ("<Label>B ()</Label>", "label", INTENT, "B", "B"),  # empty brackets after the letter
+    ("<Label>A. Wait, actually B</Label>", "label", INTENT, "B", OUT),  # corrected inside the tag
     # a closing tag without its slash or with a backslash: the strict reading finds no tag
     ("<Label>B<Label>", "label", INTENT, "B", NO_TAG),
     ("<Label>B<\\Label>", "label", INTENT, "B", NO_TAG),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ecom_tasks.data import ConfigurationError
@@ -75,7 +75,7 @@ class ParsedAnswer:
     #: Label+Content only: both tags parsed and name different options.
     disagreement: bool = False
     #: Which reading decided (``letter``, ``option_letter``, ``letter_text``, ``text``, ``morphology``,
-    #: ``prefix``, ``abbreviation``, ``label_explained``); empty unless ok.
+    #: ``prefix``, ``abbreviation``, ``label_explained``, ``corrected``); empty unless ok.
     rule: str = ""
 
     @property
@@ -365,8 +365,44 @@ def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, con
     return _ok(position, "option_letter")
 
 
+# What may stand between a correction cue and the corrected answer: "A, actually B", "A (wait, no: C)",
+# "red shoes — correction: blue shoes", "A. Wait, actually B".
+_CORRECTION_FILLER = re.compile(
+    r"(?:[\s,.;:!?\-–—(\[（【，；：]+|(?:no|nope|sorry|that'?s\s+wrong|it'?s|it\s+is)\b)+", re.IGNORECASE
+)
+# Readings that take free text after the answer: a correction cue inside that text is part of the explanation
+# ("B, as the second query is actually narrowing" stays B).
+_EXPLAINED_RULES = ("option_letter", "label_explained", "corrected")
+
+
+def _corrected(
+    value: str, displayed: tuple[str, ...], read: Callable[[str, tuple[str, ...]], ParsedAnswer]
+) -> ParsedAnswer | None:
+    """A bare answer corrected inside its own value (a cue of
+    :data:`~ecom_tasks.scorers.replies.CORRECTION` right after it): the corrected answer, read by ``read``;
+    None when there is no such correction or it names nothing readable (the value is then read whole)."""
+    cue = CORRECTION.search(value)
+    if cue is None:
+        return None
+    head = value[: cue.start()].rstrip(" \t\n,.;:!?-–—([（【，；：")
+    before = read(head, displayed) if head else None
+    if before is None or before.status != OK or before.rule in _EXPLAINED_RULES:
+        return None
+    rest = value[cue.end() :]
+    while m := _CORRECTION_FILLER.match(rest) or CORRECTION.match(rest):  # also a further cue: "wait, actually B"
+        rest = rest[m.end() :]
+    if rest.count(")") > rest.count("("):  # the bracket the correction opened before its cue
+        rest = rest.rstrip(")]）】 ")
+    after = read(rest, displayed) if rest.strip() else None
+    if after is None or after.status != OK:
+        return None
+    return _ok(after.position, "corrected")  # type: ignore[arg-type]
+
+
 def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     cleaned = _clean(value)
+    if corrected := _corrected(cleaned, displayed, _read_label):
+        return corrected
     split = _split_letter(cleaned)
     if split and not split[1]:
         return _ok(LETTERS.index(split[0]), "letter")
@@ -386,6 +422,8 @@ def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
 
 def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     cleaned = _clean(value)
+    if corrected := _corrected(cleaned, displayed, _read_content):
+        return corrected
     named, rule = _resolve_text(cleaned, displayed, partial=False)
     if not named:
         split = _split_letter(cleaned)
