@@ -13,7 +13,7 @@ import pytest
 
 # The options of the paper's examples, in canonical order (INTENT, RELATION, CO_PURCHASE, ADS) and two
 # that differ only by spacing (LOOKALIKES): the same tables as the strict parser's tests.
-from test_monbench_parsing import ADS, CO_PURCHASE, INTENT, LOOKALIKES, RELATION, SHOES  # noqa: E402
+from test_monbench_parsing import ADS, CO_PURCHASE, INTENT, KIDS_SHOES, LOOKALIKES, RELATION, SHOES  # noqa: E402
 
 from ecom_tasks.data import ConfigurationError
 from ecom_tasks.monbench.parsing import (
@@ -184,6 +184,68 @@ CASES = [
     ("<Answer>A. Bassetts Liquorice Allsorts (190g)</Answer>", "content", CO_PURCHASE, AMBIGUOUS, UNKNOWN_CONTENT),
     ("<Answer>Bassetts or SweetLeaf</Answer>", "content", CO_PURCHASE, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
     ("<Answer>full text of the chosen option</Answer>", "content", ADS, NO_TAG, UNKNOWN_CONTENT),  # only the echo
+    # An option's full text followed by an explanation: the option, unless the explanation names another
+    # option without rejecting it or offers another answer; the longest option first.
+    (
+        "<Answer>Running shoes, because the query asks for sport footwear</Answer>",
+        "content",
+        SHOES,
+        "A",
+        UNKNOWN_CONTENT,
+    ),
+    ("<Answer>Running shoes. The query is about sport.</Answer>", "content", SHOES, "A", UNKNOWN_CONTENT),
+    ("<Answer>Running shoes, not hiking boots</Answer>", "content", SHOES, "A", UNKNOWN_CONTENT),
+    ("<Answer>Running shoes or hiking boots</Answer>", "content", SHOES, AMBIGUOUS, UNKNOWN_CONTENT),
+    (
+        "<Answer>Running shoes for kids, because the query is for a child</Answer>",
+        "content",
+        KIDS_SHOES,
+        "A",
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "<Answer>Running shoes, because the query asks for sport footwear</Answer>",
+        "content",
+        KIDS_SHOES,
+        "B",
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "<Answer>Bassetts Liquorice Allsorts (190g), because liquorice goes with halvah</Answer>",
+        "content",
+        CO_PURCHASE,
+        "B",
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "<Answer>Bassetts Liquorice Allsorts (190g) or SweetLeaf</Answer>",
+        "content",
+        CO_PURCHASE,
+        AMBIGUOUS,
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "<Answer>Bassetts Liquorice Allsorts (190g), rather than SweetLeaf Sweetener (70-Count Packets, Pack of 3)</Answer>",
+        "content",
+        CO_PURCHASE,
+        "B",
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "<Answer>Sony WH-1000XM5 Noise Cancelling Headphones – Save $70 Today. Free 2-Day Shipping. "
+        "The query asks for noise cancelling headphones.</Answer>",
+        "content",
+        ADS,
+        "A",
+        UNKNOWN_CONTENT,
+    ),
+    (
+        "<Answer>Goldfish Crackers, 6.6 oz, because kids like them</Answer>",
+        "content",
+        LOOKALIKES,
+        AMBIGUOUS,
+        UNKNOWN_CONTENT,
+    ),
     # --- Label+Content: graded by the label -----------------------------------------------------------
     ("<Label>B</Label> <Answer>Complement</Answer>", "label_content", INTENT, "B", "B"),
     ("<Label>B. Complement</Label> <Answer>Complement</Answer>", "label_content", INTENT, "B", OUT_OF_RANGE),
@@ -326,6 +388,7 @@ def test_a_decided_reply_says_which_rule_decided(reply, fmt, displayed, grader, 
         ("<Answer>Complement, because both are ILIA products</Answer>", INTENT, "label_explained"),
         ("<Answer>B. Complementary</Answer>", INTENT, "letter_text"),
         ("<Answer>Substitute, actually Complement</Answer>", INTENT, "corrected"),
+        ("<Answer>Running shoes, because the query asks for sport footwear</Answer>", SHOES, "text_explained"),
     ],
 )
 def test_the_rule_names_the_reading(reply, displayed, rule):

@@ -125,6 +125,13 @@ MONBENCH = [
     ("<Answer>???</Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),
     ("<Answer></Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),
     ("<Answer>Bassetts Liquorice Allsorts</Answer>", "content", CO_PURCHASE, "B", UNKNOWN),  # the weight dropped
+    (
+        "<Answer>Bassetts Liquorice Allsorts (190g). It goes well with halvah.</Answer>",
+        "content",
+        CO_PURCHASE,
+        "B",
+        UNKNOWN,
+    ),
     ("<Answer>Bassetts Liquorice Allsorts (190g)", "content", CO_PURCHASE, NO_TAG, NO_TAG),  # never closed
     ("<Label>A</Label> <Answer>Substitute</Answer><eos>", "label_content", RELATION, "A", "A"),
     # echoes and hostile imitations of the format block

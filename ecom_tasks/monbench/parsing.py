@@ -75,7 +75,7 @@ class ParsedAnswer:
     #: Label+Content only: both tags parsed and name different options.
     disagreement: bool = False
     #: Which reading decided (``letter``, ``option_letter``, ``letter_text``, ``text``, ``morphology``,
-    #: ``prefix``, ``abbreviation``, ``label_explained``, ``corrected``); empty unless ok.
+    #: ``prefix``, ``abbreviation``, ``label_explained``, ``text_explained``, ``corrected``); empty unless ok.
     rule: str = ""
 
     @property
@@ -291,44 +291,85 @@ def _unnegated_letters(text: str) -> set[int]:
     return found
 
 
-def _unnegated_labels(text: str, displayed: tuple[str, ...]) -> set[int]:
-    """Relation labels named in ``text`` without being rejected (``not Substitute`` rejects)."""
+def _unnegated_labels(text: str, displayed: tuple[str, ...], *, open_answer: bool = False) -> set[int]:
+    """Options named in ``text`` without being rejected (``not Substitute`` rejects), from each word by the
+    longest run of words that names one: a relation label in one or two words ("Exact Match"); an open-answer
+    option by its whole text, or, in two words or more, a prefix or abbreviation ("SweetLeaf Sweetener")."""
     found = set()
     words = list(_WORD.finditer(unicodedata.normalize("NFKC", text)))
-    for start, first in enumerate(words):
-        for last in words[start : start + 2]:  # "Exact Match" is two words
-            hits, _ = _resolve_text(text[first.start() : last.end()], displayed, partial=False)
-            if len(hits) == 1 and not _NEGATION.search(text[: first.start()]):
-                found.add(hits[0])
+    longest = max(len(_words(d)) for d in displayed) if open_answer else 2
+    start = 0
+    while start < len(words):
+        for end in range(min(len(words), start + longest), start, -1):
+            window = text[words[start].start() : words[end - 1].end()]
+            hits, _ = _resolve_text(window, displayed, partial=open_answer and end - start >= 2)
+            if len(hits) == 1:
+                if not _NEGATION.search(text[: words[start].start()]):
+                    found.add(hits[0])
+                start = end - 1  # a mention is read once: "not SweetLeaf Sweetener" rejects all of it
+                break
+        start += 1
     return found
 
 
-def _explained_label(value: str, displayed: tuple[str, ...]) -> tuple[int | None, str]:
-    """A relation label at the start of ``value`` followed by an explanation: the label, unless the
-    explanation names another label without rejecting it (a hedge)."""
+# Where an explanation may start after an open-answer option's full text (its closing brackets and quotes
+# kept with it): a separator ("Running shoes, because ...", "Running shoes. The query ...") or a joining
+# word ("Running shoes because ...", "Running shoes not hiking boots", "Running shoes or hiking boots").
+_EXPLANATION = re.compile(
+    r"[)\]）】\"'”’]*(?=\s*[,.;:!?/(\[（【，。；：—–]|\s+-\s|"
+    r"\s+(?:because|since|as|so|or|not|rather|instead|which|given|due)\b)",
+    re.IGNORECASE,
+)
+# An explanation that offers another answer: "Running shoes or hiking boots", "... (or SweetLeaf)", ".../...".
+_ANOTHER_ANSWER = re.compile(r"[\s,;(\[]*(?:or\b|/)", re.IGNORECASE)
+#: Words of an explanation read for the options it names; a longer one is not read as an explained option.
+EXPLANATION_MAX_WORDS = 60
+
+
+def _explained_label(value: str, displayed: tuple[str, ...], *, open_answer: bool = False) -> tuple[int | None, str]:
+    """An option at the start of ``value`` followed by an explanation: a relation label (its first two or one
+    words), or an open-answer option's full text before a separator or joining word (:data:`_EXPLANATION`,
+    the longest first: an option that starts a longer one is not the longer one). The option, unless the
+    explanation names another without rejecting it or offers another answer (a hedge); an open-answer
+    option's explanation holds no correction (:func:`_corrected` reads one that names an option)."""
     words = list(_WORD.finditer(value))
-    for length in (2, 1):
-        if len(words) <= length:
-            continue
-        head = value[: words[length - 1].end()]
-        hits, _ = _resolve_text(head, displayed, partial=False)
+    if open_answer:
+        # Only as many words as an option has (and a few, for spacing), and an explanation short enough to read.
+        reach = max(len(_words(d)) for d in displayed) + 3
+        heads = [m.end() for w in reversed(words[:reach]) if (m := _EXPLANATION.match(value, w.end()))]
+        if len(words) > reach + EXPLANATION_MAX_WORDS:
+            heads = []
+    else:
+        heads = [words[length - 1].end() for length in (2, 1) if len(words) > length]
+    for end in heads:
+        hits, _ = _resolve_text(value[:end], displayed, partial=False)
+        if len(hits) > 1 and open_answer:
+            return None, f"{value[:80]!r} starts with options {_letters(hits)}"
         if len(hits) == 1:
-            others = _unnegated_labels(value[words[length - 1].end() :], displayed) - {hits[0]}
+            rest = value[end:]
+            if open_answer and CORRECTION.search(rest):
+                return None, ""  # "red shoes — correction: purple shoes": corrected to no option
+            others = _unnegated_labels(rest, displayed, open_answer=open_answer) - {hits[0]}
             if others:
                 return None, f"{value[:80]!r} names {_letters({hits[0], *others})}"
+            if open_answer and _ANOTHER_ANSWER.match(rest):
+                return None, f"{value[:80]!r} offers another answer after option {LETTERS[hits[0]]}"
             return hits[0], ""
     return None, ""
 
 
 def _named(value: str, displayed: tuple[str, ...]) -> tuple[list[int], str, str]:
-    """The options ``value`` names as text (open-answer options: also partly; relation labels: also a label
-    followed by an explanation), the rule that found them, and why it names two ("" unless it does)."""
+    """The options ``value`` names as text (open-answer options: also partly), or an option's text followed
+    by an explanation (:func:`_explained_label`), the rule that found them, and why it names two ("" unless
+    it does)."""
     label_set = frozenset(_key(d) for d in displayed) in _LABEL_SETS
     named, rule = _resolve_text(value, displayed, partial=not label_set)
-    if named or not label_set:
+    if named:
         return named, rule, ""
-    explained, problem = _explained_label(value, displayed)
-    return ([], "", problem) if explained is None else ([explained], "label_explained", "")
+    explained, problem = _explained_label(value, displayed, open_answer=not label_set)
+    if explained is None:
+        return [], "", problem
+    return [explained], "label_explained" if label_set else "text_explained", ""
 
 
 def _split_letter(value: str) -> tuple[str, str] | None:
@@ -372,7 +413,7 @@ _CORRECTION_FILLER = re.compile(
 )
 # Readings that take free text after the answer: a correction cue inside that text is part of the explanation
 # ("B, as the second query is actually narrowing" stays B).
-_EXPLAINED_RULES = ("option_letter", "label_explained", "corrected")
+_EXPLAINED_RULES = ("option_letter", "label_explained", "text_explained", "corrected")
 
 
 def _corrected(
