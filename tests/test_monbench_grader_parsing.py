@@ -43,6 +43,7 @@ CASES = [
     ("<Label>B) Complement</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>The answer is B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>Answer: (B)</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>Prediction: B</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # the paper's replies open so
     ("<label>b</label>", "label", INTENT, "B", "B"),
     ("<Label>\uff22</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # a full-width letter
     ("<Label>Complement</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # the option's text in the label
@@ -148,6 +149,10 @@ CASES = [
     ("<Answer>Complement, because both are ILIA products</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>Complement, not Substitute</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>Complement or Substitute</Answer>", "content", INTENT, AMBIGUOUS, UNKNOWN_CONTENT),
+    # An answer word before the text.
+    ("<Answer>Answer: Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>The answer is Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>Answer: Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
     ("<Answer>Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # another word
     ("<Answer>互补</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # a translation, not the text
     ("<Answer>B</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # a letter, not the text
@@ -175,6 +180,13 @@ CASES = [
         UNKNOWN_CONTENT,
     ),
     ("<Answer>Travel insurance</Answer>", "content", ADS, "B", UNKNOWN_CONTENT),
+    (
+        "<Answer>Answer: Travel Insurance Quotes – Cover Your Next Trip From $19.</Answer>",
+        "content",
+        ADS,
+        "B",
+        UNKNOWN_CONTENT,
+    ),
     ("<Answer>B) Travel Insurance Quotes</Answer>", "content", ADS, "B", UNKNOWN_CONTENT),
     ("<Answer>**Headphone Repair Near You – Same-Day Service.**</Answer>", "content", ADS, "D", UNKNOWN_CONTENT),
     # The first word of C, and a word of A: names two options.

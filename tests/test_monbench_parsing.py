@@ -193,6 +193,8 @@ def test_content_accepts_the_option_text(reply, displayed, position, parsing):
         ("<Answer>Exact-Match</Answer>", RELATION, UNKNOWN_CONTENT, OK),
         # A correction inside the value that names no option: the value is read whole, and names none.
         ("<Answer>red shoes — correction: purple shoes</Answer>", SHOES, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
+        # An answer word before the text (the grader reading reads the text after it).
+        ("<Answer>Answer: Complement</Answer>", INTENT, UNKNOWN_CONTENT, OK),
         # An open-answer option's text and an explanation (the grader reading reads the option), or a hedge.
         ("<Answer>Running shoes, because the query asks for sport footwear</Answer>", SHOES, UNKNOWN_CONTENT, OK),
         ("<Answer>Running shoes or hiking boots</Answer>", SHOES, UNKNOWN_CONTENT, AMBIGUOUS),

@@ -99,6 +99,8 @@ MONBENCH = [
     ("<Label>B</Label>\n<Label>B</Label>\n<Label>B", "label", INTENT, "B", "B"),  # repeated, cut off
     ("<Label>选项B</Label>", "label", INTENT, "B", OUT),
     ("<Label>B (Complement)</Label>", "label", INTENT, "B", OUT),
+    ("<Label>Label: B</Label>", "label", INTENT, "B", OUT),  # the tag's name repeated inside it
+    ("<Answer>Answer: Bassetts Liquorice Allsorts (190g)</Answer>", "content", CO_PURCHASE, "B", UNKNOWN),
     ("A. Substitute\nB. Complement\nC. Narrowing\nD. Irrelevant\n<Label>D</Label>", "label", INTENT, "D", "D"),
     ("<think>A or B? I think <Label>B</Label>", "label", INTENT, UNCLOSED_MB, UNCLOSED_MB),
     ("<Label>B</Label>\n<think>Hmm, or maybe A", "label", INTENT, "B", "B"),  # reasoning reopened, cut off

@@ -152,12 +152,22 @@ _WORD = re.compile(r"[^\W_]+")
 _MARKDOWN = "*_`#~"
 # The letter, bare or dressed: "B", "(B)", "[B]", "B.", "B)", "**B**" (markdown is stripped first).
 _BARE_LETTER = re.compile(r"^[(\[【]?\s*([a-d])\s*[)\]】]?\s*[.:)]?$", re.IGNORECASE)
-# A word naming the letter: "Option B", "the answer is (B)", "Choice: B", "选项B", "答案：B", "B项".
+# Words that introduce the answer inside its tag: "Option", "the answer is", "Prediction" (the paper's replies
+# open with it), "Label" (the tag's name), "选项", "答案是".
+_ANSWER_WORDS = (
+    r"(?:(?:the\s+)?(?:correct\s+|best\s+|final\s+|right\s+)?(?:option|choice|answer|letter|label|prediction)"
+    r"(?:\s+is)?|(?:正确|最终)?(?:选项|答案|选择)(?:是|为)?)"
+)
+# A word naming the letter: "Option B", "the answer is (B)", "Choice: B", "Label: B", "选项B", "答案：B", "B项".
 _OPTION_WORD = re.compile(
-    r"^(?:(?:the\s+)?(?:correct\s+|best\s+|final\s+|right\s+)?(?:option|choice|answer|letter)(?:\s+is)?|"
-    r"(?:正确|最终)?(?:选项|答案|选择)(?:是|为)?)\s*[:：]?\s*[(\[【]?\s*([a-d])\s*[)\]】]?\s*(?:项)?"
+    rf"^{_ANSWER_WORDS}\s*[:：]?\s*[(\[【]?\s*([a-d])\s*[)\]】]?\s*(?:项)?"
     r"(?:$|\s*[.:：,，;；)\-–—]\s*|\s*(?=\()|\s+)(.*)$",
     re.IGNORECASE | re.DOTALL,
+)
+# The same words before an option's text, with a colon or "is" (not "Choice Hotels"): "Answer: Complement",
+# "The answer is Complement", "答案：互补".
+_ANSWER_LEAD_IN = re.compile(
+    rf"^{_ANSWER_WORDS}\s*(?:[:：]|(?<=\bis)(?=\s)|(?<=[是为]))\s*(\S.*)$", re.IGNORECASE | re.DOTALL
 )
 _LETTER_ITEM = re.compile(r"^([a-d])\s*项$", re.IGNORECASE)
 # The letter then a separator then text: "B. Complement", "(B) Complement", "B - ...", "B, not A", "B (互补)".
@@ -477,6 +487,8 @@ def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
         return _ok(named[0], rule)
     if named:
         return _invalid(AMBIGUOUS, f"answer {cleaned[:80]!r} matches options {_letters(named)}")
+    if lead_in := _ANSWER_LEAD_IN.match(cleaned):  # "Answer: Complement": the text after the words
+        return _read_content(lead_in.group(1), displayed)
     return _invalid(UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option")
 
 
