@@ -328,3 +328,23 @@ def test_every_rendered_answer_parses_back(strict, parsing):
                 for variant in (lettered, reasoned):
                     again = parse_reply(variant, item.run.format, item.displayed, strict=strict, parsing=parsing)
                     assert (again.position, again.status) == (position, OK), (item.id, variant)
+
+
+@pytest.mark.parametrize(
+    ("reply", "fmt", "displayed", "status", "position"),
+    [
+        # Thousands of corrections in one value: read whole (no recursion as deep; it was a RecursionError).
+        ("<Label>" + " actually ".join(["A"] * 2000) + " actually B</Label>", "label", RELATION, AMBIGUOUS, None),
+        ("<Answer>" + " actually ".join(["Substitute"] * 2000) + "</Answer>", "content", RELATION, OK, 0),
+        ("<Answer>" + "Answer: " * 2000 + "Complement</Answer>", "content", RELATION, UNKNOWN_CONTENT, None),
+        # A few: the last correction stands.
+        ("<Label>A, actually B, wait, actually C</Label>", "label", RELATION, OK, 2),
+        # A rejection is read right before each of thousands of mentions (once linear, it was quadratic).
+        ("<Answer>" + " and ".join(["Running shoes"] * 5000) + "</Answer>", "content", SHOES, UNKNOWN_CONTENT, None),
+        ("<Label>B, " + " or ".join(["A"] * 5000) + "</Label>", "label", RELATION, AMBIGUOUS, None),
+    ],
+    ids=["corrections", "repeats", "answer-words", "three-corrections", "mentions", "letters"],
+)
+def test_a_long_hostile_value_is_read_without_error(reply, fmt, displayed, status, position):
+    parsed = parse_reply(reply, fmt, displayed)
+    assert (parsed.status, parsed.position) == (status, position)

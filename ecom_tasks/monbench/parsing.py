@@ -9,6 +9,7 @@ stated in ``ecom_tasks/monbench/README.md`` ("Parsing", "Label+Content grading")
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -183,6 +184,15 @@ _NEGATION = re.compile(
     r"\s*(?:(?:an?|the)\s+)?(?:(?:option|choice|answer)\s*)?[(\[【\"'“‘]?\s*$",
     re.IGNORECASE,
 )
+# How far before a mention a rejection of it is looked for (a long reply is then read in linear time).
+_NEGATION_REACH = 200
+
+
+def _negated(text: str, at: int) -> bool:
+    """Whether the mention at ``at`` is rejected by the words right before it ("not Substitute")."""
+    return _NEGATION.search(text, max(0, at - _NEGATION_REACH), at) is not None
+
+
 # Option texts of the relation tasks are labels: their sets decide whether a question is open-answer.
 _LABEL_SETS = {frozenset(_key(label) for label in labels) for labels in RELATION_LABELS.values()}
 # What the output-format line shows as a tag's value, and the header of its examples.
@@ -289,14 +299,17 @@ def _resolve_text(value: str, displayed: tuple[str, ...], *, partial: bool) -> t
     return [], ""
 
 
+_ARTICLE_WORD = re.compile(r"\s+[^\W\d_]")
+_ARTICLE_JOINED = re.compile(r"\s+(?:or|and|is)\b")
+
+
 def _unnegated_letters(text: str) -> set[int]:
     """Option letters ``text`` points to without rejecting them (``or A`` does, ``not A`` does not)."""
     found = set()
     for m in _LETTER_REF.finditer(text):
-        after = text[m.end() :]
-        if m.group(1) == "A" and re.match(r"\s+[^\W\d_]", after) and not re.match(r"\s+(?:or|and|is)\b", after):
+        if m.group(1) == "A" and _ARTICLE_WORD.match(text, m.end()) and not _ARTICLE_JOINED.match(text, m.end()):
             continue  # the article: "A complementary product"
-        if not _NEGATION.search(text[: m.start()]):
+        if not _negated(text, m.start()):
             found.add(LETTERS.index(m.group(1)))
     return found
 
@@ -314,7 +327,7 @@ def _unnegated_labels(text: str, displayed: tuple[str, ...], *, open_answer: boo
             window = text[words[start].start() : words[end - 1].end()]
             hits, _ = _resolve_text(window, displayed, partial=open_answer and end - start >= 2)
             if len(hits) == 1:
-                if not _NEGATION.search(text[: words[start].start()]):
+                if not _negated(text, words[start].start()):
                     found.add(hits[0])
                 start = end - 1  # a mention is read once: "not SweetLeaf Sweetener" rejects all of it
                 break
@@ -424,6 +437,8 @@ _CORRECTION_FILLER = re.compile(
 # Readings that take free text after the answer: a correction cue inside that text is part of the explanation
 # ("B, as the second query is actually narrowing" stays B).
 _EXPLAINED_RULES = ("option_letter", "label_explained", "text_explained", "corrected")
+#: Correction cues a tag value may hold and still be read as corrected.
+MAX_CORRECTIONS = 5
 
 
 def _corrected(
@@ -431,15 +446,17 @@ def _corrected(
 ) -> ParsedAnswer | None:
     """A bare answer corrected inside its own value (a cue of
     :data:`~ecom_tasks.scorers.replies.CORRECTION` right after it): the corrected answer, read by ``read``;
-    None when there is no such correction or it names nothing readable (the value is then read whole)."""
-    cue = CORRECTION.search(value)
-    if cue is None:
+    None when there is no such correction or it names nothing readable (the value is then read whole), or
+    when the value holds more than :data:`MAX_CORRECTIONS` cues (no reading of a value that corrects itself
+    thousands of times, nor a recursion as deep)."""
+    cues = list(itertools.islice(CORRECTION.finditer(value), MAX_CORRECTIONS + 1))
+    if not cues or len(cues) > MAX_CORRECTIONS:
         return None
-    head = value[: cue.start()].rstrip(" \t\n,.;:!?-–—([（【，；：")
+    head = value[: cues[0].start()].rstrip(" \t\n,.;:!?-–—([（【，；：")
     before = read(head, displayed) if head else None
     if before is None or before.status != OK or before.rule in _EXPLAINED_RULES:
         return None
-    rest = value[cue.end() :]
+    rest = value[cues[0].end() :]
     while m := _CORRECTION_FILLER.match(rest) or CORRECTION.match(rest):  # also a further cue: "wait, actually B"
         rest = rest[m.end() :]
     if rest.count(")") > rest.count("("):  # the bracket the correction opened before its cue
@@ -471,7 +488,9 @@ def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     return _invalid(OUT_OF_RANGE, f"label {cleaned[:80]!r} is not one of A-D")
 
 
-def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
+def _read_content(value: str, displayed: tuple[str, ...], *, lead_in: bool = True) -> ParsedAnswer:
+    """An ``<Answer>`` value: an option's text (or letter and text); ``lead_in``: also the text after answer
+    words ("Answer: Complement"), once."""
     cleaned = _clean(value)
     if corrected := _corrected(cleaned, displayed, _read_content):
         return corrected
@@ -487,8 +506,9 @@ def _read_content(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
         return _ok(named[0], rule)
     if named:
         return _invalid(AMBIGUOUS, f"answer {cleaned[:80]!r} matches options {_letters(named)}")
-    if lead_in := _ANSWER_LEAD_IN.match(cleaned):  # "Answer: Complement": the text after the words
-        return _read_content(lead_in.group(1), displayed)
+    words = _ANSWER_LEAD_IN.match(cleaned) if lead_in else None
+    if words:  # "Answer: Complement": the text after the words (once: "Answer: " x 5000 is no deep recursion)
+        return _read_content(words.group(1), displayed, lead_in=False)
     return _invalid(UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option")
 
 
