@@ -611,6 +611,8 @@ def parse_reply(
     if text is None:
         return _invalid(UNCLOSED_THINK, "<think> is never closed (reply cut off while reasoning)")
     displayed = tuple(displayed)
+    read_label: Callable[[str, tuple[str, ...]], ParsedAnswer]
+    read_content: Callable[[str, tuple[str, ...]], ParsedAnswer]
     if parsing == GRADER:
         sent = fixed_prompt_parts(fmt) if prompt is None else prompt
         echoes = find_echoes(text, sent, answers=_TAGS, min_chars=ECHO_MIN_CHARS, truncated=truncated)
