@@ -49,8 +49,10 @@ from ecom_tasks.scorers.panel import MEDIAN
 from ecom_tasks.scorers.settings import metric_names
 
 #: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``). 3: ``Score.value``
-#: holds only numbers; the item's groups are its sample metadata.
-VERSION = "3.0.0"
+#: holds only numbers; the item's groups are its sample metadata. 3.1: the grade and exact answers are read as a
+#: careful human reads them (boxed and headed grades, a grade the response wrote reported by the grader is not
+#: the grader's; answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b").
+VERSION = "3.1.0"
 
 
 #: The builder's parameters that set the judge: not parameters of ``ecomeval_exact``, which has none.

@@ -14,7 +14,9 @@ MAX_TOKENS = None
 #: being comparable with earlier results. 2.1: replies are read as a careful grader reads them
 #: (2.0's strict reading is reported beside it in every run, as ``acc_strict``). 2.2: the same
 #: numbers; a score holds only the runs' numbers, the question's groups come from its sample or document.
-TASK_VERSION = "2.2"
+#: 2.3: the careful reading reads more replies as a careful human does (boxed values, corrections between
+#: and inside tags, a rejected tag, answer words inside a tag, an option's text with its reason); strict unchanged.
+TASK_VERSION = "2.3"
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from ecom_tasks.ecomeval.variants import MAX_TOKENS, VARIANTS
 from ecom_tasks.lm_eval_tasks._configs import Function, main, render_family, task_template
 
 FOLDER = Path(__file__).parent
-#: Task version, bumped when scores stop being comparable with earlier results.
-VERSION = 1.0
+#: Task version, bumped when scores stop being comparable with earlier results. 1.1: exact answers read as a
+#: careful human reads them (answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b").
+VERSION = 1.1
 
 # No system prompt: the question goes to the model as it is (it carries its own instructions).
 TEMPLATE_CONFIG = task_template("EcomEvalExactTask", "", MAX_TOKENS, VERSION)
