@@ -44,6 +44,14 @@ CASES = [
     ("<Label>The answer is B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>Answer: (B)</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>Prediction: B</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # the paper's replies open so
+    # A choice in the first person, or "my answer".
+    ("<Label>My answer is B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>I choose B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>I'd pick (C)</Label>", "label", INTENT, "C", OUT_OF_RANGE),
+    ("<Label>I think B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>我选B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>I choose B or C</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
+    ("<Label>I think not A</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
     ("<label>b</label>", "label", INTENT, "B", "B"),
     ("<Label>\uff22</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # a full-width letter
     ("<Label>Complement</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # the option's text in the label
@@ -152,6 +160,9 @@ CASES = [
     # An answer word before the text.
     ("<Answer>Answer: Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>The answer is Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>My answer is Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>I'd go with Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>I think Complement, not Substitute</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>Answer: Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
     ("<Answer>Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # another word
     ("<Answer>互补</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # a translation, not the text

@@ -153,11 +153,12 @@ _WORD = re.compile(r"[^\W_]+")
 _MARKDOWN = "*_`#~"
 # The letter, bare or dressed: "B", "(B)", "[B]", "B.", "B)", "**B**" (markdown is stripped first).
 _BARE_LETTER = re.compile(r"^[(\[【]?\s*([a-d])\s*[)\]】]?\s*[.:)]?$", re.IGNORECASE)
-# Words that introduce the answer inside its tag: "Option", "the answer is", "Prediction" (the paper's replies
-# open with it), "Label" (the tag's name), "选项", "答案是".
+# Words that introduce the answer inside its tag: "Option", "the answer is", "my answer is", "Prediction" (the
+# paper's replies open with it), "Label" (the tag's name), "I choose", "I'd pick", "I think", "选项", "答案是", "我选".
 _ANSWER_WORDS = (
-    r"(?:(?:the\s+)?(?:correct\s+|best\s+|final\s+|right\s+)?(?:option|choice|answer|letter|label|prediction)"
-    r"(?:\s+is)?|(?:正确|最终)?(?:选项|答案|选择)(?:是|为)?)"
+    r"(?:(?:(?:the|my|our)\s+)?(?:correct\s+|best\s+|final\s+|right\s+)?"
+    r"(?:option|choice|answer|letter|label|prediction)(?:\s+is)?"
+    r"|i(?:\s+|'d\s+|\s+would\s+)(?:choose|pick|select|go\s+with|think|say)|(?:正确|最终)?(?:选项|答案|选择)(?:是|为)?|我选择?)"
 )
 # A word naming the letter: "Option B", "the answer is (B)", "Choice: B", "Label: B", "选项B", "答案：B", "B项".
 _OPTION_WORD = re.compile(
@@ -165,10 +166,11 @@ _OPTION_WORD = re.compile(
     r"(?:$|\s*[.:：,，;；)\-–—]\s*|\s*(?=\()|\s+)(.*)$",
     re.IGNORECASE | re.DOTALL,
 )
-# The same words before an option's text, with a colon or "is" (not "Choice Hotels"): "Answer: Complement",
-# "The answer is Complement", "答案：互补".
+# The same words before an option's text, with a colon, "is" or a verb (not "Choice Hotels"): "Answer: Complement",
+# "The answer is Complement", "I choose Complement", "答案：互补".
 _ANSWER_LEAD_IN = re.compile(
-    rf"^{_ANSWER_WORDS}\s*(?:[:：]|(?<=\bis)(?=\s)|(?<=[是为]))\s*(\S.*)$", re.IGNORECASE | re.DOTALL
+    rf"^{_ANSWER_WORDS}\s*(?:[:：]|(?<=\bis)(?=\s)|(?:(?<=choose)|(?<=pick)|(?<=select)|(?<=with)|(?<=think)|(?<=say))(?=\s)|(?<=[是为选择]))\s*(\S.*)$",
+    re.IGNORECASE | re.DOTALL,
 )
 _LETTER_ITEM = re.compile(r"^([a-d])\s*项$", re.IGNORECASE)
 # The letter then a separator then text: "B. Complement", "(B) Complement", "B - ...", "B, not A", "B (互补)".
