@@ -161,6 +161,18 @@ REPLIES = [
     pytest.param("相关性：完全相关", "L4", None, OK, RULE_MARKER, id="marker-chinese-level-name"),
     pytest.param("结论：部分不相关", "L2", None, OK, RULE_MARKER, id="marker-chinese-l2-name"),
     pytest.param("Final answer: 3", "L3", None, OK, RULE_MARKER, id="marker-bare-number"),
+    # a number after a marker, then the name of its level
+    pytest.param("Level: 3 (Closely Relevant)", "L3", None, OK, RULE_MARKER, id="marker-number-then-its-name"),
+    pytest.param("Score: 4 — Perfectly Relevant", "L4", None, OK, RULE_MARKER, id="marker-number-dash-its-name"),
+    pytest.param(
+        "Rating: 2 - Partially Irrelevant (brand mismatch)",
+        "L2",
+        "Brand",
+        OK,
+        RULE_MARKER,
+        id="marker-number-name-and-dimension",
+    ),
+    pytest.param("Level: 3 (Perfectly Relevant)", None, None, NO_LABEL, "", id="marker-number-other-levels-name"),
     pytest.param("Final answer: L2 or L3", None, None, AMBIGUOUS, RULE_MARKER, id="marker-hedged"),
     pytest.param(
         "The relevance is L3 or L4 depending on how strictly colour is judged.",

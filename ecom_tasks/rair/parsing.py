@@ -135,6 +135,9 @@ _AFTER_MARKER = re.compile(r"[\s*_`#\"'\[【(:]*")
 _MARKER_DIGIT = re.compile(
     r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))", re.MULTILINE
 )
+# "Relevance: 3 - Closely Relevant", "Level: 3 (Closely Relevant)": a number after a marker, then (the gap as
+# between a level and its name) the name of that same level; a name of another level leaves the number unread.
+_MARKER_NAMED_DIGIT = re.compile(r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])")
 # What may precede a marker on its line for a line break to separate it from the level.
 _HEADING_START = re.compile(r"[\s#*_>`]*")
 
@@ -611,7 +614,20 @@ def _marker_mentions(region: str, mentions: list[_Mention]) -> list[_Mention]:
                 found.append(mention)
         elif digit := _MARKER_DIGIT.match(region, marker.end()):
             found.append(_Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit"))
+        elif name := _named_digit(region, marker.end(), mentions[index] if index < len(mentions) else None):
+            found.append(name)
     return found
+
+
+def _named_digit(region: str, at: int, following: _Mention | None) -> _Mention | None:
+    """The level name after a marker's number when it names that number's level ("Score: 4 — Perfectly
+    Relevant"), and is not negated, echoed or asked."""
+    digit = _MARKER_NAMED_DIGIT.match(region, at)
+    if digit is None or following is None or following.kind != "name" or following.role not in (ASSERTED, HEDGED):
+        return None
+    if following.number != int(digit.group(1)) or not _NAME_GAP.fullmatch(region, digit.end(), following.start):
+        return None
+    return following
 
 
 def _loops(region: str, answers: list[_Mention], mentions: list[_Mention]) -> list[_Mention]:
