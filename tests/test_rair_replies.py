@@ -173,6 +173,11 @@ REPLIES = [
         id="marker-number-name-and-dimension",
     ),
     pytest.param("Level: 3 (Perfectly Relevant)", None, None, NO_LABEL, "", id="marker-number-other-levels-name"),
+    # a number after a marker out of the four levels; "3/4" only after a score ("Final answer: 3/4" may hedge)
+    pytest.param("Relevance: 3 out of 4", "L3", None, OK, RULE_MARKER, id="marker-number-out-of-four"),
+    pytest.param("Score: 3/4", "L3", None, OK, RULE_MARKER, id="marker-score-over-four"),
+    pytest.param("Final answer: 3/4", None, None, NO_LABEL, "", id="marker-number-slash-four-may-hedge"),
+    pytest.param("Score: 3 out of 5", None, None, NO_LABEL, "", id="marker-number-out-of-another-scale"),
     pytest.param("Final answer: L2 or L3", None, None, AMBIGUOUS, RULE_MARKER, id="marker-hedged"),
     pytest.param(
         "The relevance is L3 or L4 depending on how strictly colour is judged.",

@@ -132,12 +132,18 @@ _MARKER = re.compile(
     re.IGNORECASE,
 )
 _AFTER_MARKER = re.compile(r"[\s*_`#\"'\[【(:]*")
-_MARKER_DIGIT = re.compile(
-    r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))", re.MULTILINE
+# A number right after a marker ("Final answer: 3"), also out of the four levels: "Relevance: 3 out of 4"; "3/4"
+# only after a score ("Score: 3/4"), as "Final answer: 3/4" may be a hedge between 3 and 4 ("L3/L4").
+_NUMBER_AFTER_MARKER = (
+    r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])(?P<scale>[ \t]*(?:out[ \t]+of|/)[ \t]*4(?![0-9]|\.[0-9]))?"
 )
+_MARKER_DIGIT = re.compile(
+    _NUMBER_AFTER_MARKER + r"(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))", re.MULTILINE | re.IGNORECASE
+)
+_SCORE_MARKER = re.compile(r"score|rating|grade", re.IGNORECASE)
 # "Relevance: 3 - Closely Relevant", "Level: 3 (Closely Relevant)": a number after a marker, then (the gap as
 # between a level and its name) the name of that same level; a name of another level leaves the number unread.
-_MARKER_NAMED_DIGIT = re.compile(r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])")
+_MARKER_NAMED_DIGIT = re.compile(_NUMBER_AFTER_MARKER, re.IGNORECASE)
 # What may precede a marker on its line for a line break to separate it from the level.
 _HEADING_START = re.compile(r"[\s#*_>`]*")
 
@@ -612,18 +618,25 @@ def _marker_mentions(region: str, mentions: list[_Mention]) -> list[_Mention]:
             mention = mentions[index]
             if mention.role in (ASSERTED, HEDGED):
                 found.append(mention)
-        elif digit := _MARKER_DIGIT.match(region, marker.end()):
+        elif (digit := _MARKER_DIGIT.match(region, marker.end())) and _scale_read(digit, marker):
             found.append(_Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit"))
-        elif name := _named_digit(region, marker.end(), mentions[index] if index < len(mentions) else None):
+        elif name := _named_digit(region, marker, mentions[index] if index < len(mentions) else None):
             found.append(name)
     return found
 
 
-def _named_digit(region: str, at: int, following: _Mention | None) -> _Mention | None:
+def _scale_read(digit: re.Match[str], marker: re.Match[str]) -> bool:
+    """A marker's number is read: no scale after it, "out of 4", or "/4" after a score."""
+    return "/" not in (digit.group("scale") or "") or bool(_SCORE_MARKER.search(marker.group(0)))
+
+
+def _named_digit(region: str, marker: re.Match[str], following: _Mention | None) -> _Mention | None:
     """The level name after a marker's number when it names that number's level ("Score: 4 — Perfectly
     Relevant"), and is not negated, echoed or asked."""
-    digit = _MARKER_NAMED_DIGIT.match(region, at)
-    if digit is None or following is None or following.kind != "name" or following.role not in (ASSERTED, HEDGED):
+    digit = _MARKER_NAMED_DIGIT.match(region, marker.end())
+    if digit is None or not _scale_read(digit, marker) or following is None or following.kind != "name":
+        return None
+    if following.role not in (ASSERTED, HEDGED):
         return None
     if following.number != int(digit.group(1)) or not _NAME_GAP.fullmatch(region, digit.end(), following.start):
         return None
