@@ -442,6 +442,31 @@ REPLIES = [
         id="echo-level-definitions",
     ),
     pytest.param("On the L1-L4 scale this item is L3.", "L3", None, OK, RULE_START, id="echo-scale"),
+    # a level's definition referred to ("L3 says ..."): no answer, even when the reply stops there
+    pytest.param(
+        "Burgundy is close to red. Looking at the definitions, L3 says",
+        None,
+        None,
+        NO_LABEL,
+        "",
+        id="definition-quoted-then-cut-off",
+    ),
+    pytest.param(
+        "This is similar to L2 or L3. Looking at the definitions, L3 says",
+        None,
+        None,
+        AMBIGUOUS,
+        RULE_HEDGE,
+        id="hedge-then-definition-quoted-then-cut-off",
+    ),
+    pytest.param(
+        "L4 refers to a perfect match; the colour differs.\nL3",
+        "L3",
+        None,
+        OK,
+        RULE_LONE_LINE,
+        id="definition-referred-to",
+    ),
     pytest.param("Output only the final level: L1, L3 or L4.", None, None, NO_LABEL, "", id="echo-only"),
     # Copies of the prompt, garbled in spacing, markdown or case, whole or cut off, are never answers (issue 26).
     pytest.param(build_system_prompt("en").upper(), None, None, NO_LABEL, "", id="echo-whole-prompt-upper-case"),

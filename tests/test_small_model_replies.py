@@ -60,6 +60,7 @@ RAIR = [
     ("L3 L3 L3 L3 L3 L3 L3", "L3", NO_LABEL),  # a loop of one level
     ("Category: match. Color: burgundy vs red.\n\nRelevance: 3 - Closely Relevant", "L3", NO_LABEL),
     ("The color is a shade of red, not exact.\nRelevance score: 3/4", "L3", NO_LABEL),
+    ("The user wants a red midi dress; the item is burgundy. Looking at the definitions, L3 says", NO_LABEL, NO_LABEL),
     ("L3<|im_end|>\n<|im_start|>user\nNext item?<|im_end|>\n<|im_start|>assistant\nL1", "L3", "L3"),
     ("<think>x</think>\nL4<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnd this one? L1", "L4", "L4"),
     # DeepSeek-R1's distilled models (1.5B): their end-of-sentence token left in the text, then a made-up turn

@@ -194,6 +194,8 @@ _POST_CUE = re.compile(
     r"|requires?\b|required\b|needs?\b|needed\b|demands?\b|calls? for\b|only (?:if|when|applies)"
     r"|if\b(?!\s+(?:i|we|one)\s+(?:had|have|must|were)\s+to\b)(?!\s+forced\b)|when\b|once\b|provided\b"
     r"|had it been|were it|means\b|implies\b|=|applies\b|is when|is defined|cases?\b"
+    # the level's definition quoted ("Looking at the definitions, L3 says ..."), not an answer
+    r"|says\b|states\b|refers to\b"
     r"|的话|需要|需|要求|必须|前提|才(?:行|可以|成立|对|能)|不(?:合适|成立|对|正确|妥当|适用|符合|可能|太合适|恰当|准确|行)"
     r"|(?:太|偏|过|有点|有些)(?:高|低|严|松)|被排除|(?:可以|应)?排除|意味着|表示|是指|指的是|适用于|对应|以上|以下|及以上|及以下"
     r")",
