@@ -12,7 +12,8 @@ from ecom_tasks.rair.rules import BUILTIN, NONE
 #: are no answer; hedges and conflicting levels are a counted invalid, ``ambiguous``; level names map).
 #: 1.3: a per-item outcome holds only the numbers epochs reduce; groups come from the item (scores unchanged).
 #: 1.4: the careful reading reads more replies as a careful human does (lists of rejected levels, "nearly L4.
-#: L3.", "L3 unless ..., in which case L4", checklists, "a solid L3 case"); the strict reading is unchanged.
+#: L3.", "L3 unless ..., in which case L4", checklists, "a solid L3 case", "Score: 3/4", "Relevance: 3 - Closely
+#: Relevant"; a quoted definition, "L3 says ...", is none); the strict reading is unchanged.
 TASK_VERSION = "1.4"
 
 #: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``); why None: README "Settings".
