@@ -1,5 +1,6 @@
 """The careful exact reading of an option answer (``ecomeval_exact``): what a human grader accepts as the
-option a reply picks, and what it does not (a listing of options, a copy of the question)."""
+option a reply picks, and what it does not (a listing of options, a copy of the question); and of a short
+answer copied from the question."""
 
 from __future__ import annotations
 
@@ -185,3 +186,26 @@ CUT_OFF = [
 def test_the_option_a_reply_cut_off_picks(reply, picked):
     matched = {letter for letter in "ABCD" if exact_match(letter, reply, prompt=QUESTION, truncated=True)}
     assert matched == ({picked} if picked else set())
+
+
+SHORT_QUESTION = (
+    'Customer message: "It\'s Nike. The logo on the box shows it." Which brand does the customer name? '
+    "Answer with the brand name only."
+)
+
+# (reply, whether a careful human credits it with "Nike"): a copy of the question is not the reply's own answer.
+SHORT_REPLIES = [
+    ("Nike", True),
+    ("It's Nike.", True),  # too short to be a copy
+    ("The answer is Nike.", True),
+    ("It's Nike. The logo on the box shows it.", False),  # copied (was a match once short answers read lead-ins)
+    ("Nike. The logo on the box shows it.", False),
+    ('Customer message: "It\'s Nike. The logo on the box shows it."', False),
+    (SHORT_QUESTION, False),
+    ("Which brand does the customer name? Answer with the brand name only.\nNike", True),  # the copy, then its own
+]
+
+
+@pytest.mark.parametrize(("reply", "matched"), SHORT_REPLIES)
+def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
+    assert exact_match("Nike", reply, prompt=SHORT_QUESTION) is matched

@@ -218,6 +218,37 @@ def test_grader_reply_table_is_large_and_covers_every_status():
         ("1", "The count is $\\boxed{1}$", False),  # a boxed answer is the whole reply only when nothing else is
         ("Nike", "$\\boxed{\\text{Nike}}$", True),
         ("1", "１", True),
+        # A short answer after a lead-in, ending its sentence or line (was no match: not the whole reply).
+        ("Nike", "The answer is Nike.", True),
+        ("Nike", "I think it is Nike", True),
+        ("Nike", "It's Nike.", True),
+        ("Nike", "Answer is: Nike", True),
+        ("Nike", "Final answer: **Nike**", True),
+        ("Nike", "I believe Nike.", True),
+        ("Nike", "I think the answer is Nike.", True),
+        ("Nike", "答案是Nike", True),  # the data's other languages, as for option letters
+        ("Negativo", "A resposta correta é negativo.", True),
+        ("Tahan air", "Jawaban: Tahan air", True),
+        ("Nike", "It is not Nike.", False),
+        ("Nike", "I don't think it's Nike.", False),
+        ("Nike", "I think it is Nike, but I am not sure", False),
+        ("Nike", "The answer is Nike or Adidas.", False),
+        # The answer first, then why (was no match).
+        ("Nike", "Nike. The logo on the box shows it.", True),
+        ("Nike", "Nike\n\nThe logo on the box shows it.", True),
+        ("Nike", "Nike, because the swoosh is visible", True),
+        ("Nike", "Nike, not Adidas", True),  # what it is not
+        ("Nike", "Adidas, not Nike", False),
+        ("Nike", "Nike, or maybe Adidas", False),  # another answer offered
+        ("Nike", "Nike or Adidas", False),
+        ("Nike", "Nike, but maybe Puma", False),
+        ("Nike", "Nike. Actually, it is Adidas.", False),
+        ("Nike", "Nike. The answer is Adidas.", False),
+        ("Nike", "Nike.\nAdidas", False),  # a second short answer on its own line
+        ("Nike", "Nike. Puma.", False),
+        # The answer somewhere in prose is none.
+        ("Nike", "Not sure, maybe Nike or Puma", False),
+        ("Nike", "Nike is one of the brands listed", False),
     ],
 )
 def test_exact_match_after_normalisation(reference, reply, matched):

@@ -225,14 +225,24 @@ _LEADING_LETTER = re.compile(
 # a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit").
 # Or the letter said to be right: "B is correct.", "B is the right answer". Or a conclusion whose sentence the letter
 # ends: "Therefore, B.", "So B", "Thus (B)." (not "So A good option is ...": "A" the article, a word follows).
-_ANSWER_IS = re.compile(
-    r"(?:answer|(?P<option>option|choice)|答案|选项|选择|选|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ"
-    r"|resp(?:o|ue)sta)(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
+# The answer's name in the data's languages (answer, 答案, jawaban/jawapan, đáp án, câu trả lời, คำตอบ, resposta).
+_ANSWER_WORD = r"答案|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ|resp(?:o|ue)sta"
+# A stated answer's words before the answer itself ("answer is", "Answer:", "答案是", "Jawapan yang betul ialah").
+_ANSWER_MARKER = (
+    r"(?:answer|(?P<option>option|choice)|选项|选择|选|" + _ANSWER_WORD + r")"
+    r"(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
     r"\s*(?:is|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*"
-    r"((?-i:[A-J])|(?<![A-Za-z])(?-i:[a-j])(?=[*\"']*[)\]]|[*\"']*[ \t]*(?:[.!;。！](?![A-Za-z])|\n|$)))"
+)
+# A choice said as the reply's own before the answer itself ("I think", "I'd go with", "It's", "I believe it is").
+_CHOICE_SAID = (
+    r"(?<![A-Za-z'])(?:i\s*(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick|choose))"
+    r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*"
+)
+_ANSWER_IS = re.compile(
+    _ANSWER_MARKER + r"((?-i:[A-J])|(?<![A-Za-z])(?-i:[a-j])"
+    r"(?=[*\"']*[)\]]|[*\"']*[ \t]*(?:[.!;。！](?![A-Za-z])|\n|$)))"
     r"(?![A-Za-z])(?!(?<=I)\s+[a-z])"
-    r"|(?<![A-Za-z'])(?:i\s*(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick|choose))"
-    r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*((?-i:[A-J]))"
+    r"|" + _CHOICE_SAID + r"((?-i:[A-J]))"
     r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))"
     r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:the\s+)?(?:correct|right)\b"
     r"|(?<![A-Za-z'])(?:therefore|so|thus|hence)\s*,?\s*(?:option\s+)?[*\"'(\[]*((?-i:[A-J]))"
@@ -276,6 +286,37 @@ _REVISION = re.compile(
     r"(?=[ \t]*(?:[.!,;/\n]|$|or\b|is\s+(?:correct|right|better|the\s+(?:answer|best|right))))",
     re.IGNORECASE,
 )
+
+# A short answer's lead-in, opening the reply: the stated answer's and the said choice's words above ("The answer is",
+# "Answer is:", "Final answer:", "I think (it is)", "I believe", "It's", "答案是", "Jawaban:"), one or more of them
+# ("I think the answer is"), after an article ("the", "my"; Portuguese "a": "A resposta correta é"). Nothing follows the loop in the pattern, so its greedy match never backtracks (a reply
+# of 7000 "The answer is").
+_LEAD_IN = re.compile(
+    r"^(?:\s*(?:(?:the|my|a)\s+)?(?:final\s+|correct\s+)?(?:" + _ANSWER_MARKER + "|" + _CHOICE_SAID + "))+",
+    re.IGNORECASE,
+)
+# Where a short answer may end inside a reply: at a mark that can close a sentence or clause ("Nike." "Nike,"
+# "Nike\n"), or at its end; the text up to there is compared with the reference.
+_ANSWER_END = re.compile(r"[.,;!?。，；！？\n]")
+# What may follow a short answer before more text: a sentence break or a line break (then an explanation), or
+# ", because/since/as ..." (why: not ", as well as") or ", not ..." (what it is not: "Nike, not Adidas"); not
+# ", or ..." nor ", but ...".
+_THEN = re.compile(
+    r"[\"'”’)\]]*(?:[.!。！]+[\"'”’)\]]*(?=\s)|[ \t]*\n|[ \t]*[,，]\s*"
+    r"(?:(?P<why>(?:because|since|as(?!\s+well)|given\s+that)\b|因为)|(?P<not>not\b)))",
+    re.IGNORECASE,
+)
+# Words in the explanation that offer or state another answer ("Nike. Or maybe Adidas", "Nike. Actually, it could
+# be Puma", "Nike. The answer is Adidas"): no credit, whatever else they say.
+_ALTERNATIVE = re.compile(
+    r"(?<![^\W\d_])(?:or|maybe|perhaps|possibly|either|alternatively|otherwise|actually|wait|unless|unsure"
+    r"|not\s+(?:sure|certain)|(?:could|might|may)\s+(?:also\s+)?be|answer|atau|hoặc|ou|หรือ)(?![^\W\d_])"
+    r"|或|" + _ANSWER_WORD,
+    re.IGNORECASE,
+)
+# (A run of spaces splits only after a mark or at a line break: a pattern starting with one would rescan it.)
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n\s*")
+_CLOSING = " \t\n.,;:!?\"'“”‘’()[]{}"
 
 
 def exact_answer(reference: str) -> str | None:
@@ -368,7 +409,8 @@ def exact_match(reference: str, reply: str | None, *, prompt: str | None = None,
     An option-letter reference matches the letter the reply picks in what it wrote itself: text copied
     from ``prompt`` (the question, with its options and instructions; ``scorers.replies.find_echoes``) is
     not read, except a reply that is one of the question's option lines and nothing else. Any other
-    reference must equal the whole normalised reply. ``truncated``: the reply was stopped by a limit.
+    reference is read by :func:`says` in what the reply wrote itself (the reference is never a copy on its
+    own). ``truncated``: the reply was stopped by a limit.
     """
     region = answer_region(reply) or ""
     target = reference.strip()
@@ -381,4 +423,50 @@ def exact_match(reference: str, reply: str | None, *, prompt: str | None = None,
             # the option it chose, restated as its whole reply: its line ("D. Request a ...") or its text ("20")
             picked = option_letter(region) if _ONE_OPTION_LINE.match(region) else named_option(region, prompt)
         return picked == target.upper()
-    return bool(region.strip()) and normalise(region) == normalise(target)
+    own = strip_echoes(region, prompt, answers=_short_answer(target), truncated=truncated) if prompt else region
+    return bool(own.strip()) and says(target, own)
+
+
+def _short_answer(reference: str) -> re.Pattern[str]:
+    """A short answer as the echo rule keeps it whole (never an echo on its own): the reference's words. (Its
+    lead-in is no part of it: "\\s*" runs on either side of an optional lead-in would backtrack over long spaces.)"""
+    words = r"[\s*_`]+".join(map(re.escape, reference.split()))
+    return re.compile(rf"(?<![^\W_]){words}(?![^\W_])", re.IGNORECASE)
+
+
+def says(reference: str, reply: str) -> bool:
+    """Whether ``reply`` gives the short (non-letter) answer ``reference``: as its whole text, or after a lead-in
+    ("The answer is Nike.", "I think it is Nike"), or as its first sentence or clause followed by why ("Nike. The
+    logo shows it.", "Nike, because ...", "Nike, not Adidas") that offers no other answer. Normalised as :func:`normalise`; a mention in prose is no answer."""
+    text = _TAG.sub(" ", _plain(reply)).replace("*", " ").replace("`", " ").strip()
+    target = normalise(reference)
+    lead = _LEAD_IN.match(text)
+    reach = 2 * len(reference) + 16  # an answer's text, with spaces and marks, is not much longer than the reference
+    for start in dict.fromkeys((0, lead.end() if lead else 0)):
+        ends = [m.start() for m in _ANSWER_END.finditer(text, start, start + reach)] + [len(text)]
+        for end in ends:
+            if _same(normalise(text[start:end]), target) and _explained(text[end:], target):
+                return True
+    return False
+
+
+def _same(said: str, target: str) -> bool:
+    """Two normalised answers alike."""
+    return said == target
+
+
+def _explained(rest: str, target: str) -> bool:
+    """Whether what follows a short answer is nothing, or an explanation naming no other answer: no alternative
+    offered, and no later sentence or line that is a short answer of its own ("Nike.\nAdidas")."""
+    if not rest.strip(_CLOSING):
+        return True
+    then = _THEN.match(rest)
+    if then is None or _ALTERNATIVE.search(rest):
+        return False
+    sentences = _SENTENCES.split(rest[then.end() :].strip())
+    if then.group("why") or then.group("not"):
+        sentences = sentences[1:]  # the reason, or what it is not
+    return not any(
+        exact_answer(sentence) and not _same(normalise(sentence), target) and normalise(sentence)
+        for sentence in sentences
+    )
