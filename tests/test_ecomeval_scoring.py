@@ -249,6 +249,16 @@ def test_grader_reply_table_is_large_and_covers_every_status():
         # The answer somewhere in prose is none.
         ("Nike", "Not sure, maybe Nike or Puma", False),
         ("Nike", "Nike is one of the brands listed", False),
+        # A number by its value (was no match); no other number, no units.
+        ("20", "20.0", True),
+        ("20", "20.00", True),
+        ("1000", "1,000", True),
+        ("20", "The answer is 20.00.", True),
+        ("20", "200", False),
+        ("20", "20.5", False),
+        ("1", "1,000", False),
+        ("20", "20 or 30", False),
+        ("20", "20 dollars", False),
     ],
 )
 def test_exact_match_after_normalisation(reference, reply, matched):

@@ -11,6 +11,7 @@ import string
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from ecom_tasks import files
@@ -316,6 +317,8 @@ _ALTERNATIVE = re.compile(
 )
 # (A run of spaces splits only after a mark or at a line break: a pattern starting with one would rescan it.)
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n\s*")
+# A number as written: "20", "20.00", "-3.5", "1,000" (thousands grouped by commas); equal values are one answer.
+_NUMBER_WRITTEN = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _CLOSING = " \t\n.,;:!?\"'“”‘’()[]{}"
 
 
@@ -437,7 +440,8 @@ def _short_answer(reference: str) -> re.Pattern[str]:
 def says(reference: str, reply: str) -> bool:
     """Whether ``reply`` gives the short (non-letter) answer ``reference``: as its whole text, or after a lead-in
     ("The answer is Nike.", "I think it is Nike"), or as its first sentence or clause followed by why ("Nike. The
-    logo shows it.", "Nike, because ...", "Nike, not Adidas") that offers no other answer. Normalised as :func:`normalise`; a mention in prose is no answer."""
+    logo shows it.", "Nike, because ...", "Nike, not Adidas") that offers no other answer; a number by its value
+    ("20.00" and "20", "1,000" and "1000"). Normalised as :func:`normalise`; a mention in prose is no answer."""
     text = _TAG.sub(" ", _plain(reply)).replace("*", " ").replace("`", " ").strip()
     target = normalise(reference)
     lead = _LEAD_IN.match(text)
@@ -451,8 +455,11 @@ def says(reference: str, reply: str) -> bool:
 
 
 def _same(said: str, target: str) -> bool:
-    """Two normalised answers alike."""
-    return said == target
+    """Two normalised answers alike, or two numbers of equal value (not "200" and "20")."""
+    if said == target:
+        return True
+    numbers = [_NUMBER_WRITTEN.fullmatch(text) for text in (said, target) if len(text) <= EXACT_MAX_CHARS]
+    return len(numbers) == 2 and all(numbers) and len({Decimal(t.replace(",", "")) for t in (said, target)}) == 1
 
 
 def _explained(rest: str, target: str) -> bool:
