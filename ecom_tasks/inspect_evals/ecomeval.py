@@ -51,7 +51,8 @@ from ecom_tasks.scorers.settings import metric_names
 #: Task version of every EcomEval task (Inspect ``Task.version``, also in ``eval.metadata``). 3: ``Score.value``
 #: holds only numbers; the item's groups are its sample metadata. 3.1: the grade and exact answers are read as a
 #: careful human reads them (boxed and headed grades, a grade the response wrote reported by the grader is not
-#: the grader's; answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b").
+#: the grader's; answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b"; a short answer
+#: after a lead-in or before its reason, "The answer is Nike.", "Nike, because ...", a number by value, "20.0").
 VERSION = "3.1.0"
 
 

@@ -9,7 +9,8 @@ from ecom_tasks.lm_eval_tasks._configs import Function, main, render_family, tas
 
 FOLDER = Path(__file__).parent
 #: Task version, bumped when scores stop being comparable with earlier results. 1.1: exact answers read as a
-#: careful human reads them (answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b").
+#: careful human reads them (answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b",
+#: "The answer is Nike.", "Nike, because ...", "20.0" for 20).
 VERSION = 1.1
 
 # No system prompt: the question goes to the model as it is (it carries its own instructions).
