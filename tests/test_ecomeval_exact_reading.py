@@ -58,6 +58,13 @@ REPLIES = [
     ("I don't think B.", None),
     # A conclusion the letter ends, and the letter first followed by why (both were no choice).
     ("2 x 10 = 20. Therefore, B.", "B"),
+    ("Hence B is the answer.", "B"),
+    ("B is my answer", "B"),
+    ("Hence, A is wrong and B is the answer.", "B"),
+    ("A is the answer, not B", "A"),
+    ("C is the answer? No.", None),
+    ("Is C the answer? B is the answer.", "B"),
+    ("所以B。", "B"),
     ("So the answer: B", "B"),
     ("Two packs cost 20 dollars, thus (B).", "B"),
     ("B, because the other options are one or three packs.", "B"),

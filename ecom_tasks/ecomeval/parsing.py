@@ -224,8 +224,9 @@ _LEADING_LETTER = re.compile(
 # where nothing but the letter can be meant, a bracket or the sentence's or line's end after it ("Answer: b", "the
 # answer is (c).", "答案：b"; not "the answer is a bit unclear", nor "i.e."). Or a choice stated in
 # a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit").
-# Or the letter said to be right: "B is correct.", "B is the right answer". Or a conclusion whose sentence the letter
-# ends: "Therefore, B.", "So B", "Thus (B)." (not "So A good option is ...": "A" the article, a word follows).
+# Or the letter said to be right or the answer: "B is correct.", "B is the right answer", "B is my answer" (not asked:
+# "C is the answer?"). Or a conclusion whose sentence the letter ends: "Therefore, B.", "So B", "Thus (B).", "所以B。"
+# (not "So A good option is ...": "A" the article, a word follows).
 # The answer's name in the data's languages (answer, 答案, jawaban/jawapan, đáp án, câu trả lời, คำตอบ, resposta).
 _ANSWER_WORD = r"答案|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ|resp(?:o|ue)sta"
 # A stated answer's words before the answer itself ("answer is", "Answer:", "答案是", "Jawapan yang betul ialah").
@@ -245,9 +246,10 @@ _ANSWER_IS = re.compile(
     r"(?![A-Za-z])(?!(?<=I)\s+[a-z])"
     r"|" + _CHOICE_SAID + r"((?-i:[A-J]))"
     r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))"
-    r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:the\s+)?(?:correct|right)\b"
-    r"|(?<![A-Za-z'])(?:therefore|so|thus|hence)\s*,?\s*(?:option\s+)?[*\"'(\[]*((?-i:[A-J]))"
-    r"(?=[*\"')\]]*[ \t]*(?:[.!\n]|$))",
+    r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:(?:the\s+)?(?:correct|right)\b|(?:the|my)\s+(?:final\s+)?answer\b"
+    r"(?![^.!?\n]*\?))"
+    r"|(?<![A-Za-z'])(?:therefore|so|thus|hence|所以|因此)\s*,?\s*(?:option\s+)?[*\"'(\[]*((?-i:[A-J]))"
+    r"(?=[*\"')\]]*[ \t]*(?:[.!。！\n]|$))",
     re.IGNORECASE,
 )
 # What follows "option C" that speaks of the option rather than for it: "option C is wrong", "choice D is a belt",
