@@ -119,6 +119,12 @@ CASES = [
     # A correction inside a tag's value: the corrected answer stands; a cue inside an explanation corrects nothing.
     ("<Label>A, actually B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>A (wait, no: C)</Label>", "label", INTENT, "C", OUT_OF_RANGE),
+    # A cue opening the value corrects the reasoning before the tag.
+    ("<Label>Actually B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>Wait, B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Answer>Actually Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Label>Wait, A or B</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
+    ("<Label>Actually, the best fit</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
     ("<Label>B (actually the best fit)</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>A, actually B</Label> <Answer>Complement</Answer>", "label_content", INTENT, "B", OUT_OF_RANGE),
     ("<Answer>Substitute, actually Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),

@@ -455,9 +455,9 @@ def _corrected(
     if not cues or len(cues) > MAX_CORRECTIONS:
         return None
     head = value[: cues[0].start()].rstrip(" \t\n,.;:!?-–—([（【，；：")
-    before = read(head, displayed) if head else None
-    if before is None or before.status != OK or before.rule in _EXPLAINED_RULES:
-        return None
+    before = read(head, displayed) if head.strip(_MARKDOWN + " ") else None
+    if head.strip(_MARKDOWN + " ") and (before is None or before.status != OK or before.rule in _EXPLAINED_RULES):
+        return None  # a cue opening the value corrects the reasoning before the tag: "<Label>Actually B</Label>"
     rest = value[cues[0].end() :]
     while m := _CORRECTION_FILLER.match(rest) or CORRECTION.match(rest):  # also a further cue: "wait, actually B"
         rest = rest[m.end() :]
