@@ -292,8 +292,8 @@ _REVISION = re.compile(
 
 # A short answer's lead-in, opening the reply: the stated answer's and the said choice's words above ("The answer is",
 # "Answer is:", "Final answer:", "I think (it is)", "I believe", "It's", "答案是", "Jawaban:"), one or more of them
-# ("I think the answer is"), after an article ("the", "my"; Portuguese "a": "A resposta correta é"). Nothing follows the loop in the pattern, so its greedy match never backtracks (a reply
-# of 7000 "The answer is").
+# ("I think the answer is"), after an article ("the", "my"; Portuguese "a": "A resposta correta é"). Nothing
+# follows the loop in the pattern, so its greedy match never backtracks (a reply of 7000 "The answer is").
 _LEAD_IN = re.compile(
     r"^(?:\s*(?:(?:the|my|a)\s+)?(?:final\s+|correct\s+)?(?:" + _ANSWER_MARKER + "|" + _CHOICE_SAID + "))+",
     re.IGNORECASE,
@@ -336,11 +336,14 @@ def _plain(text: str) -> str:
     return BOXED.sub(r"\1", unicodedata.normalize("NFKC", text))
 
 
+def _unmarked(text: str) -> str:
+    """:func:`_plain` text with tags and markdown emphasis or code marks blanked out."""
+    return _TAG.sub(" ", _plain(text)).replace("*", " ").replace("`", " ")
+
+
 def normalise(text: str) -> str:
     """Case-folded NFKC text without markdown, tags, surrounding quotes/punctuation and extra spaces."""
-    text = _plain(text)
-    text = _TAG.sub(" ", text).replace("*", " ").replace("`", " ")
-    text = _PREFIX.sub("", text.strip())
+    text = _PREFIX.sub("", _unmarked(text).strip())
     text = " ".join(text.split()).casefold()
     return text.strip(" .,;:!?\"'“”‘’()[]{}")
 
@@ -444,7 +447,7 @@ def says(reference: str, reply: str) -> bool:
     ("The answer is Nike.", "I think it is Nike"), or as its first sentence or clause followed by why ("Nike. The
     logo shows it.", "Nike, because ...", "Nike, not Adidas") that offers no other answer; a number by its value
     ("20.00" and "20", "1,000" and "1000"). Normalised as :func:`normalise`; a mention in prose is no answer."""
-    text = _TAG.sub(" ", _plain(reply)).replace("*", " ").replace("`", " ").strip()
+    text = _unmarked(reply).strip()
     target = normalise(reference)
     lead = _LEAD_IN.match(text)
     reach = 2 * len(reference) + 16  # an answer's text, with spaces and marks, is not much longer than the reference

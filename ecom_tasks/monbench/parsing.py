@@ -361,9 +361,10 @@ def _explained_label(value: str, displayed: tuple[str, ...], *, open_answer: boo
     if open_answer:
         # Only as many words as an option has (and a few, for spacing), and an explanation short enough to read.
         reach = max(len(_words(d)) for d in displayed) + 3
-        heads = [m.end() for w in reversed(words[:reach]) if (m := _EXPLANATION.match(value, w.end()))]
-        if len(words) > reach + EXPLANATION_MAX_WORDS:
-            heads = []
+        too_long = len(words) > reach + EXPLANATION_MAX_WORDS
+        heads = (
+            [] if too_long else [m.end() for w in reversed(words[:reach]) if (m := _EXPLANATION.match(value, w.end()))]
+        )
     else:
         heads = [words[length - 1].end() for length in (2, 1) if len(words) > length]
     for end in heads:
@@ -455,9 +456,10 @@ def _corrected(
     if not cues or len(cues) > MAX_CORRECTIONS:
         return None
     head = value[: cues[0].start()].rstrip(" \t\n,.;:!?-–—([（【，；：")
-    before = read(head, displayed) if head.strip(_MARKDOWN + " ") else None
-    if head.strip(_MARKDOWN + " ") and (before is None or before.status != OK or before.rule in _EXPLAINED_RULES):
-        return None  # a cue opening the value corrects the reasoning before the tag: "<Label>Actually B</Label>"
+    if head.strip(_MARKDOWN + " "):  # (a cue opening the value corrects the reasoning before the tag: "Actually B")
+        before = read(head, displayed)
+        if before.status != OK or before.rule in _EXPLAINED_RULES:
+            return None
     rest = value[cues[0].end() :]
     while m := _CORRECTION_FILLER.match(rest) or CORRECTION.match(rest):  # also a further cue: "wait, actually B"
         rest = rest[m.end() :]
