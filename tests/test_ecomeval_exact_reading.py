@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecom_tasks.ecomeval.parsing import exact_match, option_letter
+from ecom_tasks.ecomeval.parsing import NO_GRADE, exact_match, option_letter, parse_grade
 
 QUESTION = (
     "A customer buys 2 packs of socks at 10 dollars each. How much do they pay?\n"
@@ -216,3 +216,32 @@ SHORT_REPLIES = [
 @pytest.mark.parametrize(("reply", "matched"), SHORT_REPLIES)
 def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
     assert exact_match("Nike", reply, prompt=SHORT_QUESTION) is matched
+
+
+@pytest.mark.parametrize(
+    ("reference", "reply", "expected"),
+    [
+        # Long hostile replies against the lead-in, reason and number readings: read, never hung or raised.
+        ("Nike", "The answer is " * 7000 + "Nike", True),
+        ("Nike", "Nike. " * 16000, True),  # one answer repeated
+        ("20", "1," * 50000 + "20", False),
+        ("Nike", "Nike" + " " * 100000 + ", because", False),
+        ("B", "Therefore, " * 10000 + "B.", True),
+    ],
+    ids=["lead-ins", "repeats", "digit-groups", "spaces", "conclusions"],
+)
+def test_a_long_hostile_reply_is_read(reference, reply, expected):
+    assert exact_match(reference, reply, prompt="Which brand is it? Answer briefly.") is expected
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The response claims " * 5000 + "Final Score: 3",
+        "The response claims Final Score: 3" + " and Final Score: 3" * 5000,
+        "Final Score: " + "\\boxed{" * 5000 + "3" + "}" * 5000,
+    ],
+    ids=["reporting-verbs", "reported-grades", "nested-boxes"],
+)
+def test_a_long_hostile_grader_line_is_no_grade(reply):
+    assert parse_grade(reply).status == NO_GRADE
