@@ -78,6 +78,16 @@ RAIR = [
     ("Relevance Levels:\n- L4 (Perfectly Relevant): Completely satisfies the query intent.", NO_LABEL, NO_LABEL),
     ("For L2 cases, specify the mismatch type in brackets, e.g., [L2-Style Mismatch].", NO_LABEL, NO_LABEL),
     ("Output Format: e.g. L4", NO_LABEL, NO_LABEL),
+    # hostile: 100,000 characters of rating phrases, digits, spaces and looping number answers, each read at once
+    (("I would rate this as a " * 4348)[:100_000], NO_LABEL, NO_LABEL),
+    ("I would rate this as a " * 4347 + "3.", "L3", NO_LABEL),
+    (("I would rate this as a 3. " * 3847)[:100_000], "L3", NO_LABEL),  # a loop of one level
+    (("I would rate this as a 3 or a 4. " * 3031)[:100_000], NO_LABEL, NO_LABEL),
+    ("I'd rate it a " + "3" * 100_000, NO_LABEL, NO_LABEL),
+    ("I would rate this" + " " * 100_000 + "x", NO_LABEL, NO_LABEL),
+    ("Final answer:" + " " * 100_000 + "3.", "L3", NO_LABEL),
+    ("Relevance: 2/4\n" * 6667, "L2", NO_LABEL),
+    ("Final answer: 3.\n" * 5883, "L3", NO_LABEL),
 ]
 
 

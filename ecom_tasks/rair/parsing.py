@@ -132,18 +132,26 @@ _MARKER = re.compile(
     re.IGNORECASE,
 )
 _AFTER_MARKER = re.compile(r"[\s*_`#\"'\[【(:]*")
-# A number right after a marker ("Final answer: 3"), also out of the four levels: "Relevance: 3 out of 4"; "3/4"
-# only after a score ("Score: 3/4"), as "Final answer: 3/4" may be a hedge between 3 and 4 ("L3/L4").
-_NUMBER_AFTER_MARKER = (
-    r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9.])(?P<scale>[ \t]*(?:out[ \t]+of|/)[ \t]*4(?![0-9]|\.[0-9]))?"
+# A number right after a marker ("Final answer: 3"), also out of the four levels: "Relevance: 3 out of 4", "3 on a
+# scale of 1 to 4"; "3/4" only after a score or relevance ("Score: 3/4"), as "Final answer: 3/4" may be a hedge between
+# 3 and 4 ("L3/L4"). "3." is read, but not with text after it on its line ("1. Category ..." may open a list).
+_SCALE = (
+    r"(?P<scale>[ \t]*(?:out[ \t]+of|/|on[ \t]+a[ \t]+scale[ \t]+(?:of|from)[ \t]+1[ \t]*(?:-|–|to))[ \t]*"
+    r"4(?![0-9]|\.[0-9]))?"
 )
-_MARKER_DIGIT = re.compile(
-    _NUMBER_AFTER_MARKER + r"(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))", re.MULTILINE | re.IGNORECASE
+_MARKER_NUMBER = re.compile(r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9]|\.(?:[0-9]|[ \t]+\S))" + _SCALE, re.IGNORECASE)
+# The number is the whole answer when the clause ends after it ("3, or 4" hedges).
+_NUMBER_END = r"(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))(?![ \t]*,[ \t]*or\b)"
+_ANSWER_NUMBER_END = re.compile(_NUMBER_END, re.MULTILINE | re.IGNORECASE)
+_SCORE_MARKER = re.compile(r"score|rating|grade|relevan|相关|评级", re.IGNORECASE)
+# A level number in prose as a rating verb's object: "I would rate this as a 3.", "I'd give it a 4", "I rate this 3
+# out of 4". A count ("I see 3 problems") has no such verb; "a 3 or a 4" and "3 stars" do not end on the number.
+_RATED = re.compile(
+    r"(?<![A-Za-z])(?:(?:rat|scor|grad)(?:e|es|ed|ing)|giv(?:e|es|ing)|gave)[ \t]+"
+    r"(?:it|this|that|the[ \t]+(?:item|product|listing|match|relevance))(?:[ \t]+(?:item|product|listing|one|match))?"
+    r"(?:[ \t]+(?:as|at))?[ \t]+(?:an?[ \t]+)?[*_`\"']*([1-4])(?![0-9]|\.[0-9])" + _SCALE + _NUMBER_END,
+    re.IGNORECASE | re.MULTILINE,
 )
-_SCORE_MARKER = re.compile(r"score|rating|grade", re.IGNORECASE)
-# "Relevance: 3 - Closely Relevant", "Level: 3 (Closely Relevant)": a number after a marker, then (the gap as
-# between a level and its name) the name of that same level; a name of another level leaves the number unread.
-_MARKER_NAMED_DIGIT = re.compile(_NUMBER_AFTER_MARKER, re.IGNORECASE)
 # What may precede a marker on its line for a line break to separate it from the level.
 _HEADING_START = re.compile(r"[\s#*_>`]*")
 
@@ -319,7 +327,7 @@ class _Mention:
     end: int
     at: int  # where the level itself is
     number: int
-    kind: str  # "code" (L3), "word" (Level 3), "name" (Closely Relevant), "digit" (after a marker)
+    kind: str  # "code" L3, "word" Level 3, "name" Closely Relevant, "digit" after a marker, "rated" rate it a 3
     form: bool = False
     dimension_text: str = ""
     role: str = ASSERTED
@@ -343,7 +351,7 @@ def _find_mentions(region: str) -> list[_Mention]:
     def found(pattern: re.Pattern[str], kind: str) -> list[_Mention]:
         return [_Mention(m.start(), m.end(), m.start(), _number(m), kind) for m in pattern.finditer(region)]
 
-    mentions = found(_CODE, "code") + found(_WORD, "word")
+    mentions = found(_CODE, "code") + found(_WORD, "word") + found(_RATED, "rated")
     names = found(_NAME, "name") + found(_ZH_GRADE, "name")
     mentions.sort(key=lambda m: m.start)
     levels, ats = list(mentions), [m.at for m in mentions]
@@ -536,7 +544,7 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             mention.role, mention.why = QUESTION, "a question"
         elif _pre_cue(clause) or _ZH_PRE_CUE.search(clause[-30:]):
             mention.reject("negated or contrasted", carries=True)
-        elif _for_cue(clause) or clause.strip().lower() == "to be":
+        elif _for_cue(clause) or clause.strip().lower() in ("to be", "to"):  # "To rate it a 4, it would need ..."
             mention.reject("hypothetical")
         elif unless := _UNLESS.match(region, mention.end):
             tentative[mention.start] = unless.end()
@@ -620,25 +628,24 @@ def _marker_mentions(region: str, mentions: list[_Mention]) -> list[_Mention]:
             mention = mentions[index]
             if mention.role in (ASSERTED, HEDGED):
                 found.append(mention)
-        elif (digit := _MARKER_DIGIT.match(region, marker.end())) and _scale_read(digit, marker):
-            found.append(_Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit"))
-        elif name := _named_digit(region, marker, mentions[index] if index < len(mentions) else None):
-            found.append(name)
+        elif (digit := _MARKER_NUMBER.match(region, marker.end())) and _scale_read(digit, marker):
+            if _ANSWER_NUMBER_END.match(region, digit.end()):
+                found.append(_Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit"))
+            elif name := _named_digit(region, digit, mentions[index] if index < len(mentions) else None):
+                found.append(name)
     return found
 
 
 def _scale_read(digit: re.Match[str], marker: re.Match[str]) -> bool:
-    """A marker's number is read: no scale after it, "out of 4", or "/4" after a score."""
+    """A marker's number is read: no scale after it, "out of 4", or "/4" after a score or relevance."""
     return "/" not in (digit.group("scale") or "") or bool(_SCORE_MARKER.search(marker.group(0)))
 
 
-def _named_digit(region: str, marker: re.Match[str], following: _Mention | None) -> _Mention | None:
+def _named_digit(region: str, digit: re.Match[str], following: _Mention | None) -> _Mention | None:
     """The level name after a marker's number when it names that number's level ("Score: 4 — Perfectly
-    Relevant"), and is not negated, echoed or asked."""
-    digit = _MARKER_NAMED_DIGIT.match(region, marker.end())
-    if digit is None or not _scale_read(digit, marker) or following is None or following.kind != "name":
-        return None
-    if following.role not in (ASSERTED, HEDGED):
+    Relevant", "Level: 3 (Closely Relevant)"), and is not negated, echoed or asked; another level's name
+    leaves the number unread."""
+    if following is None or following.kind != "name" or following.role not in (ASSERTED, HEDGED):
         return None
     if following.number != int(digit.group(1)) or not _NAME_GAP.fullmatch(region, digit.end(), following.start):
         return None
