@@ -148,6 +148,16 @@ REPLIES = [
     ("Option C isn't right; the answer is B.", "B"),
     ("Option B would be correct.", "B"),
     ("Actually, I think B.", "B"),
+    # A lower-case letter after a choice verb, ended by a mark or a bracket (was no choice); a curly apostrophe.
+    ("I think b.", "B"),
+    ("I’d go with (b).", "B"),
+    ("It’s B.", "B"),
+    ("The answer’s B.", "B"),
+    ("The answer is B. Wait, it’s C.", "C"),
+    ("I think a good choice is B.", "B"),  # "a" the article
+    ("I think a good choice is the second one.", None),
+    ("I think b or c.", None),
+    ("I think it is a", None),  # no mark after it: maybe cut off before a word
 ]
 
 
@@ -210,6 +220,8 @@ SHORT_REPLIES = [
     ('Customer message: "It\'s Nike. The logo on the box shows it."', False),
     (SHORT_QUESTION, False),
     ("Which brand does the customer name? Answer with the brand name only.\nNike", True),  # the copy, then its own
+    ("It’s Nike.", True),  # a curly apostrophe
+    ("It’s Nike. The logo on the box shows it.", False),  # copied, but for the apostrophe
 ]
 
 
@@ -227,21 +239,40 @@ def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
         ("20", "1," * 50000 + "20", False),
         ("Nike", "Nike" + " " * 100000 + ", because", False),
         ("B", "Therefore, " * 10000 + "B.", True),
+        ("B", "I think " * 12500 + "b.", True),
+        ("B", "It’s " * 20000 + "b.", True),
+        ("Nike", "It’s " * 20000 + "Nike.", True),
+        ("Nike", "The answer’s " * 7700 + "Nike", True),
+        ("Nike", "Nike. " + "Because " * 12500 + "the logo.", True),
+        ("Nike", "Nike." + " Because." * 11000, True),
+        ("Nike", "Nike, because the swoosh" + " or " * 25000 + "the logo shows it", True),
+        ("Nike", "Nike, because the swoosh." + " " * 100000 + "or the logo", False),
+        ("Nike", "Nike" + ", or" * 25000, False),
+        ("Nike", "Nike, because " + "Nike or " * 12500, False),
     ],
-    ids=["lead-ins", "repeats", "digit-groups", "spaces", "conclusions"],
+    ids=(
+        "lead-ins repeats digit-groups spaces conclusions lower-case-choices curly-choices curly-lead-ins curly-answer-is "
+        "because-words because-sentences inner-ors spaces-before-or comma-ors ors-beside-the-answer"
+    ).split(),
 )
 def test_a_long_hostile_reply_is_read(reference, reply, expected):
     assert exact_match(reference, reply, prompt="Which brand is it? Answer briefly.") is expected
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("reply", "grade"),
     [
-        "The response claims " * 5000 + "Final Score: 3",
-        "The response claims Final Score: 3" + " and Final Score: 3" * 5000,
-        "Final Score: " + "\\boxed{" * 5000 + "3" + "}" * 5000,
+        ("The response claims " * 5000 + "Final Score: 3", NO_GRADE),
+        ("The response claims Final Score: 3" + " and Final Score: 3" * 5000, NO_GRADE),
+        ("Final Score: " + "\\boxed{" * 5000 + "3" + "}" * 5000, NO_GRADE),
+        ("The response claims " * 5000 + "3", NO_GRADE),
+        ("Final Score: 1" + "; the response claims 3" * 4300, 1),
+        ("Final Score: 1; the response claims " + "it is " * 16000 + "3", 1),
+        ("Final Score: 1; the response claims " + "a score of " * 9000 + "3", 1),
+        ("Final Score: 1; the response claims 3" + " " * 100000 + "/ 3", 1),
     ],
-    ids=["reporting-verbs", "reported-grades", "nested-boxes"],
+    ids="reporting-verbs reported-grades nested-boxes reporting-verbs-bare reported-numbers it-is score-of scale-spaces".split(),
 )
-def test_a_long_hostile_grader_line_is_no_grade(reply):
-    assert parse_grade(reply).status == NO_GRADE
+def test_a_long_hostile_grader_line_is_read(reply, grade):
+    parsed = parse_grade(reply)
+    assert (parsed.status if parsed.failed else parsed.grade) == grade

@@ -81,6 +81,11 @@ GRADER_REPLIES = [
     ("回答声称最终得分：3，但尺码不对；最终得分：1", 1, OK),
     ("The response deserves Final Score: 2", 2, OK),  # the grader grading it
     ("The answer is right, so I say Final Score: 3", 3, OK),
+    ("Final Score: 1; the response claims 3", 1, OK),  # a bare number claimed (was conflicting)
+    ("Final Score: 1 (the response says it is 3)", 1, OK),
+    ("Final Score: 1; the response claims a score of 3/3", 1, OK),
+    ("The response claims 3 and Final Score: 1", 1, OK),  # the grader's grade after "and"
+    ("The response claims 3.", None, NO_GRADE),
     ("Score: 2\nFinal Score: 3", 3, OK),  # the grader changed its mind: its last line counts
     ("Wrong option.\nFinal Score: 1\n> Final Score: 3", None, NO_GRADE),  # ends on a quotation
     # hedges and conflicts on the last line
@@ -233,6 +238,12 @@ def test_grader_reply_table_is_large_and_covers_every_status():
         ("Nike", "I don't think it's Nike.", False),
         ("Nike", "I think it is Nike, but I am not sure", False),
         ("Nike", "The answer is Nike or Adidas.", False),
+        # A curly apostrophe in a lead-in, and "answer's" (were no match).
+        ("Nike", "It’s Nike.", True),
+        ("Nike", "The answer’s Nike", True),
+        ("Nike", "The answer's Nike", True),
+        ("Nike", "I’d go with Nike.", True),
+        ("Nike", "It’s not Nike.", False),
         # The answer first, then why (was no match).
         ("Nike", "Nike. The logo on the box shows it.", True),
         ("Nike", "Nike\n\nThe logo on the box shows it.", True),
@@ -246,6 +257,14 @@ def test_grader_reply_table_is_large_and_covers_every_status():
         ("Nike", "Nike. The answer is Adidas.", False),
         ("Nike", "Nike.\nAdidas", False),  # a second short answer on its own line
         ("Nike", "Nike. Puma.", False),
+        ("Nike", "Nike. Because the logo.", True),  # a reason sentence (was no match)
+        ("Nike", "Nike. Because the logo. Adidas.", False),
+        ("Nike", "Nike, because the swoosh or the logo shows it", True),  # an "or" inside the reason (was no match)
+        ("Nike", "Nike. The swoosh or the logo shows it.", True),
+        ("Nike", "Nike. Or Adidas.", False),
+        ("Nike", "Nike, because the swoosh, or Adidas", False),
+        ("Nike", "Nike (or Adidas)", False),
+        ("Nike", "Nike. It is Nike or Adidas.", False),  # "or" beside the answer
         # The answer somewhere in prose is none.
         ("Nike", "Not sure, maybe Nike or Puma", False),
         ("Nike", "Nike is one of the brands listed", False),

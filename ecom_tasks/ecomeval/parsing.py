@@ -62,7 +62,14 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`|(?
 # A grade the grader reports the response wrote, unquoted ("The response claims Final Score: 3, but ...", "The answer
 # ends with Final Score: 3 and Score: 10/10.", "The answer, which claims Final Score: 3, ..."): the response, the
 # answer or the model, then a reporting verb right before the grade. Like a quoted grade it is not the grader's own; "The response
-# deserves Final Score: 2" (the grader grading) and "The answer is right, so I say Final Score: 3" are.
+# deserves Final Score: 2" (the grader grading) and "The answer is right, so I say Final Score: 3" are. After the verb
+# the number may stand alone ("Final Score: 1; the response claims 3", "... claims it is 3", "... a score of 3/3"):
+# whatever the response is said to claim is no grade of the grader's (a lone number starts no "and" list: "The
+# response claims 3 and Final Score: 1" ends on the grader's grade).
+_CLAIMED = (
+    r"(?:" + _GRADE.pattern + r")(?:\s*,?\s*(?:and|与|和)\s*(?:" + _GRADE.pattern + r"))*"
+    r"|[(\[]?" + _NUMBER + r"(?:\s*(?:/|out\s+of)\s*" + _NUMBER + r")?[)\]]?"
+)
 _REPORTED = re.compile(
     r"(?P<report>(?<![A-Za-z])(?:response|answer|model|reply|回答|答案|模型|回复)"
     r"(?:['’]s\s+(?:own\s+)?(?:text|output|reply|answer|last\s+line|final\s+line))?(?:\s*,?\s+(?:which|that))?"
@@ -70,8 +77,8 @@ _REPORTED = re.compile(
     r"(?:claim(?:s|ed)?|says?|said|stat(?:es?|ed)|writes?|wrote|reads?|(?:ends?|ended|clos(?:es?|ed)|conclud(?:es?|ed))"
     r"\s+(?:with|on)|asserts?|reports?|declares?|includes?|contains?|adds?|appends?|outputs?"
     r"|(?:gives|awards?|assigns?|grades?|rates?)\s+itself|声称|自称|写道|写着|称)"
-    r"(?:\s+(?:that|with|itself|its(?:\s+own)?|an?|the))*[\s:,，：]*)(?:" + _GRADE.pattern + r")"
-    r"(?:\s*,?\s*(?:and|与|和)\s*(?:" + _GRADE.pattern + "))*",
+    r"(?:\s+(?:that|with|itself|its(?:\s+own)?|it(?:\s+is|['’]s)|an?|the|(?:score|grade)\s+of))*[\s:,，：]*)"
+    r"(?:" + _CLAIMED + ")",
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.DOTALL)
@@ -223,7 +230,9 @@ _LEADING_LETTER = re.compile(
 # matched case-sensitively (and "I" followed by a word is the pronoun: "Answer: I think B"); a lower-case letter only
 # where nothing but the letter can be meant, a bracket or the sentence's or line's end after it ("Answer: b", "the
 # answer is (c).", "答案：b"; not "the answer is a bit unclear", nor "i.e."). Or a choice stated in
-# a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit").
+# a sentence of its own: "I think B.", "I'd go with (B).", "It's B." (the letter ends it: "It is A good fit"), a
+# lower-case letter too when a bracket or a closing mark follows ("I think b."; not "I think a good choice is ...",
+# nor "... it is a" cut off by a limit).
 # Or the letter said to be right or the answer: "B is correct.", "B is the right answer", "B is my answer" (not asked:
 # "C is the answer?"). Or a conclusion whose sentence the letter ends: "Therefore, B.", "So B", "Thus (B).", "所以B。"
 # (not "So A good option is ...": "A" the article, a word follows).
@@ -233,19 +242,20 @@ _ANSWER_WORD = r"答案|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(
 _ANSWER_MARKER = (
     r"(?:answer|(?P<option>option|choice)|选项|选择|选|" + _ANSWER_WORD + r")"
     r"(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
-    r"\s*(?:is|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*"
+    r"\s*(?:is|['’]s|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*"
 )
-# A choice said as the reply's own before the answer itself ("I think", "I'd go with", "It's", "I believe it is").
+# A choice said as the reply's own before the answer itself ("I think", "I'd go with", "It's", "I believe it is"); the
+# apostrophe straight or curly ("It’s", GPT-style replies' habit).
 _CHOICE_SAID = (
-    r"(?<![A-Za-z'])(?:i\s*(?:think|believe|guess|choose|pick|select|(?:would|'d|will|'ll)\s+(?:say|go\s+with|pick|choose))"
-    r"|it\s+is|it's|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it's|option)\s+)?[*\"'(\[]*"
+    r"(?<![A-Za-z'’])(?:i\s*(?:think|believe|guess|choose|pick|select|(?:would|['’]d|will|['’]ll)\s+(?:say|go\s+with"
+    r"|pick|choose))|it\s+is|it['’]s|it\s+must\s+be|go\s+with)\s+(?:(?:it\s+is|it['’]s|option)\s+)?[*\"'(\[]*"
 )
 _ANSWER_IS = re.compile(
     _ANSWER_MARKER + r"((?-i:[A-J])|(?<![A-Za-z])(?-i:[a-j])"
     r"(?=[*\"']*[)\]]|[*\"']*[ \t]*(?:[.!;。！](?![A-Za-z])|\n|$)))"
     r"(?![A-Za-z])(?!(?<=I)\s+[a-z])"
-    r"|" + _CHOICE_SAID + r"((?-i:[A-J]))"
-    r"(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))"
+    r"|" + _CHOICE_SAID + r"((?-i:[A-J])(?=[*\"')\]]*[ \t]*(?:[.!,;\n]|$))"
+    r"|(?-i:[a-j])(?=[*\"']*[)\]]|[*\"']*[ \t]*[.!;。！](?![A-Za-z])))"
     r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:(?:the\s+)?(?:correct|right)\b|(?:the|my)\s+(?:final\s+)?answer\b"
     r"(?![^.!?\n]*\?))"
     r"|(?<![A-Za-z'])(?:therefore|so|thus|hence|所以|因此)\s*,?\s*(?:option\s+)?[*\"'(\[]*((?-i:[A-J]))"
@@ -284,7 +294,7 @@ _PREFIX = re.compile(r"^(?:final\s+answer|answer|output|result)\s*[:：]\s*", re
 _REVISION = re.compile(
     r"(?<![A-Za-z])(?:on\s+(?:second|further)\s+thought|actually|wait|correction|scratch\s+that"
     r"|i\s+change\s+my\s+(?:answer|mind)(?:\s+to)?)[\s,:;.!-]*"
-    r"(?:(?:it'?s|it\s+is|make\s+it|(?:i'?ll\s+)?go\s+with|i\s+(?:say|pick|choose)|the\s+answer\s+is)\s+)?"
+    r"(?:(?:it['’]?s|it\s+is|make\s+it|(?:i['’]?ll\s+)?go\s+with|i\s+(?:say|pick|choose)|the\s+answer\s+is)\s+)?"
     r"(?:option\s+)?[\"'(\[]*((?-i:[A-J]))[\"')\]]*"
     r"(?=[ \t]*(?:[.!,;/\n]|$|or\b|is\s+(?:correct|right|better|the\s+(?:answer|best|right))))",
     re.IGNORECASE,
@@ -303,18 +313,22 @@ _LEAD_IN = re.compile(
 _ANSWER_END = re.compile(r"[.,;!?。，；！？\n]")
 # What may follow a short answer before more text: a sentence break or a line break (then an explanation), or
 # ", because/since/as ..." (why: not ", as well as") or ", not ..." (what it is not: "Nike, not Adidas"); not
-# ", or ..." nor ", but ...".
+# ", or ..." nor ", but ...". A later sentence opening with why ("Nike. Because the logo.") is no answer of its own.
+_WHY = re.compile(r"(?:because|since|as(?!\s+well)|given\s+that)\b|因为", re.IGNORECASE)
 _THEN = re.compile(
     r"[\"'”’)\]]*(?:[.!。！]+[\"'”’)\]]*(?=\s)|[ \t]*\n|[ \t]*[,，]\s*"
-    r"(?:(?P<why>(?:because|since|as(?!\s+well)|given\s+that)\b|因为)|(?P<not>not\b)))",
+    r"(?:(?P<why>" + _WHY.pattern + r")|(?P<not>not\b)))",
     re.IGNORECASE,
 )
 # Words in the explanation that offer or state another answer ("Nike. Or maybe Adidas", "Nike. Actually, it could
-# be Puma", "Nike. The answer is Adidas"): no credit, whatever else they say.
+# be Puma", "Nike. The answer is Adidas"): no credit, whatever else they say. An English "or" offers one when it opens
+# the explanation or a clause of it ("Nike. Or Adidas", "..., or Adidas", "(or Adidas)") or sits beside the answer ("It
+# is Nike or Adidas", checked in _explained); inside a clause it is innocent ("because the swoosh or the logo shows it").
+# (No mark before "or" is a space: each run of spaces is scanned from one mark at most.)
 _ALTERNATIVE = re.compile(
-    r"(?<![^\W\d_])(?:or|maybe|perhaps|possibly|either|alternatively|otherwise|actually|wait|unless|unsure"
+    r"(?<![^\W\d_])(?:maybe|perhaps|possibly|either|alternatively|otherwise|actually|wait|unless|unsure"
     r"|not\s+(?:sure|certain)|(?:could|might|may)\s+(?:also\s+)?be|answer|atau|hoặc|ou|หรือ)(?![^\W\d_])"
-    r"|或|" + _ANSWER_WORD,
+    r"|(?:^|[,;:.!?()/—–])\s*or(?![^\W\d_])|或|" + _ANSWER_WORD,
     re.IGNORECASE,
 )
 # (A run of spaces splits only after a mark or at a line break: a pattern starting with one would rescan it.)
@@ -473,7 +487,8 @@ def _explained(rest: str, target: str) -> bool:
     if not rest.strip(_CLOSING):
         return True
     then = _THEN.match(rest)
-    if then is None or _ALTERNATIVE.search(rest):
+    said = f" {normalise(rest)} "
+    if then is None or _ALTERNATIVE.search(rest) or f" {target} or " in said or f" or {target} " in said:
         return False
     sentences = _SENTENCES.split(rest[then.end() :].strip())
     if then.group("why") or then.group("not"):
@@ -481,4 +496,5 @@ def _explained(rest: str, target: str) -> bool:
     return not any(
         exact_answer(sentence) and not _same(normalise(sentence), target) and normalise(sentence)
         for sentence in sentences
+        if not _WHY.match(sentence)  # a reason ("Because the logo."), not an answer of its own
     )
