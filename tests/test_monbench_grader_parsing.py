@@ -119,6 +119,11 @@ CASES = [
     # A correction inside a tag's value: the corrected answer stands; a cue inside an explanation corrects nothing.
     ("<Label>A, actually B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>A (wait, no: C)</Label>", "label", INTENT, "C", OUT_OF_RANGE),
+    # ...to a letter of no option: the answer is withdrawn, and what stands names none (as <Label>E</Label>).
+    ("<Label>A, actually E</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
+    ("<Label>A (wait, no: E)</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
+    ("<Label>A. Wait, actually F</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
+    ("<Answer>Substitute, actually E</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
     # A cue opening the value corrects the reasoning before the tag.
     ("<Label>Actually B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>Wait, B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
@@ -170,6 +175,17 @@ CASES = [
     ("<Answer>I'd go with Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>I think Complement, not Substitute</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     ("<Answer>Answer: Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
+    # A short sentence stating the relation, and an article after the words (no letter A).
+    ("<Answer>The relationship is Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>It is a Complement relationship.</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>It's a substitute</Answer>", "content", INTENT, "A", UNKNOWN_CONTENT),
+    ("<Answer>It is an Exact Match</Answer>", "content", RELATION, "D", UNKNOWN_CONTENT),
+    ("<Answer>The answer is a Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>It is Bassetts Liquorice Allsorts (190g)</Answer>", "content", CO_PURCHASE, "B", UNKNOWN_CONTENT),
+    ("<Answer>The relationship is not Complement</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
+    ("<Answer>It is not a Complement relationship</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
+    ("<Answer>The relationship is Complement or Substitute</Answer>", "content", INTENT, AMBIGUOUS, UNKNOWN_CONTENT),
+    ("<Answer>Answer: A Complement</Answer>", "content", INTENT, AMBIGUOUS, UNKNOWN_CONTENT),  # capital A: a letter
     ("<Answer>Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # another word
     ("<Answer>互补</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # a translation, not the text
     ("<Answer>B</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # a letter, not the text

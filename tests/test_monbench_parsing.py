@@ -342,8 +342,37 @@ def test_every_rendered_answer_parses_back(strict, parsing):
         # A rejection is read right before each of thousands of mentions (once linear, it was quadratic).
         ("<Answer>" + " and ".join(["Running shoes"] * 5000) + "</Answer>", "content", SHOES, UNKNOWN_CONTENT, None),
         ("<Label>B, " + " or ".join(["A"] * 5000) + "</Label>", "label", RELATION, AMBIGUOUS, None),
+        # A letter of no option corrected to, thousands of times or after thousands of cues: the answer withdrawn.
+        ("<Label>A" + ", actually E" * 8333 + "</Label>", "label", RELATION, OUT_OF_RANGE, None),
+        ("<Label>A, " + "actually, " * 10000 + "E</Label>", "label", RELATION, OUT_OF_RANGE, None),
+        ("<Answer>Substitute" + ", actually E" * 8333 + "</Answer>", "content", RELATION, UNKNOWN_CONTENT, None),
+        # Lead-in sentences repeated are read once (and their stems not taken); spaces; a label repeated after one.
+        (
+            "<Answer>" + "The relationship is " * 5000 + "Complement</Answer>",
+            "content",
+            RELATION,
+            UNKNOWN_CONTENT,
+            None,
+        ),
+        ("<Answer>" + "It is a " * 12500 + "Complement</Answer>", "content", RELATION, UNKNOWN_CONTENT, None),
+        ("<Answer>It is" + " " * 100000 + "a Complement relationship</Answer>", "content", RELATION, OK, 1),
+        ("<Answer>The relationship is " + "Complement " * 9000 + "</Answer>", "content", RELATION, OK, 1),
     ],
-    ids=["corrections", "repeats", "answer-words", "three-corrections", "mentions", "letters"],
+    ids=[
+        "corrections",
+        "repeats",
+        "answer-words",
+        "three-corrections",
+        "mentions",
+        "letters",
+        "withdrawn-repeats",
+        "withdrawn-cue-run",
+        "withdrawn-content",
+        "relationship-lead-ins",
+        "it-is-lead-ins",
+        "lead-in-spaces",
+        "lead-in-then-repeats",
+    ],
 )
 def test_a_long_hostile_value_is_read_without_error(reply, fmt, displayed, status, position):
     parsed = parse_reply(reply, fmt, displayed)

@@ -167,9 +167,12 @@ _OPTION_WORD = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 # The same words before an option's text, with a colon, "is" or a verb (not "Choice Hotels"): "Answer: Complement",
-# "The answer is Complement", "I choose Complement", "答案：互补".
+# "The answer is Complement", "I choose Complement", "答案：互补"; also a sentence stating the relation ("The
+# relationship is Complement", "It is a Complement relationship": not in _ANSWER_WORDS, where "It is a" would be
+# letter A), its article dropped (lower case: "Answer: A Complement" keeps its letter).
 _ANSWER_LEAD_IN = re.compile(
-    rf"^{_ANSWER_WORDS}\s*(?:[:：]|(?<=\bis)(?=\s)|(?:(?<=choose)|(?<=pick)|(?<=select)|(?<=with)|(?<=think)|(?<=say))(?=\s)|(?<=[是为选择]))\s*(\S.*)$",
+    rf"^(?:{_ANSWER_WORDS}\s*(?:[:：]|(?<=\bis)(?=\s)|(?:(?<=choose)|(?<=pick)|(?<=select)|(?<=with)|(?<=think)|(?<=say))(?=\s)|(?<=[是为选择]))"
+    r"|(?:th(?:e|is)\s+relation(?:ship)?|it|this)\s+is(?=\s)|it['’]s(?=\s))\s*(?:(?-i:an?|the)\s+)?(\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 _LETTER_ITEM = re.compile(r"^([a-d])\s*项$", re.IGNORECASE)
@@ -244,7 +247,8 @@ def _stem_keys(text: str) -> tuple[str, str]:
 
 
 def _morphology(value: str, displayed: tuple[str, ...]) -> list[int]:
-    if not _words(value):
+    # (every word stems to a letter or more: a value of more words than an option has letters is not stemmed)
+    if not 0 < len(_words(value)) <= max((len(_key(d)) for d in displayed), default=0):
         return []
     keys = _stem_keys(value)
     return [i for i, d in enumerate(displayed) if any(a and a == b for a, b in zip(keys, _stem_keys(d)))]
@@ -442,33 +446,39 @@ _CORRECTION_FILLER = re.compile(
 _EXPLAINED_RULES = ("option_letter", "label_explained", "text_explained", "corrected")
 #: Correction cues a tag value may hold and still be read as corrected.
 MAX_CORRECTIONS = 5
+# A letter beyond the options' (upper case: not "I think"), alone before punctuation or the end: "E", "(E)", "E, ...".
+_OTHER_LETTER = re.compile(r"[(\[【]?([E-Z])(?=$|[,.;:!?)\]】])")
 
 
 def _corrected(
     value: str, displayed: tuple[str, ...], read: Callable[[str, tuple[str, ...]], ParsedAnswer]
 ) -> ParsedAnswer | None:
     """A bare answer corrected inside its own value (a cue of
-    :data:`~ecom_tasks.scorers.replies.CORRECTION` right after it): the corrected answer, read by ``read``;
-    None when there is no such correction or it names nothing readable (the value is then read whole), or
-    when the value holds more than :data:`MAX_CORRECTIONS` cues (no reading of a value that corrects itself
-    thousands of times, nor a recursion as deep)."""
+    :data:`~ecom_tasks.scorers.replies.CORRECTION` right after it): the corrected answer, read by ``read``, or
+    the invalid reading of a letter of no option it is corrected to; None when there is no such correction or
+    it names nothing readable (the value is then read whole), or when the value holds more than
+    :data:`MAX_CORRECTIONS` cues (no reading of a value that corrects itself thousands of times, nor a
+    recursion as deep)."""
     cues = list(itertools.islice(CORRECTION.finditer(value), MAX_CORRECTIONS + 1))
-    if not cues or len(cues) > MAX_CORRECTIONS:
+    if not cues:
         return None
     head = value[: cues[0].start()].rstrip(" \t\n,.;:!?-–—([（【，；：")
     if head.strip(_MARKDOWN + " "):  # (a cue opening the value corrects the reasoning before the tag: "Actually B")
-        before = read(head, displayed)
+        before = read(head, displayed)  # (the head holds no cue: no recursion)
         if before.status != OK or before.rule in _EXPLAINED_RULES:
             return None
-    rest = value[cues[0].end() :]
-    while m := _CORRECTION_FILLER.match(rest) or CORRECTION.match(rest):  # also a further cue: "wait, actually B"
-        rest = rest[m.end() :]
+    at = cues[0].end()  # (positions, not slices: a run of thousands of cues is skipped in linear time)
+    while m := _CORRECTION_FILLER.match(value, at) or CORRECTION.match(value, at):  # a further cue: "wait, actually B"
+        at = m.end()
+    rest = value[at:]
     if rest.count(")") > rest.count("("):  # the bracket the correction opened before its cue
         rest = rest.rstrip(")]）】 ")
-    after = read(rest, displayed) if rest.strip() else None
-    if after is None or after.status != OK:
-        return None
-    return _ok(after.position, "corrected")  # type: ignore[arg-type]
+    if len(cues) <= MAX_CORRECTIONS and rest.strip() and (after := read(rest, displayed)).status == OK:
+        return _ok(after.position, "corrected")  # type: ignore[arg-type]
+    # "A, actually E": the answer withdrawn for a letter of no option, invalid as "<Label>E</Label>" is (also past
+    # the guard: no further reading is needed). Any other unreadable correction leaves the value read whole.
+    other = _OTHER_LETTER.match(rest)
+    return read(other.group(1), displayed) if other else None
 
 
 def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
@@ -499,6 +509,12 @@ def _read_content(value: str, displayed: tuple[str, ...], *, lead_in: bool = Tru
     if corrected := _corrected(cleaned, displayed, _read_content):
         return corrected
     named, rule = _resolve_text(cleaned, displayed, partial=False)
+    words = _ANSWER_LEAD_IN.match(cleaned) if lead_in and not named else None
+    # "Answer: Complement": the text after the words (once: "Answer: " x 5000 is no deep recursion), read before a
+    # letter when it names an option ("The answer is a Complement": the article is no letter A)
+    after_words = _read_content(words.group(1), displayed, lead_in=False) if words else None
+    if after_words and after_words.status == OK:
+        return after_words
     if not named:
         split = _split_letter(cleaned)
         if split and split[1]:
@@ -510,9 +526,8 @@ def _read_content(value: str, displayed: tuple[str, ...], *, lead_in: bool = Tru
         return _ok(named[0], rule)
     if named:
         return _invalid(AMBIGUOUS, f"answer {cleaned[:80]!r} matches options {_letters(named)}")
-    words = _ANSWER_LEAD_IN.match(cleaned) if lead_in else None
-    if words:  # "Answer: Complement": the text after the words (once: "Answer: " x 5000 is no deep recursion)
-        return _read_content(words.group(1), displayed, lead_in=False)
+    if after_words:
+        return after_words
     return _invalid(UNKNOWN_CONTENT, f"answer {cleaned[:80]!r} matches no option")
 
 
