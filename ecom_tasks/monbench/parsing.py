@@ -152,7 +152,8 @@ def _strict_match(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
 _WORD = re.compile(r"[^\W_]+")
 _MARKDOWN = "*_`#~"
 # The letter, bare or dressed: "B", "(B)", "[B]", "B.", "B)", "**B**" (markdown is stripped first).
-_BARE_LETTER = re.compile(r"^[(\[【]?\s*([a-d])\s*[)\]】]?\s*[.:)]?$", re.IGNORECASE)
+# (No two runs of spaces meet around an optional sign: a long run then fails in linear time, not quadratic.)
+_BARE_LETTER = re.compile(r"^[(\[【]?\s*([a-d])\s*(?:[)\]】]\s*)?[.:)]?$", re.IGNORECASE)
 # Words that introduce the answer inside its tag: "Option", "the answer is", "my answer is", "Prediction" (the
 # paper's replies open with it), "Label" (the tag's name), "I choose", "I'd pick", "I think", "选项", "答案是", "我选".
 _ANSWER_WORDS = (
@@ -162,7 +163,7 @@ _ANSWER_WORDS = (
 )
 # A word naming the letter: "Option B", "the answer is (B)", "Choice: B", "Label: B", "选项B", "答案：B", "B项".
 _OPTION_WORD = re.compile(
-    rf"^{_ANSWER_WORDS}\s*[:：]?\s*[(\[【]?\s*([a-d])\s*[)\]】]?\s*(?:项)?"
+    rf"^{_ANSWER_WORDS}\s*(?:[:：]\s*)?(?:[(\[【]\s*)?([a-d])\s*[)\]】]?\s*(?:项)?"  # (spaces as in _BARE_LETTER)
     r"(?:$|\s*[.:：,，;；)\-–—]\s*|\s*(?=\()|\s+)(.*)$",
     re.IGNORECASE | re.DOTALL,
 )
