@@ -244,6 +244,9 @@ def test_grader_reply_table_is_large_and_covers_every_status():
         ("Nike", "The answer's Nike", True),
         ("Nike", "I’d go with Nike.", True),
         ("Nike", "It’s not Nike.", False),
+        ("Levi's", "Levi’s", True),  # an apostrophe curly or straight alike (was no match)
+        ("Levi’s", "The answer is Levi's.", True),
+        ("Levi's", "Levis", False),
         # The answer first, then why (was no match).
         ("Nike", "Nike. The logo on the box shows it.", True),
         ("Nike", "Nike\n\nThe logo on the box shows it.", True),

@@ -356,8 +356,9 @@ def _unmarked(text: str) -> str:
 
 
 def normalise(text: str) -> str:
-    """Case-folded NFKC text without markdown, tags, surrounding quotes/punctuation and extra spaces."""
-    text = _PREFIX.sub("", _unmarked(text).strip())
+    """Case-folded NFKC text without markdown, tags, surrounding quotes/punctuation and extra spaces; an
+    apostrophe curly or straight alike ("Levi’s" is "Levi's": NFKC keeps them apart)."""
+    text = _PREFIX.sub("", _unmarked(text).replace("’", "'").strip())
     text = " ".join(text.split()).casefold()
     return text.strip(" .,;:!?\"'“”‘’()[]{}")
 
