@@ -37,7 +37,7 @@ from ecom_tasks.rair.rules import load_rules
 from ecom_tasks.rair.schema import load_records as rair_records
 from ecom_tasks.rair.scoring import score_reply as rair_score
 from ecom_tasks.scorers import replies
-from ecom_tasks.scorers.replies import find_echoes, strip_echoes
+from ecom_tasks.scorers.replies import find_echoes, squeezed, strip_echoes
 
 RAIR_SYSTEM = rair_system("en")
 RAIR_USER = "Input:\nUser Query: burgundy dress\nItem Title: Red midi dress\nItem Shop: X\nItem CPV: red\nItem SKU: M"
@@ -362,3 +362,17 @@ def test_every_format_block_copied_alone_is_no_answer():
             block = output_format_block(task, fmt)
             for copy in (block, block.upper(), block.replace("**", "").replace("\n", "\n\n")):
                 assert monbench_parsing.parse_reply(copy, fmt, shown).invalid, (task, fmt, copy)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("L3" + " " * 500 + "x", "L3 x"),  # a run of more than 8 blanks is one space
+        ("a" + " " * 8 + "b", "a" + " " * 8 + "b"),  # 8 are kept
+        ("a \n   \t  \n b", "a\n\nb"),  # its line breaks, two at most
+        ("a\n" + " " * 20 + "b", "a\nb"),
+        ("a" + "\n" * 50 + "b", "a\n\nb"),
+    ],
+)
+def test_long_runs_of_blanks_are_squeezed(text, expected):
+    assert squeezed(text) == expected

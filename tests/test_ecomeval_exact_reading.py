@@ -237,7 +237,8 @@ def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
         ("Nike", "The answer is " * 7000 + "Nike", True),
         ("Nike", "Nike. " * 16000, True),  # one answer repeated
         ("20", "1," * 50000 + "20", False),
-        ("Nike", "Nike" + " " * 100000 + ", because", False),
+        # Read as "Nike , because" (a run of blanks is squeezed), as "Nike" + 8 spaces + ", because" is (was no match).
+        ("Nike", "Nike" + " " * 100000 + ", because", True),
         ("B", "Therefore, " * 10000 + "B.", True),
         ("B", "I think " * 12500 + "b.", True),
         ("B", "It’s " * 20000 + "b.", True),
@@ -249,10 +250,13 @@ def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
         ("Nike", "Nike, because the swoosh." + " " * 100000 + "or the logo", False),
         ("Nike", "Nike" + ", or" * 25000, False),
         ("Nike", "Nike, because " + "Nike or " * 12500, False),
+        ("B", "Option" + " " * 100000 + "x", False),  # blanks after an answer marker (was minutes)
+        ("B", "答案" + "\t" * 100000 + "B", True),
     ],
     ids=(
         "lead-ins repeats digit-groups spaces conclusions lower-case-choices curly-choices curly-lead-ins curly-answer-is "
-        "because-words because-sentences inner-ors spaces-before-or comma-ors ors-beside-the-answer"
+        "because-words because-sentences inner-ors spaces-before-or comma-ors ors-beside-the-answer "
+        "blanks-after-a-marker tabs-after-an-answer-word"
     ).split(),
 )
 def test_a_long_hostile_reply_is_read(reference, reply, expected):

@@ -53,12 +53,23 @@ _END_OF_TURN = re.compile(
 )
 
 
+# A run of more than 8 blanks: read as one space, or as its line breaks (at most two). The readers' patterns meet
+# around blanks, and degenerate replies pad with thousands of them ("L3" + 500 spaces took 24 s to read).
+_BLANK_RUN = re.compile(r"\s{9,}")
+
+
+def squeezed(text: str) -> str:
+    """``text`` with each run of more than 8 blanks cut to one space, or to its line breaks (two at most)."""
+    return _BLANK_RUN.sub(lambda run: "\n" * min(2, run.group().count("\n")) or " ", text)
+
+
 def answer_region(completion: str | None) -> str | None:
     """The model's turn (up to its first end-of-turn token) outside its reasoning: the last stretch of text
     outside ``<think>…</think>`` that holds more than whitespace (text before a ``</think>`` with no opening
     tag is reasoning too); ``None`` when there is none and a ``<think>`` is never closed (the reply was cut
     off mid-reasoning). An answer the model wrote before reopening its reasoning stands unless a later one
-    follows the reopened reasoning's ``</think>`` ("Answer: L3\\n<think>maybe L4" cut off is L3)."""
+    follows the reopened reasoning's ``</think>`` ("Answer: L3\\n<think>maybe L4" cut off is L3). Long runs of
+    blanks are :func:`squeezed`."""
     text = next((turn for turn in _END_OF_TURN.split(completion or "") if turn.strip()), "")
     stretches, at, thinking = [""], 0, False
     for tag in _THINK_TAG.finditer(text):
@@ -75,8 +86,8 @@ def answer_region(completion: str | None) -> str | None:
         stretches[-1] += text[at:]
     answered = [stretch for stretch in stretches if stretch.strip()]
     if answered:
-        return answered[-1]
-    return None if thinking else stretches[-1]
+        return squeezed(answered[-1])
+    return None if thinking else squeezed(stretches[-1])
 
 
 #: LaTeX's answer box as reasoning models write it ("\boxed{B}", "$\boxed{\text{Complement}}$"): group 1 is what it holds.
