@@ -223,6 +223,30 @@ REPLIES = [
     pytest.param("I'd give it 3 stars.", None, None, NO_LABEL, "", id="rated-in-stars"),
     pytest.param("On a scale of 1 to 4, the colour differs.", None, None, NO_LABEL, "", id="scale-without-a-rating"),
     pytest.param("I see 3 problems with the match.", None, None, NO_LABEL, "", id="a-count-is-no-rating"),
+    pytest.param("I would rate this a 3. The colour differs.", "L3", None, OK, RULE_START, id="rated-then-a-reason"),
+    pytest.param("I'd give it a solid 3", "L3", None, OK, RULE_START, id="rated-a-solid-number"),
+    # a level's name after the rated number: read when it is that number's level
+    pytest.param("I'd rate it a 3 (Closely Relevant)", "L3", None, OK, RULE_START, id="rated-number-and-its-name"),
+    pytest.param("I'd rate it a 3 (Perfectly Relevant)", None, None, NO_LABEL, "", id="rated-number-another-name"),
+    # a contrast turning from a rated number to another names two levels, as "L4, but really L3" does
+    pytest.param("L4, but it is really L3.", None, None, AMBIGUOUS, RULE_CONFLICT, id="level-then-contrast-to-level"),
+    pytest.param(
+        "I'd give it a 4, but it is really a 3.", None, None, AMBIGUOUS, RULE_CONFLICT, id="rated-then-contrast-really"
+    ),
+    pytest.param("I'd give it a 4, but honestly a 3.", None, None, AMBIGUOUS, RULE_CONFLICT, id="rated-then-honestly"),
+    pytest.param(
+        "I'd give it a 4, but I'll settle on a 3.", None, None, AMBIGUOUS, RULE_CONFLICT, id="rated-then-settle-on"
+    ),
+    pytest.param("I'd give it a 4, but not a 3.", "L4", None, OK, RULE_START, id="rated-then-contrast-negated"),
+    # another party's view gives way to the reply's own level; alone, it stands ("could" alone is no hedge)
+    pytest.param("Some would rate this a 4. I rate it a 3.", "L3", None, OK, RULE_STATED, id="others-rate-i-rate"),
+    pytest.param("Some would call this L4. I call it L3.", "L3", None, OK, RULE_STATED, id="others-call-i-call"),
+    pytest.param("Others might rate it a 4. I'd rate it a 3.", "L3", None, OK, RULE_STATED, id="others-might-rate"),
+    pytest.param("You could rate it a 4. I'd rate it a 3.", "L3", None, OK, RULE_STATED, id="you-could-then-own"),
+    pytest.param("I'd rate it a 3, but some would rate it a 4.", "L3", None, OK, RULE_START, id="own-then-others"),
+    pytest.param("Some would call this L4.", "L4", None, OK, RULE_START, id="others-view-alone"),
+    pytest.param("You could rate it a 4.", "L4", None, OK, RULE_START, id="you-could-rate-alone"),
+    pytest.param("It could be L4.", "L4", None, OK, RULE_START, id="could-be-alone"),
     pytest.param(
         'The rubric says to "give it a 4" only when every attribute matches. The colour differs, so L3.',
         "L3",

@@ -88,6 +88,16 @@ RAIR = [
     ("Final answer:" + " " * 100_000 + "3.", "L3", NO_LABEL),
     ("Relevance: 2/4\n" * 6667, "L2", NO_LABEL),
     ("Final answer: 3.\n" * 5883, "L3", NO_LABEL),
+    # hostile: a contrast after a rated number, another party's view, a name after the number, "a solid" looping
+    ("I'd give it a 4, but a" + " " * 100_000, "L4", NO_LABEL),
+    ("I'd give it a 4, but" + " a" * 50_000, "L4", NO_LABEL),
+    (("I'd give it a 4, but it is really a 3. " * 2565)[:100_000], AMBIGUOUS, NO_LABEL),
+    ("Some would call this L4. " * 3999 + "I call it L3.", "L3", NO_LABEL),
+    ("Others might rate it a 4. " * 3846 + "I'd rate it a 3.", "L3", NO_LABEL),
+    (("You could rate it a 4. " * 4348)[:100_000], "L4", NO_LABEL),
+    ("I'd rate it a 3" + " " * 100_000 + "(Closely Relevant)", "L3", NO_LABEL),
+    (("I'd rate it a 3 (Closely Relevant). " * 2778)[:100_000], "L3", NO_LABEL),
+    (("I'd give it a solid " * 5000)[:100_000], NO_LABEL, NO_LABEL),
 ]
 
 

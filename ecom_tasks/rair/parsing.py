@@ -144,12 +144,23 @@ _MARKER_NUMBER = re.compile(r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9]|\.(?:[0-9]
 _NUMBER_END = r"(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))(?![ \t]*,[ \t]*or\b)"
 _ANSWER_NUMBER_END = re.compile(_NUMBER_END, re.MULTILINE | re.IGNORECASE)
 _SCORE_MARKER = re.compile(r"score|rating|grade|relevan|相关|评级", re.IGNORECASE)
-# A level number in prose as a rating verb's object: "I would rate this as a 3.", "I'd give it a 4", "I rate this 3
-# out of 4". A count ("I see 3 problems") has no such verb; "a 3 or a 4" and "3 stars" do not end on the number.
+# A level number in prose as a rating verb's object: "I would rate this as a 3.", "I'd give it a solid 4", "I rate this 3
+# out of 4". A count ("I see 3 problems") has no such verb; "a 3 or a 4" and "3 stars" do not end on the number. A name
+# may follow ("a 3 (Closely Relevant)"): the number is read only if it is that number's level (_rated_numbers).
+_RATED_END = r"(?:" + _NUMBER_END + r"|(?=[ \t]*[-–—:(\[]))"
 _RATED = re.compile(
     r"(?<![A-Za-z])(?:(?:rat|scor|grad)(?:e|es|ed|ing)|giv(?:e|es|ing)|gave)[ \t]+"
     r"(?:it|this|that|the[ \t]+(?:item|product|listing|match|relevance))(?:[ \t]+(?:item|product|listing|one|match))?"
-    r"(?:[ \t]+(?:as|at))?[ \t]+(?:an?[ \t]+)?[*_`\"']*([1-4])(?![0-9]|\.[0-9])" + _SCALE + _NUMBER_END,
+    r"(?:[ \t]+(?:as|at))?[ \t]+(?:an?[ \t]+)?(?:(?:solid|clear|strong|high|low|weak)[ \t]+)?[*_`\"']*([1-4])"
+    r"(?![0-9]|\.[0-9])" + _SCALE + _RATED_END,
+    re.IGNORECASE | re.MULTILINE,
+)
+# "I'd give it a 4, but it's really a 3": the number a contrast turns to is on the rating's scale, so it is a level
+# too, and the reply names two, as "L4, but really L3" does (ambiguous: "really" is no correction cue).
+_RATED_TURN = re.compile(
+    r"[ \t]*[,;][ \t]*but(?=[ \t])[A-Za-z' \t]{1,40}?(?<![A-Za-z'])a[ \t]+[*_`\"']*([1-4])(?![0-9]|\.[0-9])"
+    + _SCALE
+    + _RATED_END,
     re.IGNORECASE | re.MULTILINE,
 )
 # What may precede a marker on its line for a line break to separate it from the level.
@@ -226,6 +237,12 @@ _COPULA = re.compile(r"\b(?:is|it's|that's)\b", re.IGNORECASE)
 # "L3 unless the shade matches": the level stands with a caveat, and gives way like a conceded one
 # ("L4, unless the colour matters. It does, so L3.").
 _UNLESS = re.compile(r"[\s*_`\"')\]】」]*,?\s*unless\b", re.IGNORECASE)
+# Another party's view ("Some would call this L4", "Others might rate it a 4", "One could say L4", "You could rate it a
+# 4") is not the reply's verdict when the reply gives its own (a different level, before or after); alone, it stands.
+_OTHERS_VIEW = re.compile(
+    r"(?:^|[^a-z'])(?:some(?:one|[ \t]+people)?|others|other[ \t]+people|many|one|you)[ \t]+(?:would|might|could|may)"
+    r"(?:[ \t]++[a-z']++){0,4}$"
+)
 _TURN = re.compile(r"\b(?:but|however|yet)\b|但是?|不过|然而", re.IGNORECASE)
 # A turn that says no to the level outright: "could be L4 at first sight, but it is not."
 _TURNED_DOWN = re.compile(
@@ -351,8 +368,8 @@ def _find_mentions(region: str) -> list[_Mention]:
     def found(pattern: re.Pattern[str], kind: str) -> list[_Mention]:
         return [_Mention(m.start(), m.end(), m.start(), _number(m), kind) for m in pattern.finditer(region)]
 
-    mentions = found(_CODE, "code") + found(_WORD, "word") + found(_RATED, "rated")
     names = found(_NAME, "name") + found(_ZH_GRADE, "name")
+    mentions = found(_CODE, "code") + found(_WORD, "word") + _rated_numbers(region, names)
     mentions.sort(key=lambda m: m.start)
     levels, ats = list(mentions), [m.at for m in mentions]
     for name in names:
@@ -363,6 +380,27 @@ def _find_mentions(region: str) -> list[_Mention]:
 
 
 _NAME_GAP = re.compile(r"\s*(?:[-–—:=]\s*)?([(\[]?)\s*")
+
+
+def _rated_numbers(region: str, names: list[_Mention]) -> list[_Mention]:
+    """Numbers given as ratings (``_RATED``): ending their clause or followed by their own level's name; and the
+    number a contrast turns to right after one (``_RATED_TURN``)."""
+    name_at = {name.start: name for name in names}
+
+    def read(match: re.Match[str]) -> bool:
+        name = name_at.get(_match_end(_NAME_GAP, region, match.end()))
+        return bool(_ANSWER_NUMBER_END.match(region, match.end())) or (
+            name is not None and name.number == _number(match)
+        )
+
+    rated, turns = [], []
+    for match in _RATED.finditer(region):
+        if read(match):
+            rated.append(_Mention(match.start(), match.end(), match.start(), _number(match), "rated"))
+            if (turn := _RATED_TURN.match(region, match.end())) and read(turn):
+                turns.append(_Mention(turn.start(1), turn.end(), turn.start(1), _number(turn), "rated"))
+    ends = {m.end for m in rated}
+    return rated + [m for m in turns if m.end not in ends]  # "..., but I'd give it a 3" is a rating of its own
 
 
 def _merge_name(region: str, levels: list[_Mention], ats: list[int], name: _Mention) -> bool:
@@ -534,6 +572,7 @@ def _conditional(region: str, start: int, end: int, at: int) -> bool:
 
 def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries) -> None:
     tentative: dict[int, int] = {}  # levels offered tentatively and turned from: start -> end of the turn
+    others: set[int] = set()  # starts of levels given as another party's view
     for mention in mentions:
         if mention.role != ASSERTED or mention.kind == "digit":
             continue
@@ -565,6 +604,8 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
                 mention.reject("turned down")
             else:
                 tentative[mention.start] = turn.end()
+        elif _OTHERS_VIEW.search(clause.lower().rstrip(" \t\"'*([【“「")):
+            others.add(mention.start)
     # A level conceded in its sentence gives way to a different level asserted firmly after it.
     nearest: dict[int, _Mention] = {}  # by level, the next asserted mention
     for mention in reversed(mentions):
@@ -598,6 +639,11 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
         for m in mentions:
             if m.end <= cues[-1].start():
                 m.reject("superseded by a correction")
+    # Another party's view gives way to the reply's own, different level.
+    own = {m.number for m in mentions if m.role == ASSERTED and m.start not in others}
+    for m in mentions:
+        if m.start in others and own - {m.number}:
+            m.reject("another party's view")
 
 
 def _mark_hedges(region: str, mentions: list[_Mention]) -> None:
