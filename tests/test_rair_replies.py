@@ -880,6 +880,7 @@ def test_every_invalid_status_is_a_counted_wrong_answer(status):
         ("Final answer: L3 L4 " * 2000, None),  # a loop cut off by the token limit
         # Padding with blanks (was minutes: "L3" + 500 spaces took 24 s; a run of blanks is now squeezed first).
         ("L3" + " " * 100000 + "x", "L3"),
+        ("L3" + "," * 100000 + "x L4", None),  # commas between two levels (was 30 s: a list gap backtracked)
         ("Final answer:" + " \n" * 50000 + "L3", "L3"),
         ("The item could be L4 at first sight, but on balance:\nL3\n" * 2000, "L3"),  # a concession, looping
     ],
