@@ -98,6 +98,8 @@ RAIR = [
     ("I'd rate it a 3" + " " * 100_000 + "(Closely Relevant)", "L3", NO_LABEL),
     (("I'd rate it a 3 (Closely Relevant). " * 2778)[:100_000], "L3", NO_LABEL),
     (("I'd give it a solid " * 5000)[:100_000], NO_LABEL, NO_LABEL),
+    # hostile: blanks after a "<" that opens no think tag (was about 35 s: they are read before any squeeze)
+    ("L3 <" + " " * 100_000 + "x", "L3", NO_LABEL),
 ]
 
 
