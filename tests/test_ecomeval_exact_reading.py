@@ -274,8 +274,14 @@ def test_a_long_hostile_reply_is_read(reference, reply, expected):
         ("Final Score: 1; the response claims " + "it is " * 16000 + "3", 1),
         ("Final Score: 1; the response claims " + "a score of " * 9000 + "3", 1),
         ("Final Score: 1; the response claims 3" + " " * 100000 + "/ 3", 1),
+        # Marks between the name and the grade (were minutes: two runs of marks met around an optional colon).
+        ("Final Score" + "*" * 100000 + "x", NO_GRADE),
+        ("Final Score" + "*" * 100000 + "\\boxed{2}", 2),
     ],
-    ids="reporting-verbs reported-grades nested-boxes reporting-verbs-bare reported-numbers it-is score-of scale-spaces".split(),
+    ids=(
+        "reporting-verbs reported-grades nested-boxes reporting-verbs-bare reported-numbers it-is score-of scale-spaces "
+        "marks-before-text marks-before-box"
+    ).split(),
 )
 def test_a_long_hostile_grader_line_is_read(reply, grade):
     parsed = parse_grade(reply)

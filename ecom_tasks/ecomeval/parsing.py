@@ -30,16 +30,17 @@ _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _GRADE_NAME = r"final[\s_-]*(?:score|grade)|score|grade|最终得分|最终评分|得分|评分|分数"
 # The grade's name, markdown or quotes, an optional ":" "=" "：" (or "is" after "final score"), markdown or quotes,
 # the number, optionally "/ 3" or "out of 3". LaTeX's answer box ("Final Score: \boxed{2}") is read through
-# scorers.replies.BOXED: the final line is unboxed before it is matched.
+# scorers.replies.BOXED: the final line is unboxed before it is matched. (The separator takes the marks before it: two
+# runs of marks meeting around an optional separator backtracked, quadratic in the run.)
 _GRADE = re.compile(
     r"(?<![A-Za-z])(?:final[\s_-]*(?:score|grade)[\s*_\"'`]*\s+is\b|" + _GRADE_NAME + r")"
-    r"[\s*_\"'`]*[:=：]?[\s*_\"'`$]*[(\[]?" + _NUMBER + r"(?:[\s*]*(?:/|out\s+of)\s*" + _NUMBER + r")?[)\]]?",
+    r"(?:[\s*_\"'`]*[:=：])?[\s*_\"'`$]*[(\[]?" + _NUMBER + r"(?:[\s*]*(?:/|out\s+of)\s*" + _NUMBER + r")?[)\]]?",
     re.IGNORECASE,
 )
 # What the echo rule keeps whole as the grader's answer: a grade, boxed too ("Final Score: \boxed{2}" after a copied
 # instruction is the grader's grade, its "Final Score:" no part of the copy).
 _GRADE_ANSWER = re.compile(
-    _GRADE.pattern + r"|(?<![A-Za-z])(?:" + _GRADE_NAME + r")[\s*_\"'`]*[:=：]?[\s*_\"'`]*" + BOXED.pattern,
+    _GRADE.pattern + r"|(?<![A-Za-z])(?:" + _GRADE_NAME + r")(?:[\s*_\"'`]*[:=：])?[\s*_\"'`]*" + BOXED.pattern,
     re.IGNORECASE,
 )
 # The grade's name closing a line, its number alone on the next ("Final Score:\n3", "**Final Score:**\n**3**",
