@@ -252,11 +252,12 @@ def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
         ("Nike", "Nike, because " + "Nike or " * 12500, False),
         ("B", "Option" + " " * 100000 + "x", False),  # blanks after an answer marker (was minutes)
         ("B", "答案" + "\t" * 100000 + "B", True),
+        ("B", "B. " + "$" * 100000, True),  # dollars opening no box (was 3.4 s: rescanned from each dollar)
     ],
     ids=(
         "lead-ins repeats digit-groups spaces conclusions lower-case-choices curly-choices curly-lead-ins curly-answer-is "
         "because-words because-sentences inner-ors spaces-before-or comma-ors ors-beside-the-answer "
-        "blanks-after-a-marker tabs-after-an-answer-word"
+        "blanks-after-a-marker tabs-after-an-answer-word dollars"
     ).split(),
 )
 def test_a_long_hostile_reply_is_read(reference, reply, expected):
