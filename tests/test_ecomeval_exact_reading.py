@@ -278,10 +278,11 @@ def test_a_long_hostile_reply_is_read(reference, reply, expected):
         # Marks between the name and the grade (were minutes: two runs of marks met around an optional colon).
         ("Final Score" + "*" * 100000 + "x", NO_GRADE),
         ("Final Score" + "*" * 100000 + "\\boxed{2}", 2),
+        ("Final Score: 2 " + "“" * 100000, 2),  # quotes never closed (was 13 s: each scanned to the line's end)
     ],
     ids=(
         "reporting-verbs reported-grades nested-boxes reporting-verbs-bare reported-numbers it-is score-of scale-spaces "
-        "marks-before-text marks-before-box"
+        "marks-before-text marks-before-box unclosed-quotes"
     ).split(),
 )
 def test_a_long_hostile_grader_line_is_read(reply, grade):

@@ -60,6 +60,9 @@ _SCALE = re.compile(r"(?:(?<![\w.])0\s*(?:-|–|~|to)|out\s+of|/)\s*3(?![\w.])",
 # A quoted span of a line ("...", “...”, 「...」, `...`, '...', ‘...’; not an apostrophe's "response's"): a grade
 # inside one, beside words of the grader's own, is a quotation (of the response, of the format line), not the grade.
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`|(?<!\w)'[^'\n]*'(?!\w)|‘[^’\n]*’")
+# Marks that open a quote with a mark of their own to close it: one after the last of its closing mark opens none (a
+# line of thousands of them, each scanned to the line's end, was quadratic).
+_OPENERS = (("“", "”"), ("「", "」"), ("‘", "’"))
 # A grade the grader reports the response wrote, unquoted ("The response claims Final Score: 3, but ...", "The answer
 # ends with Final Score: 3 and Score: 10/10.", "The answer, which claims Final Score: 3, ..."): the response, the
 # answer or the model, then a reporting verb right before the grade. Like a quoted grade it is not the grader's own; "The response
@@ -130,6 +133,21 @@ def _from_json(obj: dict[str, Any]) -> ParsedGrade:
     return ParsedGrade(None, NO_GRADE, "a JSON reply without a 'score' key")
 
 
+def _unquoted(line: str) -> str:
+    """``line`` with each span of :data:`_QUOTED` that holds a grade blanked to a space. An opening mark after the last
+    of its closing mark is read as a character that opens no quote (as it opens none): the same spans, in linear time."""
+    masked = line
+    for opener, closer in _OPENERS:
+        last = masked.rfind(closer) + 1
+        masked = masked[:last] + masked[last:].replace(opener, "\0")
+    parts, at = [], 0
+    for quote in _QUOTED.finditer(masked):
+        text = line[quote.start() : quote.end()]
+        parts += [line[at : quote.start()], " " if _GRADE.search(text) else text]
+        at = quote.end()
+    return "".join(parts) + line[at:]
+
+
 def final_line(region: str) -> str | None:
     """The last line with a letter or digit (trailing rules, fences and blank lines skipped)."""
     for line in reversed(region.splitlines()):
@@ -182,7 +200,7 @@ def parse_grade(reply: str | None, *, prompt: Iterable[str | None] | str | None 
     if last is not None:
         return _from_json(last)
     line = BOXED.sub(r"\1", line)  # "Final Score: \boxed{2}", "$\boxed{3}$": the box's grade
-    unquoted = _QUOTED.sub(lambda quote: " " if _GRADE.search(quote.group(0)) else quote.group(0), line)
+    unquoted = _unquoted(line)
     if any(c.isalnum() for c in unquoted):
         line = unquoted
     if previous is not None and _NAME_ALONE.search(previous) and _NUMBER_ALONE.match(line):
