@@ -253,11 +253,17 @@ def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
         ("B", "Option" + " " * 100000 + "x", False),  # blanks after an answer marker (was minutes)
         ("B", "答案" + "\t" * 100000 + "B", True),
         ("B", "B. " + "$" * 100000, True),  # dollars opening no box (was 3.4 s: rescanned from each dollar)
+        # Markdown between words is removed, leaving runs of blanks squeezed before (were a minute at 4,000 characters).
+        ("B", "Answer" + " *" * 50000 + "x", False),
+        ("B", "Therefore" + " *" * 50000 + "x", False),
+        ("B", "The answer is B" + " *" * 50000 + "x", True),
+        ("B", "The answer is B or" + " *" * 50000 + "x", True),
     ],
     ids=(
         "lead-ins repeats digit-groups spaces conclusions lower-case-choices curly-choices curly-lead-ins curly-answer-is "
         "because-words because-sentences inner-ors spaces-before-or comma-ors ors-beside-the-answer "
-        "blanks-after-a-marker tabs-after-an-answer-word dollars"
+        "blanks-after-a-marker tabs-after-an-answer-word dollars stars-after-a-marker stars-after-a-conclusion "
+        "stars-after-the-answer stars-after-or"
     ).split(),
 )
 def test_a_long_hostile_reply_is_read(reference, reply, expected):

@@ -258,10 +258,12 @@ _LEADING_LETTER = re.compile(
 # The answer's name in the data's languages (answer, 答案, jawaban/jawapan, đáp án, câu trả lời, คำตอบ, resposta).
 _ANSWER_WORD = r"答案|jawa[bp]an(?:nya)?|đáp\s*án|câu\s+trả\s+lời|ค(?:ำ|\u0e4dา)ตอบ|resp(?:o|ue)sta"
 # A stated answer's words before the answer itself ("answer is", "Answer:", "答案是", "Jawapan yang betul ialah").
+# (Each optional word or sign takes the blanks after it: two runs meeting around one backtracked, cubic in a long run,
+# as removing markdown leaves one, "Answer" + " *" x 2,000.)
 _ANSWER_MARKER = (
     r"(?:answer|(?P<option>option|choice)|选项|选择|选|" + _ANSWER_WORD + r")"
     r"(?:\s+(?:yang\s+)?(?:benar|betul|tepat|đúng|correta|certa|correcta)|ที่ถูกต้อง)?"
-    r"\s*(?:is|['’]s|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)?\s*[:\-]?\s*[*\"'(\[]*"
+    r"\s*(?:(?:is|['’]s|(?:should|must|would|will)\s+be|:|是|为|：|adalah|ialah|là|é|es|คือ)\s*)?(?:[:\-]\s*)?[*\"'(\[]*"
 )
 # A choice said as the reply's own before the answer itself ("I think", "I'd go with", "It's", "I believe it is"); the
 # apostrophe straight or curly ("It’s", GPT-style replies' habit).
@@ -277,7 +279,7 @@ _ANSWER_IS = re.compile(
     r"|(?-i:[a-j])(?=[*\"']*[)\]]|[*\"']*[ \t]*[.!;。！](?![A-Za-z])))"
     r"|(?<![A-Za-z'])((?-i:[A-J]))[*\"')\]]*\s+is\s+(?:(?:the\s+)?(?:correct|right)\b|(?:the|my)\s+(?:final\s+)?answer\b"
     r"(?![^.!?\n]*\?))"
-    r"|(?<![A-Za-z'])(?:therefore|so|thus|hence|所以|因此)\s*,?\s*(?:option\s+)?[*\"'(\[]*((?-i:[A-J]))"
+    r"|(?<![A-Za-z'])(?:therefore|so|thus|hence|所以|因此)\s*(?:,\s*)?(?:option\s+)?[*\"'(\[]*((?-i:[A-J]))"
     r"(?=[*\"')\]]*[ \t]*(?:[.!。！\n]|$))",
     re.IGNORECASE,
 )
@@ -290,9 +292,10 @@ _DESCRIBED = re.compile(
 )
 # A second letter offered beside the stated one: "the answer is B or C" ("B atau C"), "B, or maybe C", "B (or C)", "B/C",
 # "B, but maybe C", "B, C", "B C" (but "B, C is 30" goes on to say something of C).
+# (As in _ANSWER_MARKER, each optional sign or word takes the blanks after it.)
 _OTHER_LETTER = re.compile(
-    r"[\s*)\]]*(?:(?:(?:[,;(]\s*)?(?:or|或|atau|hoặc|ou|หรือ)\s*,?\s*(?:(?:maybe|perhaps|possibly)\s*,?\s*)?|/|and"
-    r"|[,;]?\s*(?:but\s+)?(?:maybe|perhaps|possibly))\s*[(\[]?((?-i:[A-J]))(?![A-Za-z])"
+    r"[\s*)\]]*(?:(?:(?:[,;(]\s*)?(?:or|或|atau|hoặc|ou|หรือ)\s*(?:,\s*)?(?:(?:maybe|perhaps|possibly)\s*(?:,\s*)?)?"
+    r"|(?:/|and|(?:[,;]\s*)?(?:but\s+)?(?:maybe|perhaps|possibly))\s*)[(\[]?((?-i:[A-J]))(?![A-Za-z])"
     r"|(?:[,，、]\s*|\s)[(\[]?((?-i:[A-J]))[)\]]?(?=[ \t*.]*(?:$|\n|[,，、;/]|(?:or|and)\b)))",
     re.IGNORECASE,
 )
