@@ -420,7 +420,7 @@ def _first_choice(text: str, *, before: bool = False) -> tuple[str | None, int]:
         if not before and not unsure and _BARE_OPTION.fullmatch(last.group(0)):
             unsure = _first_choice(text[: last.start()], before=True)[0] not in (None, letter)
         return (None if unsure else letter), last.end()
-    if any(len(set(pattern.findall(text))) > 1 for pattern in (_OPTION_ENTRY, _LONE_LETTER)):
+    if len(set(_OPTION_ENTRY.findall(text))) > 1 or len(_lone_letters(text)) > 1:
         return None, len(text)
     lead = _LEADING_LETTER.match(text)
     if lead:
@@ -430,6 +430,13 @@ def _first_choice(text: str, *, before: bool = False) -> tuple[str | None, int]:
         return lead.group(1).upper(), len(text)
     spoken_of = {_stated_letter(m) for m in described}
     return (spoken_of.pop() if len(spoken_of) == 1 and not before else None), len(text)
+
+
+def _lone_letters(text: str) -> set[str]:
+    """The letters of :data:`_LONE_LETTER` in ``text``, line by line: the letters its search finds (a match holds one
+    letter, on a line that is a lone letter's), but linear in a run of blank lines (a search from each of their starts
+    rescanned the rest of the run)."""
+    return {m.group(1) for line in text.split("\n") if (m := _LONE_LETTER.fullmatch(line))}
 
 
 def _stated_letter(match: re.Match[str]) -> str:
