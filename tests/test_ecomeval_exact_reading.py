@@ -259,12 +259,13 @@ def test_a_short_answer_copied_from_the_question_earns_nothing(reply, matched):
         ("B", "The answer is B" + " *" * 50000 + "x", True),
         ("B", "The answer is B or" + " *" * 50000 + "x", True),
         ("B", "Nike" + "\n*" * 50000 + "x", False),  # blank lines before no letter (was 28 s: each rescanned them)
+        ("Nike", "\\boxed{" + " *" * 50000 + "Nike", False),  # a box never closed (was 49 s: blanks given back)
     ],
     ids=(
         "lead-ins repeats digit-groups spaces conclusions lower-case-choices curly-choices curly-lead-ins curly-answer-is "
         "because-words because-sentences inner-ors spaces-before-or comma-ors ors-beside-the-answer "
         "blanks-after-a-marker tabs-after-an-answer-word dollars stars-after-a-marker stars-after-a-conclusion "
-        "stars-after-the-answer stars-after-or blank-lines"
+        "stars-after-the-answer stars-after-or blank-lines unclosed-box"
     ).split(),
 )
 def test_a_long_hostile_reply_is_read(reference, reply, expected):

@@ -94,8 +94,9 @@ def answer_region(completion: str | None) -> str | None:
 
 #: LaTeX's answer box as reasoning models write it ("\boxed{B}", "$\boxed{\text{Complement}}$"): group 1 is what it holds.
 # (The opening dollars are taken from the first of their run only: read from each of them, a long run of dollars was
-# rescanned from every one, quadratic. The same matches wherever a search goes: one never starts inside a run of them.)
-BOXED = re.compile(r"(?:(?<!\$)\$+)?\\boxed\s*\{\s*(?:\\text\s*\{)?([^{}]*)\}+\$*")
+# rescanned from every one, quadratic. The same matches wherever a search goes: one never starts inside a run of them.
+# The blanks after "{" are never given back to the content: they could only reach the same "}" the content does.)
+BOXED = re.compile(r"(?:(?<!\$)\$+)?\\boxed\s*\{\s*+(?:\\text\s*\{)?([^{}]*)\}+\$*")
 #: A correction: what a reply answers after it supersedes what it answered before ("L4. Wait, actually L3.",
 #: "<Label>A</Label> Wait, that's wrong. <Label>B</Label>").
 CORRECTION = re.compile(
