@@ -37,6 +37,9 @@ INTENT_REPLIES = [
     ("<think>The user wants", None),  # cut off mid-reasoning
     ("", None),
     ("I cannot help with that.", None),
+    # hostile: 100,000 characters of classes set aside, then the one asserted (was 61 s: each negation searched for in
+    # all the text before its class)
+    ("<answer>" + "not NC, " * 12499 + "MA</answer>", "MA"),
 ]
 
 
