@@ -119,6 +119,9 @@ CASES = [
     # A correction inside a tag's value: the corrected answer stands; a cue inside an explanation corrects nothing.
     ("<Label>A, actually B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>A (wait, no: C)</Label>", "label", INTENT, "C", OUT_OF_RANGE),
+    # ...its cue in markdown emphasis ("_wait_": the underscore is a word character, yet no part of the word).
+    ("<Label>A, _wait_, B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Answer>Substitute, _actually_ Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     # ...to a letter of no option: the answer is withdrawn, and what stands names none (as <Label>E</Label>).
     ("<Label>A, actually E</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
     ("<Label>A (wait, no: E)</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),

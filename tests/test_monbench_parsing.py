@@ -361,6 +361,10 @@ def test_every_rendered_answer_parses_back(strict, parsing):
         # after a letter: 7.6 s at 30,000, quadratic).
         ("<Label>Option" + " " * 100000 + "x</Label>", "label", RELATION, OUT_OF_RANGE, None),
         ("<Label>B" + " " * 100000 + "(Complement)</Label>", "label", RELATION, OK, 1),
+        # Cues joined by underscores (a word character, yet emphasis): each was exposed in turn as the value was
+        # cleaned and recursed once per cue (a RecursionError at 500); now counted, read whole.
+        ("<Label>" + "wait*_" * 16000 + "</Label>", "label", RELATION, OUT_OF_RANGE, None),
+        ("<Answer>" + "wait*_" * 16000 + "</Answer>", "content", RELATION, UNKNOWN_CONTENT, None),
     ],
     ids=[
         "corrections",
@@ -378,6 +382,8 @@ def test_every_rendered_answer_parses_back(strict, parsing):
         "lead-in-then-repeats",
         "spaces-after-answer-word",
         "spaces-after-letter",
+        "underscored-cues",
+        "underscored-cues-content",
     ],
 )
 def test_a_long_hostile_value_is_read_without_error(reply, fmt, displayed, status, position):

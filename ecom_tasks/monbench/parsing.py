@@ -460,7 +460,10 @@ def _corrected(
     it names nothing readable (the value is then read whole), or when the value holds more than
     :data:`MAX_CORRECTIONS` cues (no reading of a value that corrects itself thousands of times, nor a
     recursion as deep)."""
-    cues = list(itertools.islice(CORRECTION.finditer(value), MAX_CORRECTIONS + 1))
+    # (An underscore is emphasis here, yet a word character: "wait_" hides no cue from the count, or a run of them,
+    # each exposed in turn by _clean, recursed once per cue.)
+    marked = value.replace("_", " ")
+    cues = list(itertools.islice(CORRECTION.finditer(marked), MAX_CORRECTIONS + 1))
     if not cues:
         return None
     head = value[: cues[0].start()].rstrip(" \t\n,.;:!?-–—([（【，；：")
@@ -469,7 +472,8 @@ def _corrected(
         if before.status != OK or before.rule in _EXPLAINED_RULES:
             return None
     at = cues[0].end()  # (positions, not slices: a run of thousands of cues is skipped in linear time)
-    while m := _CORRECTION_FILLER.match(value, at) or CORRECTION.match(value, at):  # a further cue: "wait, actually B"
+    # a further cue: "wait, actually B"
+    while m := _CORRECTION_FILLER.match(marked, at) or CORRECTION.match(marked, at):
         at = m.end()
     rest = value[at:]
     if rest.count(")") > rest.count("("):  # the bracket the correction opened before its cue
