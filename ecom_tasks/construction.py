@@ -410,8 +410,11 @@ NO_ANSWER = "no_answer"
 AMBIGUOUS = "ambiguous"
 #: What a vote's reply is compared with: the texts sent, or (None) the stage's instructions.
 Prompt = Iterable[str | None] | str | None
-# Two answers offered as alternatives: "<answer>NC</answer> or <answer>Other</answer>".
-_OR = re.compile(r"\s*(?:,?\s*or|/|或)\s*", re.IGNORECASE)
+# Two answers offered as alternatives: "<answer>NC</answer> or <answer>Other</answer>", "**or**" between lines too.
+_OR = re.compile(r"[\s*_#>-]*+(?:,\s*)?(?:or|/|或)[\s*_#>-]*+", re.IGNORECASE)
+#: What may open a marked answer line ("**Answer:**", "> - Answer:") before its word: blanks and markdown of that line
+#: only (a prefix that ran over line breaks was scanned from every line start of a run of "\n*", quadratic).
+LINE_START = r"^(?:[^\S\n]|[*#>-])*+"
 
 
 def reply_region(reply: str | None, prompt: Prompt, answers: re.Pattern[str]) -> tuple[str | None, str]:

@@ -261,6 +261,16 @@ VOTES = [
     (parse_relevance, "Answer: maybe", (None, "no_answer")),
     (parse_relevance, "Answer: relevant\nor\nAnswer: relevant", ("relevant", "ok")),  # the same answer twice
     (parse_relevance, "Answer: relevant\nor\nAnswer: irrelevant", (None, "ambiguous")),
+    # ...the "or" in bold, or a rule line between (markdown around the "or" offers the same two answers)
+    (parse_relevance, "**Answer:** relevant\n\n**or**\n\n**Answer:** irrelevant", (None, "ambiguous")),
+    (parse_relevance, "Answer: relevant\nor\n*\nAnswer: irrelevant", (None, "ambiguous")),
+    (parse_intent, "<answer>NC</answer>\n\n**or**\n\n<answer>ER</answer>", (None, "ambiguous")),
+    (parse_relevance, "- **Answer:** irrelevant", ("irrelevant", "ok")),
+    (parse_intent, "> **Answer:** QA", ("QA", "ok")),
+    # A run of blank markdown lines (a prefix over line breaks was scanned from every line start: 10 s at 20,000
+    # characters, quadratic); ~100,000 characters read in milliseconds.
+    (parse_relevance, "Answer: irrelevant" + "\n*" * 50_000 + "x", ("irrelevant", "ok")),
+    (parse_intent, "Answer: QA" + "\n-" * 50_000 + "x", ("QA", "ok")),
 ]
 
 

@@ -7,6 +7,7 @@ import re
 
 from ecom_tasks.construction import (
     AMBIGUOUS,
+    LINE_START,
     NO_ANSWER,
     Prompt,
     Vote,
@@ -17,7 +18,7 @@ from ecom_tasks.construction import (
 from ecom_tasks.monbench.construction.prompts import IRRELEVANT, RELEVANT, VOTE_SYSTEM
 
 _MARKER = re.compile(
-    r"^[\s*#>-]*(?:final\s+answer|answer|verdict|label|答案)\s*\**\s*[:：]\s*(.+)$", re.IGNORECASE | re.MULTILINE
+    LINE_START + r"(?:final\s+answer|answer|verdict|label|答案)\s*\**\s*[:：]\s*(.+)$", re.IGNORECASE | re.MULTILINE
 )
 _WORDS = {
     IRRELEVANT: re.compile(

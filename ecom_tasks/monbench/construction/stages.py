@@ -24,7 +24,8 @@ from ecom_tasks.monbench.construction.selection import tally
 #: The paper's four voting models (GPT-4o, GPT-5-Chat, DeepSeek-V3, DeepSeek-R1).
 VOTERS = 4
 MAX_TOKENS = 4096
-STAGE_VERSION = "1"
+#: Moves when a vote is read otherwise (2: markdown around an "or" between two answers offers alternatives).
+STAGE_VERSION = "2"
 #: Role prefix of the panel: voter_1 .. voter_<voters>, each the evaluated model unless bound.
 VOTER_ROLE = "voter"
 #: What the stage log records as its benchmark: not a MonBench run (ecom-tasks report leaves it out of MonBench's tables).

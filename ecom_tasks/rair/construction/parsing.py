@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from ecom_tasks.construction import (
     AMBIGUOUS,
     ANSWERED,
+    LINE_START,
     NO_ANSWER,
     Prompt,
     Vote,
@@ -30,7 +31,8 @@ from ecom_tasks.rair.construction.prompts import (
 
 _ANSWER_TAG = re.compile(r"<\s*answer\s*>(.*?)<\s*/\s*answer\s*>", re.IGNORECASE | re.DOTALL)
 _MARKER = re.compile(
-    r"^[\s*#>-]*(?:final\s+answer|answer|intent|category|class(?:ification)?|最终答案|答案|类别|意图)\s*\**\s*[:：]\s*(.+)$",
+    LINE_START
+    + r"(?:final\s+answer|answer|intent|category|class(?:ification)?|最终答案|答案|类别|意图)\s*\**\s*[:：]\s*(.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
 _NAMES_ZH = {
@@ -131,7 +133,7 @@ def parse_visual(reply: str | None, *, prompt: Prompt = None) -> Vote:
 
 # --- rule pre-annotation (Eq. 4) --------------------------------------------------------
 
-_RULE_LINE = re.compile(r"^[\s*#>-]*rule\s*ids?\s*\**\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+_RULE_LINE = re.compile(LINE_START + r"rule\s*ids?\s*\**\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 _NONE = {"none", "no", "n/a", "-", "无", "没有", "[]", "none."}
 _SPLIT = re.compile(r"[,，;；、\s]+")
 

@@ -26,7 +26,8 @@ RULE_RUNS = 3
 #: Rule pre-annotation samples k independent answers: not greedy. The paper does not give its temperature.
 RULE_TEMPERATURE = 0.7
 MAX_TOKENS = 4096
-STAGE_VERSION = "1"
+#: Moves when a vote is read otherwise (2: markdown around an "or" between two answers offers alternatives).
+STAGE_VERSION = "2"
 #: What a stage log records as its benchmark: not a RAIR run (ecom-tasks report leaves it out of RAIR's tables).
 BENCHMARK = "rair_build"
 
