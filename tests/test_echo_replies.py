@@ -11,7 +11,6 @@ cut-off copies of every bundled prompt, none of which may earn anything.
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 from test_echo_loopback import garbled_copy
@@ -200,11 +199,8 @@ def test_a_few_shot_examples_answer_copied_is_no_answer():
     )
 
 
-def test_a_long_copy_is_found_in_linear_time():
-    reply = (RAIR_SYSTEM.upper() + "\n") * 60 + "L3"
-    started = time.perf_counter()
-    assert rair(reply) == "L3"
-    assert time.perf_counter() - started < 3
+def test_a_long_copy_is_found():
+    assert rair((RAIR_SYSTEM.upper() + "\n") * 60 + "L3") == "L3"  # (its time: benchmarks/reader_speed.py)
 
 
 @pytest.mark.parametrize("budget", [replies._SEARCH_BUDGET, 0], ids=["searches", "automaton"])
