@@ -189,6 +189,20 @@ REPLIES = [
         "Assessment:\n1. Category matches\n2. Colour differs", None, None, NO_LABEL, "", id="marker-then-numbered-list"
     ),
     pytest.param("Final answer: 3, or maybe 4", None, None, NO_LABEL, "", id="marker-number-comma-or-hedge"),
+    # ...its reason after it on the marker's line is read, unless the next item of a list follows or it hedges
+    pytest.param("Final answer: 3. The colour differs.", "L3", None, OK, RULE_MARKER, id="marker-number-then-reason"),
+    pytest.param("Relevance: 3. The brand matches.", "L3", None, OK, RULE_MARKER, id="relevance-number-then-reason"),
+    pytest.param("Final answer: 3. It is not L4.", "L3", None, OK, RULE_MARKER, id="marker-number-reason-rejects"),
+    pytest.param(
+        "Final answer: 1. The brand matches.\n2. The colour differs.", None, None, NO_LABEL, "", id="marker-list-item"
+    ),
+    pytest.param("Final answer: 1. Brand matches 2. Colour differs", None, None, NO_LABEL, "", id="marker-list-inline"),
+    pytest.param("Final answer:\n3. The colour differs.", None, None, NO_LABEL, "", id="marker-list-next-line"),
+    pytest.param("Final answer: 3. Or maybe 4.", None, None, AMBIGUOUS, RULE_MARKER, id="marker-number-or-maybe"),
+    pytest.param(
+        "Final answer: 3. Or maybe L4.", None, None, AMBIGUOUS, RULE_MARKER, id="marker-number-or-maybe-level"
+    ),
+    pytest.param("Final answer: 3.\nOr maybe L4.", None, None, AMBIGUOUS, RULE_MARKER, id="marker-number-then-hedge"),
     # a level number in prose as a rating verb's object
     pytest.param("I would rate this as a 3.", "L3", None, OK, RULE_START, id="rated-as-a-number"),
     pytest.param("I'd rate it a 2.", "L2", None, OK, RULE_START, id="rated-it-a-number"),
@@ -883,6 +897,8 @@ def test_every_invalid_status_is_a_counted_wrong_answer(status):
         ("L3" + "," * 100000 + "x L4", None),  # commas between two levels (was 30 s: a list gap backtracked)
         ("Final answer:" + " \n" * 50000 + "L3", "L3"),
         ("The item could be L4 at first sight, but on balance:\nL3\n" * 2000, "L3"),  # a concession, looping
+        ("Final answer: 3. Or maybe L4. " * 3000, None),  # markers' reasons: the list items are found once
+        ("1. " * 30000 + "Final answer: 3. The colour differs.", "L3"),
     ],
 )
 def test_a_long_reply_is_read(reply, label):

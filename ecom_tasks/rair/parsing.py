@@ -140,6 +140,14 @@ _SCALE = (
     r"4(?![0-9]|\.[0-9]))?"
 )
 _MARKER_NUMBER = re.compile(r"[\s*_`#\"'\[【(:]*([0-9]{1,2})(?![0-9]|\.(?:[0-9]|[ \t]+\S))" + _SCALE, re.IGNORECASE)
+# ...unless the text is a reason on the marker's own line and no next item follows ("Final answer: 3. The colour
+# differs." is 3; "Final answer: 1. The brand matches. 2. ..." a list); a sentence opening on a hedge hedges it ("3. Or
+# maybe 4.", as "3, or maybe 4" is no answer).
+_MARKER_SENTENCE = re.compile(
+    r"[ \t*_`\"'\[【(:]*([0-9]{1,2})\.[ \t]+(?=\S)(?P<hedge>(?:or|maybe|perhaps|possibly|could|might)\b)?",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(r"(?<![\w.])([0-9]{1,2})\.\s")
 # The number is the whole answer when the clause ends after it ("3, or 4" hedges).
 _NUMBER_END = r"(?=[ \t]*(?:[)\]】*_`\"'},;!?。]|\.(?![0-9])|$))(?![ \t]*,[ \t]*or\b)"
 _ANSWER_NUMBER_END = re.compile(_NUMBER_END, re.MULTILINE | re.IGNORECASE)
@@ -665,6 +673,15 @@ def _marker_mentions(region: str, mentions: list[_Mention]) -> list[_Mention]:
     """The level after each final-answer marker whose level is not negated, echoed or asked, in order."""
     found = []
     starts = [m.start for m in mentions]
+    items: dict[int, int] | None = None
+
+    def last_item(number: int) -> int:
+        """Where the last list item numbered ``number`` ("2. ...") starts, -1 if none (found once per region)."""
+        nonlocal items
+        if items is None:
+            items = {int(m.group(1)): m.start() for m in _LIST_ITEM.finditer(region)}
+        return items.get(number, -1)
+
     for marker in _MARKER.finditer(region):
         if marker.group("sep") == "\n":
             line_start = region.rfind("\n", 0, marker.start()) + 1
@@ -681,6 +698,13 @@ def _marker_mentions(region: str, mentions: list[_Mention]) -> list[_Mention]:
                 found.append(_Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit"))
             elif name := _named_digit(region, digit, mentions[index] if index < len(mentions) else None):
                 found.append(name)
+        elif (digit := _MARKER_SENTENCE.match(region, marker.end())) and last_item(
+            int(digit.group(1)) + 1
+        ) < digit.end():
+            number = _Mention(digit.start(1), digit.end(1), digit.start(1), int(digit.group(1)), "digit")
+            if digit.group("hedge"):
+                number.role, number.why = HEDGED, "a hedge"
+            found.append(number)
     return found
 
 
@@ -857,8 +881,12 @@ def _read(region: str) -> ParsedRelevance:
             return ParsedRelevance(
                 None, AMBIGUOUS, detail=f"the final answer loops: {_levels(looped)}", rule=RULE_MARKER
             )
+        if (
+            marked.kind == "digit"
+        ):  # (found after the hedges: "Final answer: 3. Or maybe L4." as "... L3. Or maybe L4.")
+            _mark_hedges(region, [marked, *(m for m in mentions if m.start >= marked.end)])
         if marked.role == HEDGED:
-            hedge = [m for m in mentions if m.role == HEDGED]
+            hedge = [m for m in mentions if m.role == HEDGED] + ([marked] if marked.kind == "digit" else [])
             return ParsedRelevance(
                 None, AMBIGUOUS, detail=f"the final answer hedges: {_levels(hedge)}", rule=RULE_MARKER
             )
