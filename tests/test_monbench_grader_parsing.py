@@ -56,6 +56,15 @@ CASES = [
     ("<Label>\uff22</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # a full-width letter
     ("<Label>Complement</Label>", "label", INTENT, "B", OUT_OF_RANGE),  # the option's text in the label
     ("<Label>D. Exact Match</Label>", "label", RELATION, "D", OUT_OF_RANGE),
+    # A letter and its option's text with no sign between: the letter, when the text is its own option's.
+    ("<Label>B Complement</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>B Substitute</Label>", "label", INTENT, AMBIGUOUS, OUT_OF_RANGE),
+    ("<Label>A Substitute</Label>", "label", INTENT, "A", OUT_OF_RANGE),
+    ("<Answer>B Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    # The relation named after a colon.
+    ("<Answer>The relationship is: Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>Relationship: Complement</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
+    ("<Answer>Relationship: Complement, not Substitute</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),
     # The format line echoed before the answer is not an answer (issue 16).
     ("Output format: <Label>A/B/C/D</Label>\n\n<Label>B</Label>", "label", INTENT, "B", CONFLICTING_TAGS),
     (

@@ -365,6 +365,9 @@ def test_every_rendered_answer_parses_back(strict, parsing):
         # cleaned and recursed once per cue (a RecursionError at 500); now counted, read whole.
         ("<Label>" + "wait*_" * 16000 + "</Label>", "label", RELATION, OUT_OF_RANGE, None),
         ("<Answer>" + "wait*_" * 16000 + "</Answer>", "content", RELATION, UNKNOWN_CONTENT, None),
+        # A letter before its option's text repeated (each repeat is looked up as an option's text).
+        ("<Label>B" + " Complement" * 9000 + "</Label>", "label", RELATION, OK, 1),
+        ("<Answer>Relationship:" + " Complement" * 9000 + "</Answer>", "content", RELATION, OK, 1),
     ],
     ids=[
         "corrections",
@@ -384,6 +387,8 @@ def test_every_rendered_answer_parses_back(strict, parsing):
         "spaces-after-letter",
         "underscored-cues",
         "underscored-cues-content",
+        "spaced-letter-repeats",
+        "relationship-colon-repeats",
     ],
 )
 def test_a_long_hostile_value_is_read_without_error(reply, fmt, displayed, status, position):

@@ -169,11 +169,12 @@ _OPTION_WORD = re.compile(
 )
 # The same words before an option's text, with a colon, "is" or a verb (not "Choice Hotels"): "Answer: Complement",
 # "The answer is Complement", "I choose Complement", "答案：互补"; also a sentence stating the relation ("The
-# relationship is Complement", "It is a Complement relationship": not in _ANSWER_WORDS, where "It is a" would be
-# letter A), its article dropped (lower case: "Answer: A Complement" keeps its letter).
+# relationship is Complement", "Relationship: Complement", "It is a Complement relationship": not in _ANSWER_WORDS,
+# where "It is a" would be letter A), its article dropped (lower case: "Answer: A Complement" keeps its letter).
 _ANSWER_LEAD_IN = re.compile(
     rf"^(?:{_ANSWER_WORDS}\s*(?:[:：]|(?<=\bis)(?=\s)|(?:(?<=choose)|(?<=pick)|(?<=select)|(?<=with)|(?<=think)|(?<=say))(?=\s)|(?<=[是为选择]))"
-    r"|(?:th(?:e|is)\s+relation(?:ship)?|it|this)\s+is(?=\s)|it['’]s(?=\s))\s*(?:(?-i:an?|the)\s+)?(\S.*)$",
+    r"|(?:th(?:e|is)\s+)?relation(?:ship)?(?:\s+type)?\s*[:：]"
+    r"|(?:th(?:e|is)\s+relation(?:ship)?|it|this)\s+is(?:\s*[:：]|(?=\s))|it['’]s(?=\s))\s*(?:(?-i:an?|the)\s+)?(\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 _LETTER_ITEM = re.compile(r"^([a-d])\s*项$", re.IGNORECASE)
@@ -413,6 +414,18 @@ def _split_letter(value: str) -> tuple[str, str] | None:
     return None
 
 
+# An upper-case letter, blanks, then text: "B Complement".
+_LETTER_SPACE_TEXT = re.compile(r"^([A-D])\s+(\S.*)$", re.DOTALL)
+
+
+def _spaced_letter(value: str, displayed: tuple[str, ...]) -> tuple[str, str] | None:
+    """``(letter, rest)`` of a letter followed by an option's text with no sign between ("B Complement"); an "A" may
+    be an article ("A good fit", "A Complement"), so it is a letter only before its own option's text."""
+    if not (m := _LETTER_SPACE_TEXT.match(value)) or not (named := _named(m.group(2), displayed)[0]):
+        return None
+    return None if m.group(1) == "A" and named != [0] else (m.group(1), m.group(2))
+
+
 def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, content: bool) -> ParsedAnswer:
     """An option letter followed by ``rest``: the letter, unless the text names another option or hedges.
     In ``<Answer>`` (``content``) the text itself must name the letter's option."""
@@ -499,7 +512,7 @@ def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
         return _ok(named[0], rule)
     if named:
         return _invalid(AMBIGUOUS, f"label {cleaned[:80]!r} matches options {_letters(named)}")
-    if split:
+    if split or (split := _spaced_letter(cleaned, displayed)):
         return _letter_with_text(*split, displayed, content=False)
     letters = {m.group(1).upper() for m in re.finditer(r"(?<![^\W_])([a-dA-D])(?![^\W_])", cleaned)}
     if len(letters) > 1:
@@ -521,7 +534,7 @@ def _read_content(value: str, displayed: tuple[str, ...], *, lead_in: bool = Tru
     if after_words and after_words.status == OK:
         return after_words
     if not named:
-        split = _split_letter(cleaned)
+        split = _split_letter(cleaned) or _spaced_letter(cleaned, displayed)
         if split and split[1]:
             return _letter_with_text(*split, displayed, content=True)
         named, rule, problem = _named(cleaned, displayed)

@@ -16,7 +16,7 @@ MAX_TOKENS = None
 #: numbers; a score holds only the runs' numbers, the question's groups come from its sample or document.
 #: 2.3: the careful reading reads more replies as a careful human does (boxed values, corrections between
 #: and inside tags, a rejected tag, answer words inside a tag, an option's text with its reason); strict unchanged.
-TASK_VERSION = "2.5"
+TASK_VERSION = "2.6"
 
 
 @dataclass(frozen=True)
