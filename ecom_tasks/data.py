@@ -183,10 +183,9 @@ def _no_rows(path: Path) -> Problem:
     return Problem(str(path), 0, "-", "no records: the file holds no data rows")
 
 
-def _csv_problem(path: Path, inside: Path | None) -> Problem | None:
-    """Where a CSV file ``datasets`` could not read goes wrong (the first byte not UTF-8, the first record with more
-    fields than the header, no record), as a ``file:row`` problem whose message gives the line too."""
-    raw = files.read_bytes(path, inside=inside)
+def _csv_problem(path: Path, raw: bytes) -> Problem | None:
+    """Where the CSV file ``path`` (its bytes ``raw``) that could not be read goes wrong (the first byte not UTF-8,
+    the first record with more fields than the header, no record), as a ``file:row`` problem giving the line too."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -212,25 +211,40 @@ def _csv_problem(path: Path, inside: Path | None) -> Problem | None:
     return None if records else _no_rows(path)
 
 
+def _table(fmt: str, raw: bytes) -> Iterable[Any]:
+    """The rows of a CSV or Parquet file's bytes as ``datasets`` gives them (a CSV through pandas, as its csv
+    builder reads one; a Parquet file's feature metadata, images included, decoded). Read from the bytes of the
+    one checked open, not by path: the file cannot be swapped for a FIFO or a link between check and read, and
+    no cache is written into the user's Hugging Face folder."""
+    import datasets
+
+    if fmt == "csv":
+        import pandas
+
+        return datasets.Dataset.from_pandas(pandas.read_csv(io.BytesIO(raw)), preserve_index=False)
+    import pyarrow
+    import pyarrow.parquet
+    from datasets.table import InMemoryTable
+
+    return datasets.Dataset(InMemoryTable(pyarrow.parquet.read_table(pyarrow.BufferReader(raw))))
+
+
 def _load_file(path: Path, inside: Path | None = None) -> list[Row]:
     """The rows of one data file (``inside``: the folder it was listed from, which it must not leave)."""
     fmt = _FORMAT_BY_SUFFIX.get(path.suffix.lower())
     if fmt is None:
         raise DataValidationError([Problem(str(path), 0, "-", f"unsupported file type {path.suffix!r}")])
     try:
-        # Checked before ``datasets`` opens it: a FIFO would hang it, a device feed it forever.
-        files.regular_file(path, inside=inside)
-        if not path.stat().st_size:
-            raise DataValidationError([Problem(str(path), 0, "-", "no records: the file is empty")])
         if fmt == "json":
             values: Iterable[Any] = _json_lines(path, inside)
         else:
-            import datasets
-
+            raw = files.read_bytes(path, inside=inside)
+            if not raw:
+                raise DataValidationError([Problem(str(path), 0, "-", "no records: the file is empty")])
             try:
-                values = datasets.load_dataset(fmt, data_files=str(path), split="train")
-            except Exception as exc:  # datasets raises many types for unreadable input
-                found = _csv_problem(path, inside) if fmt == "csv" else None
+                values = _table(fmt, raw)
+            except Exception as exc:  # pandas and pyarrow raise many types for unreadable input
+                found = _csv_problem(path, raw) if fmt == "csv" else None
                 cause = exc.__cause__ or exc
                 why = f"could not be read as {fmt}: {type(cause).__name__}: {cause}"
                 raise DataValidationError([found or Problem(str(path), 0, "-", why)]) from exc
@@ -238,7 +252,10 @@ def _load_file(path: Path, inside: Path | None = None) -> list[Row]:
         raise DataValidationError([refusal(path, error)]) from None
     rows = [Row(str(path), index, dict(row)) for index, row in enumerate(values, start=1)]
     if not rows:
-        raise DataValidationError([_no_rows(path)])
+        empty = fmt == "json" and not path.stat().st_size  # the file was read: the size only words the problem
+        raise DataValidationError(
+            [Problem(str(path), 0, "-", "no records: the file is empty") if empty else _no_rows(path)]
+        )
     return rows
 
 

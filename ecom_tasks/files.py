@@ -127,9 +127,18 @@ def regular_file(path: PathLike, *, inside: PathLike | None = None) -> Path:
     return path
 
 
+def _stat_or_none(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:  # removed or unreadable since the open
+        return None
+
+
 @contextlib.contextmanager
-def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[io.BufferedReader]:
-    """A binary reader of ``path``, refused unless it is a regular file (within ``inside``)."""
+def open_regular(path: PathLike, *, inside: PathLike | None = None, exact: bool = False) -> Iterator[io.BufferedReader]:
+    """A binary reader of ``path``, refused unless it is a regular file (within ``inside``; ``exact``: with no
+    symlink anywhere on the path). Both are checked again on the opened file: a link pointed elsewhere between
+    the check and the open is refused."""
     path = checked_path(path)
     check_inside(path, inside)
     try:
@@ -139,7 +148,14 @@ def open_regular(path: PathLike, *, inside: PathLike | None = None) -> Iterator[
     except OSError as exc:  # a socket (ENXIO), no permission, a folder on some systems
         raise FileRefused(f"{path}: cannot be read ({exc.strerror})") from None
     try:
-        _require_regular(path, os.fstat(fd).st_mode)
+        opened = os.fstat(fd)
+        _require_regular(path, opened.st_mode)
+        if inside is not None or exact:
+            check_inside(path, inside)
+            if exact and (real := real_path(path)) != path.absolute():
+                raise FileRefused(f"{path}: a symbolic link (to {real}): not read")
+            if not os.path.samestat(opened, _stat_or_none(path) or os.stat_result((0,) * 10)):
+                raise FileRefused(f"{path}: changed while it was opened: not read")
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         handle = os.fdopen(fd, "rb")
     except BaseException:
@@ -155,8 +171,10 @@ def _refuse_larger(path: PathLike, handle: IO[bytes], max_bytes: int | None) -> 
         raise FileRefused(f"{os.fspath(path)}: larger than {max_bytes} bytes: not read")
 
 
-def read_bytes(path: PathLike, *, inside: PathLike | None = None, max_bytes: int | None = None) -> bytes:
-    with open_regular(path, inside=inside) as handle:
+def read_bytes(
+    path: PathLike, *, inside: PathLike | None = None, max_bytes: int | None = None, exact: bool = False
+) -> bytes:
+    with open_regular(path, inside=inside, exact=exact) as handle:
         _refuse_larger(path, handle, max_bytes)
         data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
     if max_bytes is not None and len(data) > max_bytes:  # it grew while read

@@ -107,7 +107,7 @@ def file_image_bytes(ref: str) -> bytes:
     real = files.real_path(path)
     if real != path:
         raise files.FileRefused(f"{ref}: became a symbolic link (to {real}) after the data loaded: not read")
-    raw = files.read_bytes(path, max_bytes=MAX_IMAGE_FILE_BYTES)
+    raw = files.read_bytes(path, max_bytes=MAX_IMAGE_FILE_BYTES, exact=True)  # a link planted since: refused
     problem = image_problem(raw)
     if problem:
         raise files.FileRefused(f"{ref}: {problem} (it changed after the data loaded)")

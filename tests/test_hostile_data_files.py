@@ -259,6 +259,65 @@ def test_a_data_file_linked_out_of_the_folder_is_refused_and_one_linked_inside_i
     assert [r.id for r in load_monbench(victim / "secret.jsonl")] == ["secret-1"]
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_a_data_file_swapped_for_a_link_out_while_it_is_opened_is_refused(tmp_path, victim, monkeypatch, suffix):
+    """The race itself: the file in the folder is checked, then replaced by a link to a colleague's file at the
+    moment it is opened. The opened file is checked again, so nothing outside is read, in every format."""
+    import pandas
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    secret, mine = victim / f"secret{suffix}", folder / f"a{suffix}"
+    for path, row_id in ((secret, "secret-1"), (mine, "m1")):
+        frame = pandas.DataFrame([monbench_row(id=row_id, choices=json.dumps(monbench_row()["choices"]))])
+        if suffix == ".csv":
+            frame.to_csv(path, index=False)
+        elif suffix == ".parquet":
+            frame.to_parquet(path)
+        else:
+            jsonl(path, [monbench_row(id=row_id)])
+    real_open = os.open
+
+    def swapping_open(path, *args, **kwargs):
+        if os.fspath(path) == os.fspath(mine) and not mine.is_symlink():
+            mine.unlink()
+            mine.symlink_to(secret)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", swapping_open)
+    found = problems_of(lambda: load_rows(folder))
+    monkeypatch.undo()
+    assert len(found) == 1 and found[0].startswith(f"{mine}:0:-: a symbolic link to {secret}"), found
+    assert "secret-1" not in " ".join(found)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_table_file_is_read_once_through_the_checked_open_and_leaves_no_cache(tmp_path, monkeypatch, suffix):
+    """CSV and Parquet files are parsed from the bytes of the one checked open: no second open by name that a
+    swapped file could answer, and nothing written into the Hugging Face cache."""
+    import builtins
+
+    import datasets
+    import pandas
+
+    path = tmp_path / f"a{suffix}"
+    frame = pandas.DataFrame([{"id": "m1", "answer": 0, "note": None}, {"id": "m2", "answer": 3, "note": "x"}])
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    cache = tmp_path / "hf-cache"
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
+    real_open = builtins.open
+
+    def no_open_by_name(file, *args, **kwargs):
+        assert os.fspath(file) != os.fspath(path), "the data file was opened again by name"
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", no_open_by_name)
+    rows = load_rows(path)
+    monkeypatch.undo()
+    assert [r.values for r in rows] == [{"id": "m1", "answer": 0, "note": None}, {"id": "m2", "answer": 3, "note": "x"}]
+    assert not cache.exists() or not any(cache.rglob("*"))
+
+
 # --- what a JSON line may hold --------------------------------------------------------------------
 
 

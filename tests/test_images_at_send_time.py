@@ -67,6 +67,33 @@ def test_a_file_swapped_after_the_load_is_refused_without_blocking(swap: str, tm
         image_for_model(str(image))
 
 
+@pytest.mark.parametrize("swap", ["file", "parent"])
+def test_a_link_planted_while_the_image_is_opened_is_refused(swap: str, tmp_path: Path, monkeypatch) -> None:
+    """The race itself: the path checks out, then the file (or the folder above it) becomes a link to a
+    colleague's picture at the moment it is opened; the opened file is checked again and refused."""
+    folder = tmp_path / "data" / "images"
+    folder.mkdir(parents=True)
+    image = folder / "a.png"
+    shutil.copy(next((fixtures_dir("rair") / "images").iterdir()), image)
+    secret = _secret(tmp_path)
+    real_open = os.open
+
+    def swapping_open(path, *args, **kwargs):
+        if os.fspath(path) == str(image) and not image.is_symlink() and not folder.is_symlink():
+            if swap == "file":
+                image.unlink()
+                image.symlink_to(secret)
+            else:
+                shutil.rmtree(folder)
+                folder.symlink_to(secret.parent)
+                (secret.parent / "a.png").write_bytes(secret.read_bytes())
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", swapping_open)
+    with pytest.raises(FileRefused, match="a symbolic link"):
+        file_image_bytes(str(image))
+
+
 def test_urls_and_data_uris_pass_as_they_are() -> None:
     assert image_for_model("data:image/png;base64,AAAA") == "data:image/png;base64,AAAA"
     assert image_for_model("https://example.com/a.png") == "https://example.com/a.png"
