@@ -154,7 +154,8 @@ def open_regular(path: PathLike, *, inside: PathLike | None = None, exact: bool 
             check_inside(path, inside)
             if exact and (real := real_path(path)) != path.absolute():
                 raise FileRefused(f"{path}: a symbolic link (to {real}): not read")
-            if not os.path.samestat(opened, _stat_or_none(path) or os.stat_result((0,) * 10)):
+            now = _stat_or_none(path)
+            if now is None or not os.path.samestat(opened, now):
                 raise FileRefused(f"{path}: changed while it was opened: not read")
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         handle = os.fdopen(fd, "rb")
