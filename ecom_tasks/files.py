@@ -322,35 +322,69 @@ def json_lines(
     return values, problems
 
 
+def _log_problem(source: str, *, samples: bool) -> str | None:
+    """Why the Inspect log at ``source`` (its suffix names its kind) is not read (see :func:`check_inspect_log`)."""
+    if source.endswith(".json"):
+        return json_problem(read_bytes(source, max_bytes=MAX_LOG_INFLATED_BYTES), allow_nan=True)[1]
+    if source.endswith(".eval"):
+        return _inflating_problem(source, samples=samples)
+    return None
+
+
 def check_inspect_log(path: PathLike, *, samples: bool = False) -> str:
     """``path`` (as text) when it is a regular file and, for a ``.json`` log, holds to the rules of
     :func:`parse_json` (NaN allowed: Inspect writes it), else FileRefused naming it: Inspect reads a ``.json``
     log's header with a streaming parser that kills the process on a 5,000-digit integer and does not finish
     100,000 levels of nesting. An ``.eval`` log's members (its ``samples`` too when they are to be read) must not
     inflate past :data:`MAX_LOG_INFLATED_BYTES` (:func:`_inflating_problem`). Call it before any Inspect reader
-    (``read_eval_log``, ``eval_set``) sees the file."""
+    (``read_eval_log``, ``eval_set``) sees the file; :func:`read_inspect_log` also makes Inspect read the file
+    that was checked."""
     source = os.fspath(regular_file(path))
-    problem = None
-    if source.endswith(".json"):
-        problem = json_problem(read_bytes(source, max_bytes=MAX_LOG_INFLATED_BYTES), allow_nan=True)[1]
-    if source.endswith(".eval"):
-        problem = _inflating_problem(source, samples=samples)
-    if problem is not None:
+    if (problem := _log_problem(source, samples=samples)) is not None:
         raise FileRefused(f"{source}: not a readable Inspect log ({problem})")
     return source
 
 
+@contextlib.contextmanager
+def _pinned_name(handle: IO[bytes], suffix: str) -> Iterator[str]:
+    """A name in :func:`private_folder` that opens the very file ``handle`` has open, for a library that opens by
+    name: whatever is put at the original name afterwards (a link to a colleague's file, a file that kills the
+    reader), the library reads what was checked. A link to ``/proc/self/fd`` where there is one, else a copy."""
+    private = private_folder()
+    pinned = private.path(f"{os.urandom(8).hex()}{suffix}")
+    fd_link = Path(f"/proc/self/fd/{handle.fileno()}")
+    if fd_link.exists():
+        os.symlink(fd_link, pinned)
+    else:
+        with private.open_write(pinned.name) as copy:
+            shutil.copyfileobj(handle, copy)
+    try:
+        yield os.fspath(pinned)
+    finally:
+        pinned.unlink(missing_ok=True)
+
+
 def read_inspect_log(path: PathLike, *, header_only: bool = False) -> Any:
-    """``inspect_ai.log.read_eval_log`` of ``path`` after :func:`check_inspect_log`; whatever Inspect raises for
-    a file that is not a log is one FileRefused naming the file."""
+    """``inspect_ai.log.read_eval_log`` of ``path`` after the checks of :func:`check_inspect_log`, both on the one
+    file opened here (:func:`_pinned_name`); whatever Inspect raises for a file that is not a log is one
+    FileRefused naming the file. The log's ``location`` is ``path``."""
     from inspect_ai.log import read_eval_log
 
-    source = check_inspect_log(path, samples=not header_only)
-    try:
-        return read_eval_log(source, header_only=header_only)
-    except Exception as exc:  # ValueError, RecursionError, KeyError, pydantic's...: not a log we can read
-        why = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise FileRefused(f"{source}: not a readable Inspect log ({type(exc).__name__}: {why})") from None
+    source = os.fspath(regular_file(path))
+    with open_regular(source) as handle, _pinned_name(handle, Path(source).suffix) as pinned:
+        try:  # a refusal names the file the user gave, never the private name
+            problem = _log_problem(pinned, samples=not header_only)
+        except FileRefused as exc:
+            raise FileRefused(str(exc).replace(pinned, source)) from None
+        if problem is not None:
+            raise FileRefused(f"{source}: not a readable Inspect log ({problem})")
+        try:
+            log = read_eval_log(pinned, header_only=header_only)
+        except Exception as exc:  # ValueError, RecursionError, KeyError, pydantic's...: not a log we can read
+            why = (str(exc).strip().splitlines() or [""])[0][:200].replace(pinned, source)
+            raise FileRefused(f"{source}: not a readable Inspect log ({type(exc).__name__}: {why})") from None
+    log.location = source
+    return log
 
 
 #: An Inspect ``.eval`` log whose members inflate past this in all (those a read opens; a sixteenth of it for a

@@ -141,6 +141,8 @@ def test_each_log_is_read_once_and_each_folder_listed_once(two_models, tmp_path:
         def call(path: Any, *args: Any, **kwargs: Any) -> Any:
             if Path(path).is_relative_to(folder):
                 calls[(str(Path(path).relative_to(folder)), what(kwargs))] += 1
+            elif Path(path).is_relative_to(files.private_folder().root):  # Inspect reads the file we opened
+                calls[("pinned", what(kwargs))] += 1
             return real(path, *args, **kwargs)
 
         monkeypatch.setattr(module, name, call)
@@ -149,8 +151,11 @@ def test_each_log_is_read_once_and_each_folder_listed_once(two_models, tmp_path:
     counting(files, "open_regular", lambda kw: "read")
     counting(os, "scandir", lambda kw: "listed")
     write_report([folder], tmp_path / "report", formats="csv", plots=False, resamples=50)
-    expected = {(log, kind): 1 for log in logs for kind in ("header", "samples")}  # both models are compared
-    expected |= {(log, "read"): 2 for log in logs}  # files.check_inspect_log before each Inspect read
+    # Both models are compared: each log opened once for its header, once for its samples; Inspect and our
+    # checks of the members read that open file through its pinned name.
+    expected: dict[tuple[str, str], int] = {("pinned", kind): len(logs) for kind in ("header", "samples")}
+    expected |= {("pinned", "read"): 2 * len(logs)}  # the members' check, before each Inspect read
+    expected |= {(log, "read"): 2 for log in logs}
     expected |= {(str(results.relative_to(folder)), "read"): 1}
     expected |= {(where, "listed"): 1 for where in (".", "a", "b", "lm")}
     assert dict(calls) == expected

@@ -296,3 +296,35 @@ def test_report_of_one_log_by_a_relative_path(tmp_path: Path):
         r for r in (tmp_path / "out" / "csv" / "rair_table5.csv").read_text().splitlines()[1:] if r.startswith("run,")
     ]
     assert ",0.5,0.25,0.2," in row + ","
+
+
+@pytest.mark.parametrize("suffix", [".eval", ".json"])
+@pytest.mark.parametrize("swap", ["link_to_a_colleague", "log_that_kills_the_reader"])
+def test_a_log_swapped_after_it_was_opened_is_read_as_it_was_checked(suffix, swap, tmp_path: Path, monkeypatch):
+    """The race itself: a shared log is opened and checked, then replaced by name (a link to a colleague's log, or
+    a JSON log nested 100,000 deep that Inspect's header parser does not finish) before Inspect reads it. Inspect
+    reads the file that was opened and checked, and the log keeps the name the user gave."""
+    import inspect_ai.log
+
+    from ecom_tasks import files
+
+    mine = make_log(tmp_path / "shared" / f"mine{suffix}", "monbench_perm", {"acc": 0.25}, model="openai/mine")
+    secret = make_log(tmp_path / "colleague" / f"secret{suffix}", "monbench_perm", {"acc": 0.9}, model="openai/theirs")
+    real = inspect_ai.log.read_eval_log
+
+    def swap_then_read(path, *args, **kwargs):
+        if mine.exists() and not mine.is_symlink():
+            mine.unlink()
+            if swap == "link_to_a_colleague":
+                mine.symlink_to(secret)
+            else:
+                mine.write_text('{"version": 2, "eval": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", swap_then_read)
+    for header_only in (True, False):
+        if mine.is_symlink() or not mine.exists() or mine.stat().st_size > 100_000:
+            mine.unlink()
+            make_log(mine, "monbench_perm", {"acc": 0.25}, model="openai/mine")
+        log = files.read_inspect_log(mine, header_only=header_only)
+        assert log.eval.model == "openai/mine" and log.location == str(mine)
