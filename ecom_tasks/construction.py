@@ -330,7 +330,8 @@ def place_image(source: str, target: str | os.PathLike[str], mode: str, *, outpu
     source_path = files.regular_file(source)
     if output.exists(name) and (_same_file(path, source_path) or files.sha256(path) == files.sha256(source_path)):
         return
-    output.copy_in(source_path, name, link=mode == "link")
+    # the load resolved the path: a symlink found there now was planted since, and is refused
+    output.copy_in(source_path, name, link=mode == "link", exact=True)
 
 
 # --- the build folder ---------------------------------------------------------------------------

@@ -796,28 +796,44 @@ class OutputFolder:
         finally:
             os.close(fd)
 
-    def copy_in(self, source: PathLike, name: PathLike, *, inside: PathLike | None = None, link: bool = False) -> Path:
-        """Put the regular file ``source`` at ``name``: a hard link when ``link`` and the file system
-        allows it, else a copy; either way created under a fresh name and renamed into place."""
-        source = regular_file(source, inside=inside)
+    def copy_in(
+        self,
+        source: PathLike,
+        name: PathLike,
+        *,
+        inside: PathLike | None = None,
+        link: bool = False,
+        exact: bool = False,
+    ) -> Path:
+        """Put the regular file ``source`` (checked as :func:`open_regular` checks it) at ``name``: a hard link when
+        ``link`` and the file system allows it, else a copy; either way created under a fresh name and renamed
+        into place. What lands is the one file opened and checked: a link made to another (``source`` swapped
+        in between) is refused."""
         target = self.check_target(name)
-        if link:
-            parent = self._real_folder(target.parent, create=True)
-            temp = parent / f"{_temporary_prefix(target)}{os.urandom(8).hex()}.tmp"
-            try:
-                os.link(source, temp, follow_symlinks=True)
-            except OSError:
-                pass  # another file system, or links not allowed: copy
-            else:
-                try:
-                    self._commit(temp, target)
-                except BaseException:
-                    temp.unlink(missing_ok=True)
-                    raise
+        with open_regular(source, inside=inside, exact=exact) as reader:
+            if link and self._link_in(os.fspath(source), reader, target):
                 return target
-        with open_regular(source, inside=inside) as reader, self.open_write(name) as writer:
-            shutil.copyfileobj(reader, writer)
+            with self.open_write(name) as writer:
+                shutil.copyfileobj(reader, writer)
         return target
+
+    def _link_in(self, source: str, reader: IO[bytes], target: Path) -> bool:
+        """Hard-link ``source`` to ``target`` when it is still the file ``reader`` has open; False: links are
+        not possible here (another file system, not allowed), copy instead."""
+        parent = self._real_folder(target.parent, create=True)
+        temp = parent / f"{_temporary_prefix(target)}{os.urandom(8).hex()}.tmp"
+        try:
+            os.link(source, temp, follow_symlinks=True)
+        except OSError:
+            return False
+        try:
+            if not os.path.samestat(os.fstat(reader.fileno()), os.lstat(temp)):
+                raise FileRefused(f"{source}: changed while it was linked: not linked")
+            self._commit(temp, target)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        return True
 
     def exists(self, name: PathLike) -> bool:
         """Whether ``name`` is a regular file below the folder (a symlink there is not)."""

@@ -120,6 +120,36 @@ def test_place_image_never_writes_through_a_symlink_and_keeps_only_the_same_pict
     assert tree(victim) == before
 
 
+@pytest.mark.parametrize("mode,swapped_at", [("link", "link"), ("link", "open"), ("copy", "open")])
+def test_an_image_swapped_for_a_link_to_a_colleagues_picture_while_it_is_placed_is_refused(
+    tmp_path, victim, monkeypatch, mode, swapped_at
+):
+    """The race itself: the build's image (a path the load resolved) is replaced by a link to a colleague's
+    picture at the moment it is opened, or between the open and the hard link. Neither the picture nor a hard
+    link to it lands in the build folder."""
+    secret = victim / "images" / "keep.png"
+    secret.write_bytes(PNG + b"colleague")
+    before = tree(victim)
+    source = tmp_path / "source.png"
+    source.write_bytes(PNG)
+    output = OutputFolder(tmp_path / "out")
+    target = tmp_path / "out" / "images" / "a.png"
+    real = getattr(os, swapped_at)
+
+    def swapping(path, *args, **kwargs):
+        if os.fspath(path) == os.fspath(source) and not source.is_symlink():
+            source.unlink()
+            source.symlink_to(secret)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, swapped_at, swapping)
+    with pytest.raises(FileRefused, match=f"{source}: (a symbolic link|changed while it was linked)"):
+        place_image(str(source), target, mode, output=output)
+    monkeypatch.undo()
+    assert not target.exists() and list((tmp_path / "out").rglob("*.tmp")) == []
+    assert tree(victim) == before and secret.stat().st_nlink == 1
+
+
 # --- the build commands under attack -----------------------------------------------------------------
 
 BENCHMARKS = {

@@ -144,7 +144,7 @@ def placed_image(image: str, base: Path | None, output: OutputFolder) -> str:
                 f"{target} exists and differs from {source}: calibrate --out would overwrite it; write to another folder"
             )
     else:
-        output.copy_in(source, relative)
+        output.copy_in(source, relative, exact=True)  # the load resolved it: a link there now was planted since
     return relative.as_posix()
 
 
