@@ -364,14 +364,14 @@ def _pinned_name(handle: IO[bytes], suffix: str) -> Iterator[str]:
         pinned.unlink(missing_ok=True)
 
 
-def read_inspect_log(path: PathLike, *, header_only: bool = False) -> Any:
+def read_inspect_log(path: PathLike, *, header_only: bool = False, inside: PathLike | None = None) -> Any:
     """``inspect_ai.log.read_eval_log`` of ``path`` after the checks of :func:`check_inspect_log`, both on the one
     file opened here (:func:`_pinned_name`); whatever Inspect raises for a file that is not a log is one
-    FileRefused naming the file. The log's ``location`` is ``path``."""
+    FileRefused naming the file. The log's ``location`` is ``path``; ``inside`` as :func:`open_regular`."""
     from inspect_ai.log import read_eval_log
 
-    source = os.fspath(regular_file(path))
-    with open_regular(source) as handle, _pinned_name(handle, Path(source).suffix) as pinned:
+    source = os.fspath(regular_file(path, inside=inside))
+    with open_regular(source, inside=inside) as handle, _pinned_name(handle, Path(source).suffix) as pinned:
         try:  # a refusal names the file the user gave, never the private name
             problem = _log_problem(pinned, samples=not header_only)
         except FileRefused as exc:

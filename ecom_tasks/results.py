@@ -85,6 +85,9 @@ class Run:
     roles: Mapping[str, str] = field(default_factory=dict)
     #: What the run was run on (``report.runs.describe_data``): ``FIXTURES``, a dataset name with its hash, or ``?``.
     data: str = UNKNOWN_DATA
+    #: The folder a folder walk found ``source`` in ("" when the user named the file): a later read of it (compare)
+    #: stays inside, as the walk's rule does, so a link planted there since is refused.
+    folder: str = ""
 
     @property
     def model_name(self) -> str:

@@ -328,3 +328,67 @@ def test_a_log_swapped_after_it_was_opened_is_read_as_it_was_checked(suffix, swa
             make_log(mine, "monbench_perm", {"acc": 0.25}, model="openai/mine")
         log = files.read_inspect_log(mine, header_only=header_only)
         assert log.eval.model == "openai/mine" and log.location == str(mine)
+
+
+def _swap_at_open(monkeypatch, mine: Path, secret: Path) -> None:
+    """At the moment ``mine`` is opened, it becomes a link to ``secret`` (a colleague's file)."""
+    real_open = os.open
+
+    def swapping_open(path, *args, **kwargs):
+        if os.fspath(path) == os.fspath(mine) and not mine.is_symlink():
+            mine.unlink()
+            mine.symlink_to(secret)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", swapping_open)
+
+
+@pytest.mark.parametrize("kind", ["eval", "json", "lm_eval_results"])
+def test_a_run_found_in_a_folder_and_swapped_for_a_link_out_as_it_is_opened_is_refused(kind, tmp_path, monkeypatch):
+    """The race itself: the walk of a shared runs folder finds a regular file, which becomes a link to a colleague's
+    log when it is opened. The read keeps the walk's rule (a link stays in its folder): listed as unreadable, and
+    nothing of the colleague's run is read."""
+    from helpers import finished_lm_eval_results
+
+    from ecom_tasks.report.runs import read_runs
+    from ecom_tasks.results import UNREADABLE
+
+    shared, colleague = tmp_path / "shared", tmp_path / "colleague"
+    if kind == "lm_eval_results":
+        mine = finished_lm_eval_results(shared / "lm" / "mine", "rair_hard", "2026-01-01T10-00-00.000001")
+        secret = finished_lm_eval_results(colleague, "rair_hard", "2026-01-01T10-00-00.000001")
+        secret.write_text(secret.read_text().replace("shop-model", "theirs"), encoding="utf-8")
+    else:
+        name = "mine.eval" if kind == "eval" else "2026-01-01T10-00-00+00-00_monbench_perm_abc.json"
+        mine = make_log(shared / name, "monbench_perm", {"acc": 0.25}, model="openai/mine")
+        secret = make_log(colleague / f"secret.{kind}", "monbench_perm", {"acc": 0.9}, model="openai/theirs")
+    _swap_at_open(monkeypatch, mine, secret)
+    runs = read_runs([shared])
+    monkeypatch.undo()
+    assert [(r.status, r.source) for r in runs] == [(UNREADABLE, str(mine))], runs
+    assert f"a symbolic link to {secret}, outside {mine.parent}" in runs[0].error
+    assert not any("theirs" in r.model for r in runs)
+
+
+def test_compare_keeps_the_walks_rule_for_a_samples_file_swapped_for_a_link_out(tmp_path, monkeypatch):
+    """compare reads an lm-eval run's samples file after the walk listed it: a link to a colleague's file planted
+    there when it is opened is refused by name, never read."""
+    from helpers import finished_lm_eval_results
+
+    from ecom_tasks.report.compare import model_runs
+    from ecom_tasks.report.runs import read_runs
+
+    stamp = "2026-01-01T10-00-00.000001"
+    results = finished_lm_eval_results(tmp_path / "shared" / "mine", "rair_hard", stamp)
+    samples = results.parent / f"samples_rair_hard_{stamp}.jsonl"
+    samples.write_text("{}\n", encoding="utf-8")
+    secret = tmp_path / "colleague" / "secret.jsonl"
+    secret.parent.mkdir()
+    secret.write_text('{"doc": {"id": "colleague-secret"}}\n', encoding="utf-8")
+    runs = read_runs([tmp_path / "shared"])
+    _swap_at_open(monkeypatch, samples, secret)
+    found, _, unreadable = model_runs(runs)
+    monkeypatch.undo()
+    assert found == [] and len(unreadable) == 1, unreadable
+    assert f"{samples}: a symbolic link to {secret}, outside {samples.parent}" in unreadable[0]
+    assert "colleague-secret" not in unreadable[0]

@@ -174,8 +174,8 @@ def _units(design: Design, rows: Iterable[tuple[str, Mapping[str, Any], Mapping[
     )
 
 
-def _inspect_units(path: str, design: Design) -> stats.Units:
-    log = files.read_inspect_log(path)
+def _inspect_units(run: Run, design: Design) -> stats.Units:
+    log = files.read_inspect_log(run.source, inside=run.folder or None)
     rows = []
     for sample in log.samples or []:
         outcome = next((s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict)), None)
@@ -185,10 +185,10 @@ def _inspect_units(path: str, design: Design) -> stats.Units:
     return _units(design, rows)
 
 
-def _lm_eval_rows(path: Path, design: Design, *, judged: bool) -> list[tuple[str, Any, Any]]:
+def _lm_eval_rows(path: Path, design: Design, *, judged: bool, inside: Path) -> list[tuple[str, Any, Any]]:
     """(unit id, logged outcome, item fields) of an lm-eval samples file, or of an ``ecom-tasks judge``
-    grades file (``judged``)."""
-    values, problems = files.json_lines(path, max_bytes=files.MAX_LOG_INFLATED_BYTES)
+    grades file (``judged``), found in the folder ``inside`` (a link planted since that leaves it: refused)."""
+    values, problems = files.json_lines(path, inside=inside, max_bytes=files.MAX_LOG_INFLATED_BYTES)
     if problems:
         raise ConfigurationError(str(problems[0]))
     rows = []
@@ -234,9 +234,7 @@ def model_runs(
             continue
         try:
             units = (
-                _inspect_units(run.source, design)
-                if run.framework == INSPECT
-                else _lm_eval_run_units(run, design, listing)
+                _inspect_units(run, design) if run.framework == INSPECT else _lm_eval_run_units(run, design, listing)
             )
         except NoSamples as exc:
             notes.append(str(exc))
@@ -267,7 +265,7 @@ def _lm_eval_run_units(run: Run, design: Design, listing: Callable[[Path], list[
         grades = source.parent / str(run.info.get("grades_file") or "")
         if not run.info.get("grades_file") or not files.is_inside(grades, source.parent):
             raise NoSamples(f"{source}: names no grades file beside it; left out")
-        return _units(design, _lm_eval_rows(grades, design, judged=True))
+        return _units(design, _lm_eval_rows(grades, design, judged=True, inside=source.parent))
     stamp = source.name.removeprefix("results_").removesuffix(".json")  # RESULTS_FILE's stamp
     subtasks = run.info.get("subtasks") or []  # a group's files are its subtasks'
     samples = [
@@ -280,7 +278,7 @@ def _lm_eval_run_units(run: Run, design: Design, listing: Callable[[Path], list[
     if not samples:
         raise NoSamples(f"{source}: {run.task} has no samples file (run lm-eval with --log_samples to compare it)")
     # A group's subtasks' files are one run: a unit's rows stay together whichever file holds them.
-    rows = [row for path in samples for row in _lm_eval_rows(path, design, judged=False)]
+    rows = [row for path in samples for row in _lm_eval_rows(path, design, judged=False, inside=path.parent)]
     if not rows:  # named: an emptied samples file is never passed over in silence
         raise NoSamples(f"{', '.join(map(str, samples))}: {run.task}'s samples file holds no items; left out")
     return _units(design, rows)

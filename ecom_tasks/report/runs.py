@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -149,16 +150,22 @@ def _tracked(items: Sequence[Any], progress: Any, what: str) -> Iterable[Any]:
 def read_inspect_logs(found: Sequence[tuple[Path, bool]], progress: Any = None) -> list[Run]:
     """Every Inspect log (``.eval`` / ``.json``) among the (file, named by the user) pairs, headers only."""
     # A plain absolute path: a file URI would percent-encode the '+' of Inspect's own log names.
-    locations = [str(path.absolute()) for path, given in found if _is_inspect_log(path, given=given)]
+    logs = [(str(path.absolute()), _folder(path, given)) for path, given in found if _is_inspect_log(path, given=given)]
     runs = []
-    for location in _tracked(locations, progress, "Inspect logs"):
+    for location, folder in _tracked(logs, progress, "Inspect logs"):
         try:
-            log = files.read_inspect_log(location, header_only=True)
+            log = files.read_inspect_log(location, header_only=True, inside=folder or None)
         except Exception as exc:  # a truncated or foreign file: listed, never silently skipped
             runs.append(_unreadable(location, INSPECT, exc))
         else:
-            runs.append(inspect_run(log, location))
+            runs.append(dataclasses.replace(inspect_run(log, location), folder=folder))
     return runs
+
+
+def _folder(path: Path, given: bool) -> str:
+    """The folder a walk found ``path`` in, "" when the user named it: a walked link is read only when it stays in
+    its own folder (:func:`ecom_tasks.files.folder_listing`), and so is every later read of it."""
+    return "" if given else str(path.absolute().parent)
 
 
 def _unreadable(location: str, framework: str, exc: BaseException) -> Run:
@@ -289,19 +296,21 @@ def read_lm_eval(found: Sequence[tuple[Path, bool]], progress: Any = None) -> li
     """Runs of the lm-eval (and judge) results files among the (file, named by the user) pairs;
     ``--log_samples`` files with no results file beside them (same folder, same timestamp) are runs
     that did not finish."""
-    results_files = [p for p, _ in found if RESULTS_FILE.match(p.name) or JUDGED_FILE.match(p.name)]
-    finished = {(p.parent, m["stamp"]) for p in results_files if (m := RESULTS_FILE.match(p.name))}
+    results_files = [(p, given) for p, given in found if RESULTS_FILE.match(p.name) or JUDGED_FILE.match(p.name)]
+    finished = {(p.parent, m["stamp"]) for p, _ in results_files if (m := RESULTS_FILE.match(p.name))}
     unfinished = [
         (p, m) for p, _ in found if (m := SAMPLES_FILE.match(p.name)) and (p.parent, m["stamp"]) not in finished
     ]
     runs: list[Run] = []
-    for path in _tracked(results_files, progress, "lm-eval results"):
+    for path, given in _tracked(results_files, progress, "lm-eval results"):
+        folder = _folder(path, given)
         try:
             # lm-eval writes a metric that does not apply as a bare NaN: read, never written back.
-            data = files.read_json(path, allow_nan=True, max_bytes=files.MAX_LOG_INFLATED_BYTES)
+            data = files.read_json(path, inside=folder or None, allow_nan=True, max_bytes=files.MAX_LOG_INFLATED_BYTES)
             if not isinstance(data, dict):
                 raise ValueError(f"{path}: a JSON {type(data).__name__}, not an lm-eval results object")
-            runs += [judged_run(data, str(path))] if JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
+            read = [judged_run(data, str(path))] if JUDGED_FILE.match(path.name) else lm_eval_runs(data, str(path))
+            runs += [dataclasses.replace(run, folder=folder) for run in read]
         except (OSError, ValueError, AttributeError, TypeError) as exc:
             runs.append(_unreadable(str(path), LM_EVAL, exc))
     for path, match in unfinished:
