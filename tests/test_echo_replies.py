@@ -132,6 +132,16 @@ def test_a_copy_is_found_however_its_spacing_markdown_or_case_is_garbled(garble)
     assert "attention" not in stripped.lower() and "material" not in stripped.lower()
 
 
+def test_a_copy_with_curled_quotes_and_dashes_is_found():
+    """A model (or its detokenizer) that writes the prompt's apostrophes, quotes and hyphens typographically still
+    copies it: "Levi’s" is the prompt's "Levi's"."""
+    prompt = "Query: levi's jeans\nItem: Levi's 501 Men's Original Fit Jeans - Dark \"Stonewash\" Blue"
+    copied = "Item: Levi\u2019s 501 Men\u2019s Original Fit Jeans \u2013 Dark \u201cStonewash\u201d Blue"
+    stripped = strip_echoes(f"{copied}\nSo: L3", prompt)
+    assert stripped.strip() == "So: L3", stripped
+    assert strip_echoes("Levi\u2019s fits, as I see it.\nSo: L3", prompt).startswith("Levi\u2019s fits")
+
+
 def test_a_bare_answer_that_occurs_in_the_prompt_is_kept():
     for reply in ("L3", "L1, L3", "[L2-Style Mismatch]", "Level: L1", "The final level: L1"):
         assert strip_echoes(reply, RAIR_SYSTEM, answers=rair_parsing._ANSWERS) == reply

@@ -11,8 +11,8 @@ that reproduces the prompt is never an answer, however the copy is dressed
 :func:`strip_echoes` blanks it out, so a parser reads only what the model
 wrote itself:
 
-- Reply and prompt are compared as *keys*: NFKC, casefolded, without
-  whitespace and markdown characters (``*`` ``#`` `````` ``_`` ``~``), so
+- Reply and prompt are compared as *keys*: NFKC, casefolded, typographic
+  quotes and dashes as ASCII, without whitespace and markdown characters (``*`` ``#`` `````` ``_`` ``~``), so
   ``** Valid Examples**`` and ``**Valid Examples**`` are the same text.
 - A stretch of the reply that occurs in one of the prompt's parts (or runs on
   from one part into the next, as the model saw them) is an echo
@@ -119,9 +119,19 @@ _ANSWER_JOINS = frozenset("()[]【】（）-–—")
 _LETTER = re.compile(r"[^\W\d_]")
 # Characters of each part on either side of the seam between two consecutive prompt parts.
 _SEAM = 200
+# Typographic quotes and dashes read as their ASCII forms: a model (or its detokenizer) that curls the prompt's
+# "Levi's" or dashes its hyphens still copies it.
+_TYPOGRAPHIC = {"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"'}
+_TYPOGRAPHIC |= {"\u201e": '"', "\u2033": '"', "\u2010": "-", "\u2011": "-", "\u2013": "-", "\u2014": "-"}
 _ASCII_DROPPED = frozenset(char for char in map(chr, range(128)) if char.isspace() or char in _MARKUP)
 # Above this (reply key length x part key length), a suffix automaton of the part beats repeated searches.
 _SEARCH_BUDGET = 4_000_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded(char: str) -> str:
+    """A non-ASCII character as a key holds it: NFKC, casefolded, a typographic quote or dash as ASCII."""
+    return "".join(_TYPOGRAPHIC.get(c, c) for c in unicodedata.normalize("NFKC", char).casefold())
 
 
 def _keyed(text: str) -> tuple[str, list[int]]:
@@ -133,7 +143,7 @@ def _keyed(text: str) -> tuple[str, list[int]]:
     chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        for folded in char.lower() if char.isascii() else unicodedata.normalize("NFKC", char).casefold():
+        for folded in char.lower() if char.isascii() else _folded(char):
             if not folded.isspace() and folded not in _MARKUP:
                 chars.append(folded)
                 origin.append(index)
