@@ -134,7 +134,7 @@ def test_baseline_as_model_and_grader_matches_the_shared_core(tmp_path):
     assert log.eval.metadata["grader_default"] == "openai/gpt-4.1" and log.eval.headline_metric.metric == "score"
     assert log.eval.metadata["grader_max_tokens"] == 2048 and log.eval.metadata["judge_failure_threshold"] == 0.1
     assert log.eval.metadata["grader_prompt_version"] == "ecomeval-grader/2"
-    assert log.eval.task_version == "3.2.0"
+    assert log.eval.task_version == "3.3.0"
 
 
 def test_mockllm_scripts_for_both_roles_give_hand_computed_numbers(tmp_path):

@@ -214,6 +214,12 @@ REPLIES = [
     pytest.param("I would rate this a 3 on a scale of 1 to 4.", "L3", None, OK, RULE_START, id="rated-on-the-scale"),
     pytest.param("I would rate this as a **3**.", "L3", None, OK, RULE_START, id="rated-number-in-markdown"),
     pytest.param("I wouldn't rate it a 4; L3.", "L3", None, OK, RULE_START, id="rated-negated-then-level"),
+    # Reluctance is no verdict: "hard to rate this a 4" says it is not quite a 4.
+    pytest.param("It is hard to rate this a 4.", None, None, NO_LABEL, "", id="hard-to-rate"),
+    pytest.param("It is hard to rate this a 4. I rate it 3.", "L3", None, OK, RULE_STATED, id="hard-to-rate-then-own"),
+    pytest.param("I hesitate to call this L4; it is L3.", "L3", None, OK, RULE_START, id="hesitate-to-call"),
+    pytest.param("I can hardly call this L4, so L3.", "L3", None, OK, RULE_START, id="hardly-call"),
+    pytest.param("很难评为L4，应为L3。", "L3", None, OK, RULE_START, id="zh-hard-to-rate"),
     pytest.param(
         "If the colour matched, I'd give it a 4. It doesn't, so I'd give it a 3.",
         "L3",

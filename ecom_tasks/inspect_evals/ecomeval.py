@@ -53,7 +53,8 @@ from ecom_tasks.scorers.settings import metric_names
 #: careful human reads them (boxed and headed grades, a grade the response wrote reported by the grader is not
 #: the grader's; answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b"; a short answer
 #: after a lead-in or before its reason, "The answer is Nike.", "Nike, because ...", a number by value, "20.0").
-VERSION = "3.2.0"
+#: 3.3.0: a copy of the question with curled quotes or dashes is an echo.
+VERSION = "3.3.0"
 
 
 #: The builder's parameters that set the judge: not parameters of ``ecomeval_exact``, which has none.

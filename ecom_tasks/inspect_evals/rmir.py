@@ -39,7 +39,8 @@ from ecom_tasks.solvers.reason_then_embed import (
 #: differently), one split is scored (``test``), and ``k`` with ``metrics`` gives their union. 2.1.0: the
 #: query's category is read from the sample's metadata, no longer a number in ``Score.value``. 2.2.0: a
 #: description's runs of more than 8 blanks are squeezed (``scorers.replies.squeezed``) before it is embedded.
-VERSION = "2.2.0"
+#: 2.3.0: a copy of the prompt with curled quotes or dashes is an echo, left out of the description embedded.
+VERSION = "2.3.0"
 
 
 def _parse(completion: str | None, **context: Any) -> tuple[str | None, str]:

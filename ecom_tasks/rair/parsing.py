@@ -179,13 +179,14 @@ _HEADING_START = re.compile(r"[\s#*_>`]*")
 _CLAUSE_END = re.compile(r"[.!?;:,\n。、]")
 _SENTENCE_END = re.compile(r"[.!?;\n。]")
 # Negation, contrast, bounds and hypotheticals that come before a level, possibly with a few
-# filler words between ("can't be L4", "not a perfect match (L4)", "rather than L4").
+# filler words between ("can't be L4", "not a perfect match (L4)", "rather than L4", "hard to rate this a 4").
 _PRE_CUE = re.compile(
     r"(?:(?:^|[^a-z'])(?:not|never|no|cannot|nor|neither|rather than|instead of|as opposed to|other than|except(?: for)?"
     r"|excluding|exclude[sd]?|rul(?:e|es|ed|ing) out|reject(?:s|ed|ing)?|against|over|from|short of|beyond"
     r"|at least|at most|above|below|than|to reach|to qualify(?: as| for)?|to count as|to earn|to deserve|to warrant"
     r"|to merit|to justify|to achieve|for it to be|in order to be|in which case|considering|weighing|comparing|checking|evaluating"
-    r"|examining)|n't)$"
+    r"|examining|hardly|barely|scarcely|(?:hard|difficult|tough|reluctant|hesitant|loath|unwilling|unable) to"
+    r"|hesitate to|struggle to)|n't)$"
 )
 _FILLER = frozenset(
     "be a an the quite really yet fully full strictly truly exactly entirely completely necessarily perfectly rated rate "
@@ -201,7 +202,7 @@ _FOR_CUE = re.compile(r"(?:^|[^a-z'])(?:(?P<verb>[a-z']+)\s+)?for\s*$")
 _FOR_PICKS = frozenset("go going opt opting settle settling vote voting argue arguing plump lean leaning aim".split())
 _ZH_PRE_CUE = re.compile(
     r"(?:不(?:能|应该?|会|可能|太|宜)?(?:是|属于|算(?:是|作)?|到|够|评为?|给|选|定为|判为?|打|归为|视为)|达不到|算不上|够不上"
-    r"|称不上|谈不上|不足以(?:评为|达到|算)?|并非|而非|绝非|非|而不|排除(?:了)?|除非|高于|低于|至少(?:是)?|最多(?:是)?"
+    r"|称不上|谈不上|不足以(?:评为|达到|算)?|(?:很难|难以)(?:评为?|达到|算(?:是|作)?|给|认定为?)?|并非|而非|绝非|非|而不|排除(?:了)?|除非|高于|低于|至少(?:是)?|最多(?:是)?"
     r"|(?:要|需要|若要|才能)达到|才(?:能)?(?:是|算|评为|给)?)\s*(?:一个|为|是|作|成)?[\s\"“「*]*$"
 )
 # "L3 would be appropriate", "L3 would fit best": a modal that states the answer, not a hypothetical.

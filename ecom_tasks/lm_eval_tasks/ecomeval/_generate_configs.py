@@ -11,7 +11,7 @@ FOLDER = Path(__file__).parent
 #: Task version, bumped when scores stop being comparable with earlier results. 1.1: exact answers read as a
 #: careful human reads them (answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b",
 #: "The answer is Nike.", "Nike, because ...", "20.0" for 20).
-VERSION = 1.2
+VERSION = 1.3
 
 # No system prompt: the question goes to the model as it is (it carries its own instructions).
 TEMPLATE_CONFIG = task_template("EcomEvalExactTask", "", MAX_TOKENS, VERSION)
