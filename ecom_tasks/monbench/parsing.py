@@ -390,6 +390,7 @@ def _explained_label(value: str, displayed: tuple[str, ...], *, open_answer: boo
     return None, ""
 
 
+@functools.lru_cache(maxsize=16)  # a letter's text is named to decide it is one, then read (_spaced_letter)
 def _named(value: str, displayed: tuple[str, ...]) -> tuple[list[int], str, str]:
     """The options ``value`` names as text (open-answer options: also partly), or an option's text followed
     by an explanation (:func:`_explained_label`), the rule that found them, and why it names two ("" unless
@@ -421,16 +422,21 @@ _LETTER_SPACE_TEXT = re.compile(r"^([A-D])\s+(\S.*)$", re.DOTALL)
 def _spaced_letter(value: str, displayed: tuple[str, ...]) -> tuple[str, str] | None:
     """``(letter, rest)`` of a letter followed by an option's text with no sign between ("B Complement"); an "A" may
     be an article ("A good fit", "A Complement"), so it is a letter only before its own option's text."""
-    if not (m := _LETTER_SPACE_TEXT.match(value)) or not (named := _named(m.group(2), displayed)[0]):
+    if not (m := _LETTER_SPACE_TEXT.match(value)) or not (named := _named(_letter_rest(m.group(2)), displayed)[0]):
         return None
     return None if m.group(1) == "A" and named != [0] else (m.group(1), m.group(2))
+
+
+def _letter_rest(rest: str) -> str:
+    """The text after an option letter as it is read: without its brackets (``B (Complement)``), cleaned."""
+    return _clean(rest.strip("()[]【】（）")) if rest else ""
 
 
 def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, content: bool) -> ParsedAnswer:
     """An option letter followed by ``rest``: the letter, unless the text names another option or hedges.
     In ``<Answer>`` (``content``) the text itself must name the letter's option."""
     position = LETTERS.index(letter)
-    rest = _clean(rest.strip("()[]【】（）")) if rest else ""
+    rest = _letter_rest(rest)
     if not rest:
         if content:
             return _invalid(UNKNOWN_CONTENT, f"answer {letter!r} is a letter, not an option's text")
