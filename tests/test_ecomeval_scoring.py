@@ -82,6 +82,11 @@ GRADER_REPLIES = [
     ("The response deserves Final Score: 2", 2, OK),  # the grader grading it
     ("The answer is right, so I say Final Score: 3", 3, OK),
     ("Final Score: 1; the response claims 3", 1, OK),  # a bare number claimed (was conflicting)
+    ("Final Score: 1; it claims 3", 1, OK),  # "it": the response (was conflicting)
+    ("The response is wrong; it says Final Score: 3. Final Score: 1", 1, OK),
+    ("It ends with Final Score: 3.", None, NO_GRADE),
+    ("It deserves Final Score: 2", 2, OK),
+    ("Final Score: 3; it submits 3 correct sizes", 3, OK),
     ("Final Score: 1 (the response says it is 3)", 1, OK),
     ("Final Score: 1; the response claims a score of 3/3", 1, OK),
     ("The response claims 3 and Final Score: 1", 1, OK),  # the grader's grade after "and"

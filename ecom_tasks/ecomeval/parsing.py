@@ -65,7 +65,7 @@ _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|`[^`\n]*`|(?
 _OPENERS = (("“", "”"), ("「", "」"), ("‘", "’"))
 # A grade the grader reports the response wrote, unquoted ("The response claims Final Score: 3, but ...", "The answer
 # ends with Final Score: 3 and Score: 10/10.", "The answer, which claims Final Score: 3, ..."): the response, the
-# answer or the model, then a reporting verb right before the grade. Like a quoted grade it is not the grader's own; "The response
+# answer or the model (or "it": a grader never names itself so), then a reporting verb right before the grade. Like a quoted grade it is not the grader's own; "The response
 # deserves Final Score: 2" (the grader grading) and "The answer is right, so I say Final Score: 3" are. After the verb
 # the number may stand alone ("Final Score: 1; the response claims 3", "... claims it is 3", "... a score of 3/3"):
 # whatever the response is said to claim is no grade of the grader's (a lone number starts no "and" list: "The
@@ -75,7 +75,7 @@ _CLAIMED = (
     r"|[(\[]?" + _NUMBER + r"(?:\s*(?:/|out\s+of)\s*" + _NUMBER + r")?[)\]]?"
 )
 _REPORTED = re.compile(
-    r"(?P<report>(?<![A-Za-z])(?:response|answer|model|reply|回答|答案|模型|回复)"
+    r"(?P<report>(?<![A-Za-z])(?:response|answer|model|reply|it|回答|答案|模型|回复)"
     r"(?:['’]s\s+(?:own\s+)?(?:text|output|reply|answer|last\s+line|final\s+line))?(?:\s*,?\s+(?:which|that))?"
     r"(?:\s+(?:itself|also|then|again|still|even|now|clearly|explicitly|wrongly|falsely|just|only|already))*\s*"
     r"(?:claim(?:s|ed)?|says?|said|stat(?:es?|ed)|writes?|wrote|reads?|(?:ends?|ended|clos(?:es?|ed)|conclud(?:es?|ed))"

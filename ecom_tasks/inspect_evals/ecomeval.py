@@ -53,7 +53,7 @@ from ecom_tasks.scorers.settings import metric_names
 #: careful human reads them (boxed and headed grades, a grade the response wrote reported by the grader is not
 #: the grader's; answers in the data's languages, "Therefore, B.", "B, because ...", "Answer: b"; a short answer
 #: after a lead-in or before its reason, "The answer is Nike.", "Nike, because ...", a number by value, "20.0").
-#: 3.3.0: a copy of the question with curled quotes or dashes is an echo.
+#: 3.3.0: a copy of the question with curled quotes or dashes is an echo; "Final Score: 1; it claims 3" is 1.
 VERSION = "3.3.0"
 
 
