@@ -136,6 +136,11 @@ CASES = [
     ("<Label>A (wait, no: E)</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
     ("<Label>A. Wait, actually F</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
     ("<Answer>Substitute, actually E</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
+    # ...or to a word of no option (a misspelling is another word): withdrawn too; a word that keeps it keeps it.
+    ("<Answer>Substitute, actually Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
+    ("<Label>A, wait, Compliment.</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
+    ("<Label>B, actually yes</Label>", "label", INTENT, "B", OUT_OF_RANGE),
+    ("<Label>B (actually the best fit)</Label> ", "label", INTENT, "B", OUT_OF_RANGE),
     # A cue opening the value corrects the reasoning before the tag.
     ("<Label>Actually B</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>Wait, B</Label>", "label", INTENT, "B", OUT_OF_RANGE),

@@ -466,8 +466,13 @@ _CORRECTION_FILLER = re.compile(
 _EXPLAINED_RULES = ("option_letter", "label_explained", "text_explained", "corrected")
 #: Correction cues a tag value may hold and still be read as corrected.
 MAX_CORRECTIONS = 5
-# A letter beyond the options' (upper case: not "I think"), alone before punctuation or the end: "E", "(E)", "E, ...".
+# A letter beyond the options' (upper case: not "I think"), alone before punctuation or the end: "E", "(E)", "E, ...";
+# or one word alone, as an answer is given ("Substitute, actually Compliment": a word of no option), not a word that
+# keeps the answer ("A, actually yes").
 _OTHER_LETTER = re.compile(r"[(\[【]?([E-Z])(?=$|[,.;:!?)\]】])")
+_OTHER_WORD = re.compile(
+    r"(?!(?:yes|yeah|yep|right|correct|sure|indeed|fine|ok|okay)\W*$)([^\W\d_]{2,})[.!]?$", re.IGNORECASE
+)
 
 
 def _corrected(
@@ -499,9 +504,9 @@ def _corrected(
         rest = rest.rstrip(")]）】 ")
     if len(cues) <= MAX_CORRECTIONS and rest.strip() and (after := read(rest, displayed)).status == OK:
         return _ok(after.position, "corrected")  # type: ignore[arg-type]
-    # "A, actually E": the answer withdrawn for a letter of no option, invalid as "<Label>E</Label>" is (also past
-    # the guard: no further reading is needed). Any other unreadable correction leaves the value read whole.
-    other = _OTHER_LETTER.match(rest)
+    # "A, actually E": the answer withdrawn for a letter or a word of no option, invalid as "<Label>E</Label>" is
+    # (also past the guard: no further reading is needed). Any other unreadable correction leaves the value read whole.
+    other = _OTHER_LETTER.match(rest) or _OTHER_WORD.match(rest.strip())
     return read(other.group(1), displayed) if other else None
 
 

@@ -16,7 +16,8 @@ MAX_TOKENS = None
 #: numbers; a score holds only the runs' numbers, the question's groups come from its sample or document.
 #: 2.3: the careful reading reads more replies as a careful human does (boxed values, corrections between
 #: and inside tags, a rejected tag, answer words inside a tag, an option's text with its reason); strict unchanged.
-#: 2.7: a copy of the prompt with curled quotes or dashes is an echo (its tags are no answer).
+#: 2.7: a copy of the prompt with curled quotes or dashes is an echo (its tags are no answer); an answer corrected
+#: to one word of no option is withdrawn ("Substitute, actually Compliment").
 TASK_VERSION = "2.7"
 
 
