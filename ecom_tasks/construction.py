@@ -385,15 +385,19 @@ INSPECT_FILES = (".eval-set-id", "eval-set.json", "logs.json")
 
 def check_inspect_files(output: OutputFolder, folder: str) -> None:
     """Refuse an :data:`INSPECT_FILES` name below ``folder`` that is there but no regular file: Inspect would
-    write through a planted symlink (a colleague's file overwritten) or wait forever on a FIFO; and a ``.json``
-    file there that Inspect's log reader would crash on (:func:`files.check_inspect_log`)."""
+    write through a planted symlink (a colleague's file overwritten) or wait forever on a FIFO; and a log there
+    that Inspect's log reader would crash on or inflate past the limit (:func:`files.check_inspect_log`)."""
     for name in INSPECT_FILES:
         path = output.path(f"{folder}/{name}")
         if os.path.lexists(path) and not output.exists(f"{folder}/{name}"):
             kind = "a symbolic link" if path.is_symlink() else "not a regular file"
             raise FileRefused(f"{path}: {kind} where Inspect keeps its eval-set records; not followed, move it away")
-    for log in files.folder_files(output.path(folder), match=lambda path: path.suffix == ".json"):
-        files.check_inspect_log(log)  # eval_set reads every log's header: a hostile .json one kills the build
+    for log in files.folder_files(output.path(folder), match=lambda path: path.suffix in (".json", ".eval")):
+        # eval_set reads every log's header, the resume its samples: a hostile one kills the build or its memory,
+        # one that is no log raised a traceback from Inspect's reader
+        files.check_inspect_log(log, samples=True)
+        if log.name not in INSPECT_FILES:  # (eval_set's own records are JSON, no log)
+            files.read_inspect_log(log, header_only=True)
 
 
 def say(text: str) -> None:

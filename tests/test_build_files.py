@@ -495,6 +495,32 @@ def test_max_tokens_must_be_a_whole_number_above_zero(benchmark, tmp_path, capsy
     assert not out.exists()
 
 
+@pytest.mark.parametrize("padding", [2 << 20, 0], ids=["inflates-past-the-limit", "no-log"])
+def test_a_hostile_eval_log_in_a_stage_folder_is_refused_before_any_model_call(
+    padding, tmp_path, server, capsys, monkeypatch
+):
+    """Inspect's eval_set reads every log's header in a stage's folder, and the resume its samples, each member
+    inflated whole in memory: a small planted .eval of padding (here past a limit made smaller), or one that is no
+    log (Inspect's reader raised a traceback), is refused by name before stage 1."""
+    import zipfile
+
+    from ecom_tasks import files
+
+    monkeypatch.setattr(files, "MAX_LOG_INFLATED_BYTES", 1 << 20)
+    source = inputs_copy("monbench", tmp_path / "inputs")
+    mark_build_folder(tmp_path / "build", "monbench")  # an earlier build's folder: it resumes there
+    planted = tmp_path / "build" / "logs" / "1_votes" / "2026-01-01T10-00-00+00-00_votes_x.eval"
+    planted.parent.mkdir(parents=True)
+    with zipfile.ZipFile(planted, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", b"{}")
+        archive.writestr("samples/1_epoch_1.json", b"{" + b" " * padding + b"}")
+    assert planted.stat().st_size < 20_000
+    code, printed = run_build("monbench", tmp_path / "build", source, capsys)
+    why = "its members inflate past" if padding else "ValidationError"
+    assert code == 1 and f"{planted}: not a readable Inspect log ({why}" in printed, printed
+    assert server.requests == []
+
+
 @pytest.mark.parametrize(
     "benchmark,folder,name,attack",
     [
