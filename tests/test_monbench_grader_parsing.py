@@ -91,8 +91,8 @@ CASES = [
     ("<Label>B项</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("答案：<Label>B（互补）</Label>", "label", INTENT, "B", OUT_OF_RANGE),
     ("<Label>B，不是A</Label>", "label", INTENT, "B", OUT_OF_RANGE),
-    # JSON: a key is not the requested tag; a tag inside JSON is.
-    ('{"Label": "B"}', "label", INTENT, NO_TAG, NO_TAG),
+    # JSON: a key is not the requested tag, yet its value is a clear answer; a tag inside JSON is read as one.
+    ('{"Label": "B"}', "label", INTENT, "B", NO_TAG),
     ('```json\n{"answer": "<Label>B</Label>"}\n```', "label", INTENT, "B", "B"),
     # Contrast: the rejected option is not the answer.
     ("<Label>B</Label>, not A", "label", INTENT, "B", "B"),
@@ -172,7 +172,7 @@ CASES = [
     ("<Label>N/A</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
     ("<Label>None of the above</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
     ("<Label>E</Label>", "label", INTENT, OUT_OF_RANGE, OUT_OF_RANGE),
-    ("Answer: B", "label", INTENT, NO_TAG, NO_TAG),
+    ("Answer: B", "label", INTENT, "B", NO_TAG),  # a clear answer without the tag
     # --- Content, relation tasks (closed labels) -----------------------------------------------------
     ("<Answer>Complement</Answer>", "content", INTENT, "B", "B"),
     ("<Answer>Complementary</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),  # issue 16
@@ -204,8 +204,8 @@ CASES = [
     ("<Answer>The relationship is Complement or Substitute</Answer>", "content", INTENT, AMBIGUOUS, UNKNOWN_CONTENT),
     ("<Answer>Answer: A Complement</Answer>", "content", INTENT, AMBIGUOUS, UNKNOWN_CONTENT),  # capital A: a letter
     ("<Answer>Compliment</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # another word
-    ("<Answer>互补</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # a translation, not the text
-    ("<Answer>B</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),  # a letter, not the text
+    ("<Answer>互补</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),  # the option in another language
+    ("<Answer>B</Answer>", "content", INTENT, "B", UNKNOWN_CONTENT),  # a letter where the text was asked
     ("<Answer>None of these</Answer>", "content", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
     (
         "Format: <Answer>Narrowing/Complement/Irrelevant/Substitute</Answer>\nAnswer: <Answer>Narrowing</Answer>",

@@ -186,7 +186,7 @@ def test_content_accepts_the_option_text(reply, displayed, position, parsing):
         ("<Answer>A. Gold Fish Crackers, 6.6 oz</Answer>", LOOKALIKES, UNKNOWN_CONTENT, AMBIGUOUS),
         # Not an option at all (only a letter, a misspelling); the strict reading also refuses a part
         # of the text, an explanation and a hyphenated label (the grader reading accepts those).
-        ("<Answer>B</Answer>", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
+        ("<Answer>B</Answer>", INTENT, UNKNOWN_CONTENT, OK),  # the grader reading: a letter names its option
         ("<Answer>Compliment</Answer>", INTENT, UNKNOWN_CONTENT, UNKNOWN_CONTENT),
         ("<Answer>Bassetts Liquorice Allsorts</Answer>", CO_PURCHASE, UNKNOWN_CONTENT, OK),
         ("<Answer>Complement, because both are ILIA products</Answer>", INTENT, UNKNOWN_CONTENT, OK),
@@ -244,8 +244,6 @@ def test_label_content_disagreement_with_a_normalised_content():
 @pytest.mark.parametrize(
     ("reply", "status"),
     [
-        ("<Answer>Complement</Answer>", NO_TAG),  # the content is right, but there is no label
-        ("I pick B. <Answer>B. Complement</Answer>", NO_TAG),
         ("<Label>Z</Label> <Answer>Complement</Answer>", OUT_OF_RANGE),
         ("<Label>B</Label><Label>C</Label> <Answer>Complement</Answer>", CONFLICTING_TAGS),
     ],
@@ -254,6 +252,16 @@ def test_label_content_disagreement_with_a_normalised_content():
 def test_label_content_without_a_valid_label_is_invalid(reply, status, strict):
     parsed = parse_reply(reply, "label_content", INTENT, strict=strict)
     assert (parsed.position, parsed.status, parsed.invalid, parsed.disagreement) == (None, status, True, False)
+
+
+@pytest.mark.parametrize("reply", ["<Answer>Complement</Answer>", "I pick B. <Answer>B. Complement</Answer>"])
+def test_label_content_without_a_label_is_read_by_its_content_unless_both_are_required(reply):
+    """The label missing, the content tag is the answer a careful human reads (``other_tag``); ``strict`` asks for
+    both tags, and the strict reading for exactly the requested ones."""
+    assert parsed_tuple(reply, "label_content", INTENT) == (1, OK)
+    assert parse_reply(reply, "label_content", INTENT).rule == "other_tag"
+    assert parsed_tuple(reply, "label_content", INTENT, strict=True) == (None, NO_TAG)
+    assert parsed_tuple(reply, "label_content", INTENT, parsing=STRICT) == (None, NO_TAG)
 
 
 @pytest.mark.parametrize(
@@ -286,8 +294,8 @@ def test_label_content_with_a_bad_content(reply, strict_status, grader_strict_st
         ("<Label>A</Label> <Answer>Complement</Answer>", True, 0, 0, 1),
         ("<Label>B</Label> <Answer>Compliment</Answer>", False, 1, 0, 0),
         ("<Label>B</Label> <Answer>Compliment</Answer>", True, 0, 1, 0),
-        ("<Answer>Complement</Answer>", False, 0, 1, 0),
-        ("<Answer>Complement</Answer>", True, 0, 1, 0),
+        ("<Answer>Complement</Answer>", False, 1, 0, 0),  # no label: the content answers
+        ("<Answer>Complement</Answer>", True, 0, 1, 0),  # both tags required
         ("<think>long reasoning cut off <Label>A", False, 0, 1, 0),
     ],
 )

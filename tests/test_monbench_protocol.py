@@ -154,7 +154,7 @@ SHOWN = ("Substitute", "Complement", "Narrowing", "Irrelevant")
         ("label", "<Label>B</Label>", 1, OK),
         ("label", "Prediction: <Label> b </Label> because ...", 1, OK),
         ("label", "<Label>B</Label> and again <Label>B</Label>", 1, OK),
-        ("label", "B", None, NO_TAG),
+        ("label", "B", 1, OK),  # a clear answer without the tag (the strict reading refuses it)
         ("label", "", None, NO_TAG),
         ("label", "<Label>B</Label> <Label>C</Label>", None, CONFLICTING_TAGS),
         ("label", "<Label>E</Label>", None, OUT_OF_RANGE),
@@ -163,14 +163,15 @@ SHOWN = ("Substitute", "Complement", "Narrowing", "Irrelevant")
         ("label", "<think>still thinking <Label>A</Label>", None, UNCLOSED_THINK),
         ("content", "<Answer>complement</Answer>", 1, OK),
         ("content", "<Answer> Narrowing. </Answer>", 2, OK),
-        ("content", "The answer is Complement", None, NO_TAG),
+        ("content", "The answer is Complement", 1, OK),
+        ("content", "I am not sure.", None, NO_TAG),
         ("content", "<Answer>Compliment</Answer>", None, UNKNOWN_CONTENT),
         ("content", "<Answer>Complement</Answer><Answer>Substitute</Answer>", None, CONFLICTING_TAGS),
         ("label_content", "<Label>B</Label> <Answer>Complement</Answer>", 1, OK),
         # Graded by the label by default (strict mode: tests/test_monbench_parsing.py).
         ("label_content", "<Label>A</Label> <Answer>Complement</Answer>", 0, OK),
         ("label_content", "<Label>B</Label>", 1, OK),
-        ("label_content", "<Answer>Complement</Answer>", None, NO_TAG),
+        ("label_content", "<Answer>Complement</Answer>", 1, OK),  # no label: the content tag answers
         ("label_content", "<Label>Z</Label> <Answer>Complement</Answer>", None, OUT_OF_RANGE),
     ],
 )
@@ -181,9 +182,10 @@ def test_parse_answer(fmt, reply, position, status):
 
 
 def test_no_substring_guessing_outside_tags():
-    # The right option's text appears, but not inside the requested tag.
+    # The right option's text appears beside an empty tag, or inside prose: no answer.
     assert parse_reply("Complement <Label></Label>", "label", SHOWN).status == OUT_OF_RANGE
-    assert parse_reply("I pick B. Complement", "label_content", SHOWN).status == NO_TAG
+    assert parse_reply("The queries complement each other in B's way.", "label_content", SHOWN).status == NO_TAG
+    assert parse_reply("I pick B. Complement", "label_content", SHOWN).position == 1  # stated: a careful human's B
 
 
 def test_user_prompt_builder():

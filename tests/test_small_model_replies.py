@@ -118,8 +118,8 @@ FORMAT_ECHO = "** Output Format **\n<Label>A/B/C/D</Label>\n**Valid Examples**\n
 
 # (reply, format, options shown, the grader reading's grade, the strict reading's grade)
 MONBENCH = [
-    ("B", "label", INTENT, NO_TAG, NO_TAG),  # the letter without its tag
-    ("The answer is B.", "label", INTENT, NO_TAG, NO_TAG),
+    ("B", "label", INTENT, "B", NO_TAG),  # the letter without its tag: a clear answer
+    ("The answer is B.", "label", INTENT, "B", NO_TAG),
     ("```xml\n<Label>C</Label>\n```", "label", INTENT, "C", "C"),
     ("<Label>B</Label>\n<Label>B</Label>\n<Label>B", "label", INTENT, "B", "B"),  # repeated, cut off
     ("<Label>选项B</Label>", "label", INTENT, "B", OUT),
@@ -146,8 +146,8 @@ MONBENCH = [
     ("<Answer>Substitute (<Answer>Narrowing</Answer></Answer>", "content", INTENT, "ambiguous", UNKNOWN),  # nested
     ("<Label>B. Complement, or maybe Substitute</Label>", "label", INTENT, "ambiguous", OUT),
     ("<Label>Goldfish Crackers, 6.6 oz</Label>", "label", LOOKALIKES, "ambiguous", OUT),  # names two options
-    ("<Answer>B</Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),  # a letter where the text was asked
-    ("<Answer>B. ()</Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),
+    ("<Answer>B</Answer>", "content", CO_PURCHASE, "B", UNKNOWN),  # a letter where the text was asked
+    ("<Answer>B. ()</Answer>", "content", CO_PURCHASE, "B", UNKNOWN),
     ("<Answer>B. Potato chips</Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),
     ("<Answer>???</Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),
     ("<Answer></Answer>", "content", CO_PURCHASE, UNKNOWN, UNKNOWN),

@@ -1,4 +1,5 @@
-"""MonBench answer extraction: only what stands inside the requested tags counts.
+"""MonBench answer extraction: the requested tags (strictly, or as a careful human reads them), and where the
+format was not followed, the answer a careful human reads (:func:`_other_tag`, :func:`_untagged`).
 
 A reply is classified, never raised on: ``ok`` or one of the invalid statuses. The two readings
 (``grader``, the careful default, and ``strict``, task version 2.0's) and Label+Content grading are
@@ -26,7 +27,7 @@ from ecom_tasks.monbench.prompts import (
     VALID_EXAMPLES_HEADER,
     output_format_block,
 )
-from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, TASKS
+from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, RELATION_LABELS_ZH, TASKS
 from ecom_tasks.scorers.replies import BOXED, CORRECTION, Echoes, answer_region, find_echoes
 
 
@@ -76,7 +77,8 @@ class ParsedAnswer:
     #: Label+Content only: both tags parsed and name different options.
     disagreement: bool = False
     #: Which reading decided (``letter``, ``option_letter``, ``letter_text``, ``text``, ``morphology``,
-    #: ``prefix``, ``abbreviation``, ``label_explained``, ``text_explained``, ``corrected``); empty unless ok.
+    #: ``prefix``, ``abbreviation``, ``label_explained``, ``text_explained``, ``corrected``, ``translated``,
+    #: ``letter_for_text``, ``other_tag``, ``untagged``); empty unless ok.
     rule: str = ""
 
     @property
@@ -200,6 +202,9 @@ def _negated(text: str, at: int) -> bool:
     return _NEGATION.search(text, max(0, at - _NEGATION_REACH), at) is not None
 
 
+# A relation label in Chinese ("互补"), by the label's key; the full-width punctuation a Chinese answer ends with.
+_TRANSLATED = {_key(label): frozenset(map(_key, names)) for label, names in RELATION_LABELS_ZH.items()}
+_CJK_TRAILING = "。，；：！、"
 # Option texts of the relation tasks are labels: their sets decide whether a question is open-answer.
 _LABEL_SETS = {frozenset(_key(label) for label in labels) for labels in RELATION_LABELS.values()}
 # What the output-format line shows as a tag's value, and the header of its examples.
@@ -286,6 +291,9 @@ def _resolve_text(value: str, displayed: tuple[str, ...], *, partial: bool) -> t
     whole = [i for i, d in enumerate(displayed) if _key(d) == key]
     if whole:
         return whole, "text"
+    translated = [i for i, d in enumerate(displayed) if key.rstrip(_CJK_TRAILING) in _TRANSLATED.get(_key(d), ())]
+    if translated:
+        return translated, "translated"
     stems = _morphology(value, displayed)
     if stems:
         return stems, "morphology"
@@ -437,10 +445,8 @@ def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, con
     In ``<Answer>`` (``content``) the text itself must name the letter's option."""
     position = LETTERS.index(letter)
     rest = _letter_rest(rest)
-    if not rest:
-        if content:
-            return _invalid(UNKNOWN_CONTENT, f"answer {letter!r} is a letter, not an option's text")
-        return _ok(position, "letter")
+    if not rest:  # (a letter where the option's text was asked names its option as clearly)
+        return _ok(position, "letter_for_text" if content else "letter")
     named, rule, problem = _named(rest, displayed)
     if problem:
         return _invalid(AMBIGUOUS, problem)
@@ -546,7 +552,7 @@ def _read_content(value: str, displayed: tuple[str, ...], *, lead_in: bool = Tru
         return after_words
     if not named:
         split = _split_letter(cleaned) or _spaced_letter(cleaned, displayed)
-        if split and split[1]:
+        if split:
             return _letter_with_text(*split, displayed, content=True)
         named, rule, problem = _named(cleaned, displayed)
         if problem:
@@ -621,6 +627,125 @@ def _combine(readings: list[ParsedAnswer], tag: str) -> ParsedAnswer:
     return _invalid(CONFLICTING_TAGS, f"{CONFLICTING_TAGS} <{tag}>")
 
 
+# An answer stated outside the tags: "Answer: B", "**Final answer:** Complement", "Prediction: B Explanation: ..."
+# (the paper's replies), "So the answer is B.", '{"label": "B"}', "答案：B"; the value runs to the end of its line.
+_STATED = re.compile(
+    r"(?<![^\W_])(?:(?:final|correct|best|right)\s+)?(?:answer|label|prediction|choice)[\"']?"
+    r"(?:\s*[:：=]|\s+(?:is|would\s+be|will\s+be)(?![^\W_]))[\s\"']*(\S[^\n]*)"
+    r"|(?:最终|正确)?(?:答案|选项|选择|预测)\s*(?:是|为|[:：])\s*(\S[^\n]*)"
+    r"|(?<![^\W_])i(?:\s+|'d\s+|\s+would\s+)(?:think|believe|say|choose|pick|select|go\s+with)"
+    r"\s+(?:(?:it|this)\s+is\s+|it's\s+)?(\S[^\n]*)",
+    re.IGNORECASE,
+)
+# Where a stated answer's explanation starts ("B Explanation: ...", "B. The query ...", "Complement because ...").
+_STATED_END = re.compile(r"[.;!?。；！？](?:\s|$)|\s+(?=(?:explanation|reason(?:ing)?|because|since|as)\b)", re.I)
+#: Characters of a line read for an untagged answer (a longer line: its end, where a stated answer stands).
+UNTAGGED_MAX_CHARS = 300
+
+
+def _read_either(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
+    """A value read as a label, else as a content: untagged, either is what the model chose."""
+    label = _read_label(value, displayed)
+    if label.status == OK:
+        return label
+    content = _read_content(value, displayed)
+    return label if content.status != OK and label.status == AMBIGUOUS else content  # (a hedge stays one)
+
+
+def _stated_answer(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
+    """The answer a stated value gives: the whole value, else its head before an explanation."""
+    value = value[:UNTAGGED_MAX_CHARS].strip(" \"'{}[],")
+    read = _read_either(value, displayed)
+    if read.status != OK and (end := _STATED_END.search(value)):
+        head = _read_either(value[: end.start()], displayed)
+        return head if head.status == OK else read
+    return read
+
+
+def _untagged(text: str, displayed: tuple[str, ...], echoes: Echoes, truncated: bool | None) -> ParsedAnswer:
+    """The answer a reply without any tag read gives outside tags, as a careful human reads it: the stated answers
+    ("Answer: B"; a correction between two supersedes the first), else the lines that are nothing but an answer
+    ("B", "Complementary", "互补"), else a one-line reply read as a tag's value would be ("B, because ...").
+    Several options named are ``ambiguous``, none ``no_tag``. Not read: a line wholly copied from the prompt (an
+    option line, even as the whole reply: a copy), the letter that goes on a listing of options, the tags (all
+    unread ones), the last line of a reply the limit cut."""
+    own = _LOOSE_ANSWER.sub(_blanked, _LOOSE_LABEL.sub(_blanked, text)).translate(_NO_EMPHASIS)
+    spans = [m.span() for m in _LINE.finditer(own)]
+    if truncated and spans:
+        spans.pop()
+    lines = [
+        own[a:b][-UNTAGGED_MAX_CHARS:]
+        for index, (a, b) in enumerate(spans)
+        if not echoes.covers(a, b) and not (index and _listed(own[slice(*spans[index - 1])], own[a:b]))
+    ]
+    stated: list[ParsedAnswer] = []
+    read: dict[str, ParsedAnswer] = {}  # (a value repeated on thousands of lines is read once)
+    for line in lines:
+        for m in _STATED.finditer(line):
+            if stated and CORRECTION.search(line, 0, m.start()):
+                stated.clear()  # "Answer: A. Wait, actually the answer is B."
+            value = next(group for group in m.groups() if group)
+            stated.append(read.get(value) or read.setdefault(value, _stated_answer(value, displayed)))
+    readings = [r for r in stated if r.status in (OK, AMBIGUOUS)]
+    if not readings:
+        readings = [r for line in dict.fromkeys(lines) if (r := _whole_answer(line, displayed))]
+    if not readings and len(lines) == 1:
+        readings = [r for r in [_read_either(lines[0], displayed)] if r.status in (OK, AMBIGUOUS)]
+    positions = {r.position for r in readings}
+    if not readings:
+        return _invalid(NO_TAG, "no tag, and no answer stated outside one")
+    if len(positions) > 1 or None in positions:
+        named = {p for p in positions if p is not None}
+        return _invalid(AMBIGUOUS, f"untagged answers name {_letters(named)}" if named else readings[0].detail)
+    return _ok(readings[0].position, "untagged")  # type: ignore[arg-type]
+
+
+def _whole_answer(line: str, displayed: tuple[str, ...]) -> ParsedAnswer | None:
+    """``line`` as nothing but an answer: an option's text or a letter, dressed ("Complementary", "互补", "B",
+    "Option B"); None for anything more. (A letter with its option's text is the shape of the prompt's option lines,
+    which a copy cut off or garbled leaves uncovered: "A. <text>" counts only stated, "Answer: A. <text>".)"""
+    cleaned = _clean(line)
+    if len(cleaned) > UNTAGGED_MAX_CHARS:
+        return None
+    named, _ = _resolve_text(cleaned, displayed, partial=False)
+    split = None if named else _split_letter(cleaned)
+    if len(named) == 1 or (split and not split[1]):
+        return _ok(named[0] if named else LETTERS.index(split[0]), "untagged")  # type: ignore[index]
+    return None
+
+
+# An option line of a listing ("B. Everything ...", "Options:"), and the letter that starts the next one ("C.").
+_LISTED = re.compile(r"^\s*(?:([A-C])\s*[.)]\s+\S|options\s*[:：]?\s*$)", re.IGNORECASE)
+_NEXT_ITEM = re.compile(r"^\s*([a-d])\s*[.)]?\s*$", re.IGNORECASE)
+
+
+def _listed(previous: str, line: str) -> bool:
+    """Whether ``line`` is the letter of the option after ``previous``'s in a listing being copied ("B. ..." then
+    "C." cut off; "Options:" then "A."), not a letter the model answers with."""
+    listed, item = _LISTED.match(previous), _NEXT_ITEM.match(line)
+    if not (listed and item):
+        return False
+    return LETTERS.index(item.group(1).upper()) == (
+        LETTERS.index(listed.group(1).upper()) + 1 if listed.group(1) else 0
+    )
+
+
+_LINE = re.compile(r"[^\n]*\S[^\n]*")
+_NO_EMPHASIS = str.maketrans({"*": " ", "`": " "})
+
+
+def _blanked(match: re.Match[str]) -> str:
+    """A match blanked in place (its line breaks kept: offsets stay those of the echoes)."""
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def _other_tag(values: list[str], displayed: tuple[str, ...], tag: str) -> ParsedAnswer:
+    """The answer of the tags of the kind the format did not ask for ("<Answer>Complement</Answer>" where the label
+    was asked): each read as a value of either kind."""
+    combined = _combine([_read_either(v, displayed) for v in dict.fromkeys(values)], tag)
+    return _ok(combined.position, "other_tag") if combined.status == OK else combined  # type: ignore[arg-type]
+
+
 @functools.lru_cache(maxsize=8)
 def fixed_prompt_parts(fmt: str) -> tuple[str, ...]:
     """The fixed text of every MonBench prompt in format ``fmt`` (preamble and instruction, output format
@@ -666,6 +791,14 @@ def parse_reply(
         echoes = find_echoes(text, sent, answers=_TAGS, min_chars=ECHO_MIN_CHARS, truncated=truncated)
         labels, answers = _answer_tags(text, displayed, echoes)
         read_label, read_content = _read_label, _read_content
+        # The requested tag missing: an answer in the other tag, or outside any tag, is read (the strict figure
+        # beside the headline shows what such readings add); Label+Content with ``strict`` asks for both tags.
+        if not labels and (fmt == "label" or (fmt == "label_content" and not strict)):
+            return (
+                _other_tag(answers, displayed, ANSWER_TAG) if answers else _untagged(text, displayed, echoes, truncated)
+            )
+        if not answers and fmt == "content":
+            return _other_tag(labels, displayed, LABEL_TAG) if labels else _untagged(text, displayed, echoes, truncated)
     else:  # every tag; a letter's repeats count once
         labels = list(dict.fromkeys(v.strip().strip("().").strip().upper() for v in _LABEL.findall(text)))
         answers = _ANSWER.findall(text)

@@ -20,6 +20,14 @@ RELATION_LABELS: dict[str, tuple[str, ...]] = {
     "query_product_relation": ("ExactMatch", "Substitute", "Complement", "Irrelevant"),
     "query_query_intent": ("Narrowing", "Complement", "Irrelevant", "Substitute"),
 }
+#: The relation labels as a model answering in Chinese names them (the careful reading reads them as the label).
+RELATION_LABELS_ZH: dict[str, tuple[str, ...]] = {
+    "ExactMatch": ("完全匹配", "精确匹配", "精准匹配", "完全一致"),
+    "Substitute": ("替代", "替代品", "可替代", "替换", "替代关系"),
+    "Complement": ("互补", "互补品", "互补关系", "配套"),
+    "Irrelevant": ("不相关", "无关", "无关联", "不相干"),
+    "Narrowing": ("细化", "缩小", "缩小范围", "具体化", "细化关系"),
+}
 
 #: The 22 query categories of the paper's Table 7 (1-based ids in that order).
 CATEGORIES = tuple(

@@ -17,8 +17,9 @@ MAX_TOKENS = None
 #: 2.3: the careful reading reads more replies as a careful human does (boxed values, corrections between
 #: and inside tags, a rejected tag, answer words inside a tag, an option's text with its reason); strict unchanged.
 #: 2.7: a copy of the prompt with curled quotes or dashes is an echo (its tags are no answer); an answer corrected
-#: to one word of no option is withdrawn ("Substitute, actually Compliment").
-TASK_VERSION = "2.7"
+#: to one word of no option is withdrawn ("Substitute, actually Compliment"). 2.8: the careful reading reads an
+#: answer where the format was not followed (no tag, the other tag, a letter for the text, a label in Chinese).
+TASK_VERSION = "2.8"
 
 
 @dataclass(frozen=True)

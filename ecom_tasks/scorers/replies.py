@@ -255,11 +255,19 @@ class Echoes:
 
     def covers(self, start: int, end: int) -> bool:
         """Whether the reply's characters ``start..end`` (whitespace and markdown aside) are all echo."""
-        return all(
-            any(first <= i < last for first, last in self.spans)
-            for i in range(start, end)
-            if not self.text[i].isspace() and self.text[i] not in _MARKUP
-        )
+        at = start  # walked from the last span opening at or before start (in order, they do not overlap)
+        for first, last in itertools.islice(
+            self.spans, max(bisect.bisect_right(self.spans, (start, end)) - 1, 0), None
+        ):
+            if first >= end:
+                break
+            if first > at and self._own(at, first):
+                return False
+            at = max(at, last)
+        return at >= end or not self._own(at, end)
+
+    def _own(self, start: int, end: int) -> bool:
+        return any(not char.isspace() and char not in _MARKUP for char in self.text[start:end])
 
     def in_prompt(self, fragment: str) -> bool:
         """Whether ``fragment`` (spacing, markdown and case aside) occurs in the prompt."""
