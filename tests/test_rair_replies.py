@@ -418,6 +418,28 @@ REPLIES = [
         "L4. Wait, actually the colour is red, not burgundy. L3.", "L3", None, OK, RULE_STATED, id="self-correction"
     ),
     pytest.param("L4, or rather L3", "L3", None, OK, RULE_START, id="or-rather"),
+    # A correction offered tentatively leaves the reply between its levels (each was read as the later level).
+    pytest.param("L3. Actually, maybe L4.", None, None, AMBIGUOUS, RULE_HEDGE, id="correction-maybe"),
+    pytest.param("L3. Wait, it might be L4.", None, None, AMBIGUOUS, RULE_HEDGE, id="correction-might"),
+    pytest.param("L3. Actually L4 is possible too.", None, None, AMBIGUOUS, RULE_HEDGE, id="correction-possible-too"),
+    pytest.param("L3 (actually, maybe L2).", None, None, AMBIGUOUS, RULE_HEDGE, id="correction-in-brackets"),
+    pytest.param("L3。其实可能是L4。", None, None, AMBIGUOUS, RULE_HEDGE, id="correction-zh-maybe"),
+    pytest.param(
+        "Relevance: L3. Actually, perhaps L4.", None, None, AMBIGUOUS, RULE_MARKER, id="marker-correction-perhaps"
+    ),
+    # ... and a firm correction, or a firm answer after the tentative one, still stands.
+    pytest.param("L3. Actually, L4.", "L4", None, OK, RULE_STATED, id="correction-firm"),
+    pytest.param("L3. Wait, it might be L4. Yes, L4.", "L4", None, OK, RULE_STATED, id="correction-then-firm"),
+    pytest.param("L4. Actually, maybe L4.", "L4", None, OK, RULE_STATED, id="correction-same-level"),
+    pytest.param(
+        "L4. Wait, actually the colour could be red, not burgundy. L3.",
+        "L3",
+        None,
+        OK,
+        RULE_STATED,
+        id="correction-reasoned-then-firm",
+    ),
+    pytest.param("L3。其实是L4。", "L4", None, OK, RULE_START, id="correction-zh-firm"),
     pytest.param("Is it L4? No, the colour differs. L3.", "L3", None, OK, RULE_STATED, id="question-then-answer"),
     pytest.param("If I had to choose, I would say L3.", "L3", None, OK, RULE_START, id="if-i-had-to-choose"),
     # "unless": the level stands with a caveat, and gives way to a level asserted after it

@@ -265,6 +265,13 @@ _HEDGING = re.compile(
     + r"|\b(?:maybe|perhaps|possibl[ey]|plausible|also|either|not sure|unsure|uncertain)\b|可能|也许|或许",
     re.IGNORECASE,
 )
+# What leaves a level given after a correction tentative: "L4 is possible too", "L4 might also fit", "L4 as well".
+_TENTATIVE_AFTER = re.compile(
+    r"[\s*_`)]*(?:(?:is|seems|would\s+be|could\s+be|might\s+be)\s+)?(?:also\s+)?(?:possible|plausible)\b"
+    r"|[\s*_`)]*(?:too|as\s+well)\b|[\s*_`)]*(?:might|could|may)\s+(?:also\s+)?(?:fit|apply|work|be\s+better)\b"
+    r"|[\s*_`)]*也(?:可能|可以|行)",
+    re.IGNORECASE,
+)
 # A sentence opened by a condition and holding a modal: "If it were burgundy, it would be L4."
 _CONDITION_OPENING = re.compile(
     r"(?:if|unless|had|were|should|suppose|supposing|assuming|provided|only if|only when|如果|若|假如|假设|要是|除非|只有|倘若)(?![a-z])",
@@ -643,13 +650,27 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
         for index, (previous, mention) in enumerate(zip(chain, chain[1:])):
             if previous.role == REJECTED and previous.carries and any(joins[index:]):
                 mention.reject(previous.why, carries=True)
-    # A correction supersedes the levels asserted before it (when a level is asserted after it).
+    # A correction supersedes the levels asserted before it (when a level is asserted after it); one offered
+    # tentatively ("L3. Actually, maybe L4.", "Wait, it might be L4", "Actually L4 is possible too") leaves the
+    # reply between its levels: a hedge.
     asserted = [m.start for m in mentions if m.role == ASSERTED]
     cues = [c for c in CORRECTION.finditer(region) if asserted and c.end() <= max(asserted)]
     if cues:
+        cue = cues[-1]
+        before = [m for m in mentions if m.end <= cue.start() and m.role == ASSERTED]
+        after = next(m for m in mentions if m.role == ASSERTED and m.start >= cue.end())
+        # (hedged in the later level's own sentence: "Wait, the colour could differ. L3." is firm)
+        hedge_from = max(cue.end(), bounds.sentence(after.start)[0], after.start - _LOOK_BACK)
+        unsure = bool({m.number for m in before} - {after.number}) and bool(
+            _HEDGING.search(region, hedge_from, after.start) or _TENTATIVE_AFTER.match(region, after.end)
+        )
         for m in mentions:
-            if m.end <= cues[-1].start():
+            if m.end <= cue.start():
+                if unsure and m.role == ASSERTED:
+                    m.role, m.why = HEDGED, "a tentative correction"
                 m.reject("superseded by a correction")
+        if unsure:
+            after.role, after.why = HEDGED, "a tentative correction"
     # Another party's view gives way to the reply's own, different level.
     own = {m.number for m in mentions if m.role == ASSERTED and m.start not in others}
     for m in mentions:

@@ -15,8 +15,8 @@ from ecom_tasks.rair.rules import BUILTIN, NONE
 #: L3.", "L3 unless ..., in which case L4", checklists, "a solid L3 case", "Score: 3/4", "Relevance: 3 - Closely
 #: Relevant"; a quoted definition, "L3 says ...", is none); the strict reading is unchanged.
 #: 1.7: reluctance is no verdict ("It is hard to rate this a 4." names no level); a copy of the prompt with curled
-#: quotes or dashes is an echo.
-TASK_VERSION = "1.7"
+#: quotes or dashes is an echo. 1.8: a correction offered tentatively ("L3. Actually, maybe L4.") is a hedge.
+TASK_VERSION = "1.8"
 
 #: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``); why None: README "Settings".
 MAX_TOKENS = None
