@@ -118,6 +118,20 @@ def plant_symlink(path: Path, target: Path) -> Path:
     return path
 
 
+def swap_at_open(monkeypatch, mine: Path, secret: Path) -> None:
+    """The race of a shared folder: at the moment ``mine`` is opened (``os.open``), it becomes a link to
+    ``secret`` (a colleague's file)."""
+    real_open = os.open
+
+    def swapping_open(path, *args, **kwargs):
+        if os.fspath(path) == os.fspath(mine) and not mine.is_symlink():
+            mine.unlink()
+            mine.symlink_to(secret)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", swapping_open)
+
+
 def running_as_root() -> bool:
     return os.geteuid() == 0
 

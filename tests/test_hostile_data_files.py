@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from attack_helpers import swap_at_open
 from helpers import run_cli
 
 from ecom_tasks.data import DataValidationError, EcomTasksError, SkippedFilesWarning, fixtures_dir, load_rows
@@ -276,15 +277,7 @@ def test_a_data_file_swapped_for_a_link_out_while_it_is_opened_is_refused(tmp_pa
             frame.to_parquet(path)
         else:
             jsonl(path, [monbench_row(id=row_id)])
-    real_open = os.open
-
-    def swapping_open(path, *args, **kwargs):
-        if os.fspath(path) == os.fspath(mine) and not mine.is_symlink():
-            mine.unlink()
-            mine.symlink_to(secret)
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", swapping_open)
+    swap_at_open(monkeypatch, mine, secret)
     found = problems_of(lambda: load_rows(folder))
     monkeypatch.undo()
     assert len(found) == 1 and found[0].startswith(f"{mine}:0:-: a symbolic link to {secret}"), found

@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from attack_helpers import swap_at_open
 from helpers import check_ok, run_cli
 from test_report_merge import MONBENCH_ARGS, _rair_log, make_log, monbench_metrics
 
@@ -330,19 +331,6 @@ def test_a_log_swapped_after_it_was_opened_is_read_as_it_was_checked(suffix, swa
         assert log.eval.model == "openai/mine" and log.location == str(mine)
 
 
-def _swap_at_open(monkeypatch, mine: Path, secret: Path) -> None:
-    """At the moment ``mine`` is opened, it becomes a link to ``secret`` (a colleague's file)."""
-    real_open = os.open
-
-    def swapping_open(path, *args, **kwargs):
-        if os.fspath(path) == os.fspath(mine) and not mine.is_symlink():
-            mine.unlink()
-            mine.symlink_to(secret)
-        return real_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", swapping_open)
-
-
 @pytest.mark.parametrize("kind", ["eval", "json", "lm_eval_results"])
 def test_a_run_found_in_a_folder_and_swapped_for_a_link_out_as_it_is_opened_is_refused(kind, tmp_path, monkeypatch):
     """The race itself: the walk of a shared runs folder finds a regular file, which becomes a link to a colleague's
@@ -362,7 +350,7 @@ def test_a_run_found_in_a_folder_and_swapped_for_a_link_out_as_it_is_opened_is_r
         name = "mine.eval" if kind == "eval" else "2026-01-01T10-00-00+00-00_monbench_perm_abc.json"
         mine = make_log(shared / name, "monbench_perm", {"acc": 0.25}, model="openai/mine")
         secret = make_log(colleague / f"secret.{kind}", "monbench_perm", {"acc": 0.9}, model="openai/theirs")
-    _swap_at_open(monkeypatch, mine, secret)
+    swap_at_open(monkeypatch, mine, secret)
     runs = read_runs([shared])
     monkeypatch.undo()
     assert [(r.status, r.source) for r in runs] == [(UNREADABLE, str(mine))], runs
@@ -386,7 +374,7 @@ def test_compare_keeps_the_walks_rule_for_a_samples_file_swapped_for_a_link_out(
     secret.parent.mkdir()
     secret.write_text('{"doc": {"id": "colleague-secret"}}\n', encoding="utf-8")
     runs = read_runs([tmp_path / "shared"])
-    _swap_at_open(monkeypatch, samples, secret)
+    swap_at_open(monkeypatch, samples, secret)
     found, _, unreadable = model_runs(runs)
     monkeypatch.undo()
     assert found == [] and len(unreadable) == 1, unreadable
