@@ -256,9 +256,8 @@ class Echoes:
     def covers(self, start: int, end: int) -> bool:
         """Whether the reply's characters ``start..end`` (whitespace and markdown aside) are all echo."""
         at = start  # walked from the last span opening at or before start (in order, they do not overlap)
-        for first, last in itertools.islice(
-            self.spans, max(bisect.bisect_right(self.spans, (start, end)) - 1, 0), None
-        ):
+        for index in range(max(bisect.bisect_right(self.spans, (start, end)) - 1, 0), len(self.spans)):
+            first, last = self.spans[index]  # (by index: islice would step over every span before it)
             if first >= end:
                 break
             if first > at and self._own(at, first):
