@@ -394,8 +394,10 @@ def check_inspect_files(output: OutputFolder, folder: str) -> None:
             raise FileRefused(f"{path}: {kind} where Inspect keeps its eval-set records; not followed, move it away")
     for log in files.folder_files(output.path(folder), match=lambda path: path.suffix in (".json", ".eval")):
         # eval_set reads every log's header, the resume its samples: a hostile one kills the build or its memory,
-        # one that is no log raised a traceback from Inspect's reader
-        files.check_inspect_log(log, samples=True)
+        # one that is no log raised a traceback from Inspect's reader. (Each check once: read_inspect_log holds a
+        # .json log to the JSON rules itself; an .eval one's samples are counted here, as its header read does not.)
+        if log.suffix == ".eval" or log.name in INSPECT_FILES:
+            files.check_inspect_log(log, samples=True)
         if log.name not in INSPECT_FILES:  # (eval_set's own records are JSON, no log)
             files.read_inspect_log(log, header_only=True)
 
