@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ecom_tasks import files
-from ecom_tasks.data import ConfigurationError, DataValidationError, EcomTasksError, Problem
+from ecom_tasks.data import ConfigurationError, EcomTasksError, json_objects
 from ecom_tasks.errors import printable
 from ecom_tasks.files import FileRefused, OutputFolder
 from ecom_tasks.images import data_uri_bytes
@@ -77,12 +77,7 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The objects of a JSON Lines file (a regular file); every line that is not a JSON object is a
     ``file:row`` problem (:class:`DataValidationError`)."""
-    values, problems = files.json_lines(path)
-    source = os.fspath(path)
-    problems += [Problem(source, row, "-", "not a JSON object") for row, value in values if not isinstance(value, dict)]
-    if problems:
-        raise DataValidationError(sorted(problems, key=lambda p: p.row))
-    return [value for _, value in values]
+    return json_objects(path, not_object="not a JSON object")
 
 
 # --- stages ---------------------------------------------------------------------------------------
@@ -687,18 +682,14 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, source: str | None = N
             "--allow-outside-images", action="store_true", help=f"read image paths outside the {source}'s folder"
         )
         parser.add_argument("--allow-url-images", action="store_true", help="fetch http(s) image URLs")
-    parser.add_argument(
-        "--max-connections", type=positive_int, default=None, help="Inspect's concurrent model connections"
+    add_options(
+        parser,
+        ("--max-connections", positive_int, None, "Inspect's concurrent model connections"),
+        ("--max-samples", positive_int, None, "Inspect's concurrent samples"),
+        ("--retry-attempts", non_negative_int, None, "eval-set retries of a failed stage (Inspect's default 10)"),
+        ("--display", None, None, "Inspect display (full, rich, plain, none)"),
+        ("--log-level", None, None, "Inspect log level"),
     )
-    parser.add_argument("--max-samples", type=positive_int, default=None, help="Inspect's concurrent samples")
-    parser.add_argument(
-        "--retry-attempts",
-        type=non_negative_int,
-        default=None,
-        help="eval-set retries of a failed stage (Inspect's default 10)",
-    )
-    parser.add_argument("--display", default=None, help="Inspect display (full, rich, plain, none)")
-    parser.add_argument("--log-level", default=None, help="Inspect log level")
 
 
 @dataclass

@@ -10,7 +10,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -164,19 +164,17 @@ def data_files(data: str | os.PathLike[str]) -> list[Path]:
     return _local_files(files.checked_path(Path(os.fspath(data)).expanduser()))[0]
 
 
-def _json_lines(path: Path, inside: Path | None) -> list[dict[str, Any]]:
-    """The objects of a JSON Lines file, every broken line a ``file:line`` problem. Not read with ``datasets``: values
-    stay as written (a column may mix a category id and a name, which an Arrow schema refuses), no cache is built."""
+def json_objects(
+    path: str | os.PathLike[str], inside: Path | None = None, not_object: str = "a JSON line must be an object"
+) -> list[dict[str, Any]]:
+    """The objects of a JSON Lines file, every broken line (and each that is no object: ``not_object``) a
+    ``file:line`` problem (:class:`DataValidationError`). Not read with ``datasets``: values stay as written (a
+    column may mix a category id and a name, which an Arrow schema refuses), no cache is built."""
     values, problems = files.json_lines(path, inside=inside)
-    records: list[dict[str, Any]] = []
-    for number, value in values:
-        if isinstance(value, dict):
-            records.append(value)
-        else:
-            problems.append(Problem(str(path), number, "-", "a JSON line must be an object"))
+    problems += [Problem(os.fspath(path), row, "-", not_object) for row, value in values if not isinstance(value, dict)]
     if problems:
         raise DataValidationError(sorted(problems, key=lambda p: p.row))
-    return records
+    return [value for _, value in values]
 
 
 def _no_rows(path: Path) -> Problem:
@@ -236,7 +234,7 @@ def _load_file(path: Path, inside: Path | None = None) -> list[Row]:
         raise DataValidationError([Problem(str(path), 0, "-", f"unsupported file type {path.suffix!r}")])
     try:
         if fmt == "json":
-            values: Iterable[Any] = _json_lines(path, inside)
+            values: Iterable[Any] = json_objects(path, inside)
         else:
             raw = files.read_bytes(path, inside=inside)
             if not raw:
@@ -328,6 +326,19 @@ def require_text(row: Row, field: str, problems: list[Problem], *, optional: boo
     if not value.strip() and not optional:
         problems.append(Problem(row.source, row.index, field, "empty string"))
     return value.strip()
+
+
+def choice(
+    row: Row, field: str, allowed: Sequence[str], problems: list[Problem], spellings: Mapping[str, str] | None = None
+) -> str:
+    """The value of ``field``, one of ``allowed``: the text itself, or with ``spellings`` (case-folded spelling ->
+    value) the value it spells; else "" and a problem (``unknown <field> ...; expected one of ...``)."""
+    value = require_text(row, field, problems)
+    found = spellings.get(value.casefold()) if spellings is not None else value if value in allowed else None
+    if value and found is None:
+        message = f"unknown {field} {value!r}; expected one of {', '.join(allowed)}"
+        problems.append(Problem(row.source, row.index, field, message))
+    return found or ""
 
 
 def read_id(row: Row, problems: list[Problem], field: str = "id") -> str:

@@ -127,13 +127,6 @@ def regular_file(path: PathLike, *, inside: PathLike | None = None) -> Path:
     return path
 
 
-def _stat_or_none(path: Path) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except OSError:  # removed or unreadable since the open
-        return None
-
-
 @contextlib.contextmanager
 def open_regular(path: PathLike, *, inside: PathLike | None = None, exact: bool = False) -> Iterator[io.BufferedReader]:
     """A binary reader of ``path``, refused unless it is a regular file (within ``inside``; ``exact``: with no
@@ -154,8 +147,11 @@ def open_regular(path: PathLike, *, inside: PathLike | None = None, exact: bool 
             check_inside(path, inside)
             if exact and (real := real_path(path)) != path.absolute():
                 raise FileRefused(f"{path}: a symbolic link (to {real}): not read")
-            now = _stat_or_none(path)
-            if now is None or not os.path.samestat(opened, now):
+            try:
+                same = os.path.samestat(opened, os.stat(path))
+            except OSError:  # removed or unreadable since the open
+                same = False
+            if not same:
                 raise FileRefused(f"{path}: changed while it was opened: not read")
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         handle = os.fdopen(fd, "rb")
@@ -796,21 +792,13 @@ class OutputFolder:
         finally:
             os.close(fd)
 
-    def copy_in(
-        self,
-        source: PathLike,
-        name: PathLike,
-        *,
-        inside: PathLike | None = None,
-        link: bool = False,
-        exact: bool = False,
-    ) -> Path:
+    def copy_in(self, source: PathLike, name: PathLike, *, link: bool = False, exact: bool = False) -> Path:
         """Put the regular file ``source`` (checked as :func:`open_regular` checks it) at ``name``: a hard link when
         ``link`` and the file system allows it, else a copy; either way created under a fresh name and renamed
         into place. What lands is the one file opened and checked: a link made to another (``source`` swapped
         in between) is refused."""
         target = self.check_target(name)
-        with open_regular(source, inside=inside, exact=exact) as reader:
+        with open_regular(source, exact=exact) as reader:
             if link and self._link_in(os.fspath(source), reader, target):
                 return target
             with self.open_write(name) as writer:

@@ -35,10 +35,11 @@ from ecom_tasks.ecomeval.protocol import select
 from ecom_tasks.ecomeval.schema import load_records
 from ecom_tasks.errors import ConfigurationError
 from ecom_tasks.hookspecs import MetricSpec, hookimpl
-from ecom_tasks.inspect_evals.ecomeval import ecomeval, ecomeval_exact, ecomeval_judge, panel_models
+from ecom_tasks.inspect_evals.ecomeval import GRADERS, ecomeval, ecomeval_exact, ecomeval_judge
 from ecom_tasks.inspect_evals.ecomeval_judge_meta import ecomeval_judge_meta
 from ecom_tasks.lm_eval_tasks import task_manager
 from ecom_tasks.plugins import baseline_reply, select_metrics
+from ecom_tasks.scorers.inspect_judge import panel_models
 
 
 @pytest.fixture(autouse=True)
@@ -806,9 +807,9 @@ def test_without_a_grader_the_run_stops_before_any_model_call(tmp_path, monkeypa
         )
     )
     with pytest.raises(ConfigurationError, match="--model-role grader="):
-        panel_models()
+        panel_models(None, **GRADERS)
     monkeypatch.setenv("OPENAI_API_KEY", "set")
-    assert [label for label, _ in panel_models()] == ["grader"]
+    assert [label for label, _ in panel_models(None, **GRADERS)] == ["grader"]
 
 
 def test_a_grader_stopped_by_its_context_is_retried_fresh_and_then_named(tmp_path):

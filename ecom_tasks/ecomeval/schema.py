@@ -15,6 +15,7 @@ from ecom_tasks.data import (
     DataValidationError,
     Problem,
     Row,
+    choice,
     collect_records,
     fixtures_dir,
     is_blank,
@@ -153,24 +154,6 @@ def canonical_category(value: str) -> str | None:
     return _CATEGORY_LOOKUP.get(value.strip().casefold())
 
 
-def _unknown(row: Row, field: str, value: Any, allowed: Iterable[str], other: str = "") -> Problem:
-    """``unknown <field> <value>; expected one of <allowed><other>``."""
-    return Problem(
-        row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}{other}"
-    )
-
-
-def _lookup(row: Row, field: str, table: dict[str, str], allowed: tuple[str, ...], problems: list[Problem]) -> str:
-    value = require_text(row, field, problems)
-    if not value:
-        return ""
-    found = table.get(value.casefold())
-    if found is None:
-        problems.append(_unknown(row, field, value, allowed))
-        return ""
-    return found
-
-
 def _task(row: Row, category: str, problems: list[Problem], unknown: dict[str, list[str]]) -> str:
     """The canonical id of the row's task; a name outside the list as given (noted in ``unknown``)."""
     value = require_text(row, "task", problems)
@@ -197,7 +180,8 @@ def _difficulty(row: Row, problems: list[Problem]) -> str | None:
     if is_blank(value):
         return None
     if not isinstance(value, str) or value.strip().casefold() not in DIFFICULTIES:
-        problems.append(_unknown(row, "difficulty", value, DIFFICULTIES, " or null"))
+        expected = f"expected one of {', '.join(DIFFICULTIES)} or null"
+        problems.append(Problem(row.source, row.index, "difficulty", f"unknown difficulty {value!r}; {expected}"))
         return None
     return value.strip().casefold()
 
@@ -242,7 +226,7 @@ def validate_rows(
     unknown: dict[str, list[str]] = {}  # task outside the list -> its rows
 
     def record(row: Row, record_id: str, problems: list[Problem]) -> EcomEvalRecord:
-        category = _lookup(row, "category", _CATEGORY_LOOKUP, CATEGORIES, problems)
+        category = choice(row, "category", CATEGORIES, problems, _CATEGORY_LOOKUP)
         before = len(problems)
         images = _images(row, problems, check_images, image_access)
         if category == MULTIMODAL_CATEGORY and not images and len(problems) == before:
@@ -253,7 +237,7 @@ def validate_rows(
             id=record_id,
             category=category,
             task=_task(row, category, problems, unknown),
-            language=_lookup(row, "language", _LANGUAGE_LOOKUP, LANGUAGES, problems),
+            language=choice(row, "language", LANGUAGES, problems, _LANGUAGE_LOOKUP),
             question=require_text(row, "question", problems),
             reference=require_text(row, "reference", problems),
             images=images,
@@ -327,9 +311,7 @@ def _expected_grade(row: Row, problems: list[Problem]) -> int:
 
 def validate_judge_rows(rows: list[Row]) -> list[JudgeCase]:
     def case(row: Row, case_id: str, problems: list[Problem]) -> JudgeCase:
-        kind = require_text(row, "kind", problems)
-        if kind and kind not in CASE_KINDS:
-            problems.append(_unknown(row, "kind", kind, CASE_KINDS))
+        kind = choice(row, "kind", CASE_KINDS, problems)
         response = row.values.get("response")
         if not isinstance(response, str):
             problems.append(Problem(row.source, row.index, "response", "must be a string (may be empty)"))

@@ -9,7 +9,7 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
-from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig, Model
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
@@ -32,10 +32,9 @@ from ecom_tasks.images import DEFAULT_ACCESS, ImageAccess, image_for_inspect
 from ecom_tasks.inspect_evals._task_parameters import parameters_of
 from ecom_tasks.plugins import select_metrics
 from ecom_tasks.provenance import task_metadata
-from ecom_tasks.scorers import context_limit
+from ecom_tasks.scorers import context_limit, inspect_judge
 from ecom_tasks.scorers.context_limit import CONTEXT_EXCEEDED, RATE
 from ecom_tasks.scorers.inspect_judge import GRADER_ROLE, grader_names, inspect_panel, judge_cache, require_grader
-from ecom_tasks.scorers.inspect_judge import panel_models as _panel_models
 from ecom_tasks.scorers.inspect_scorers import (
     context_exceeded_of,
     outcome_mean,
@@ -62,11 +61,6 @@ JUDGE_SETTINGS = ("cache", "grader_max_tokens", "judge_failure_threshold", "grad
 
 #: Whose graders: EcomEval's, with the paper's default grader.
 GRADERS = {"task": "ecomeval", "default": DEFAULT_GRADER}
-
-
-def panel_models(graders: str | list[str] | None = None) -> list[tuple[str, Model]]:
-    """The run's graders by label (:func:`~ecom_tasks.scorers.inspect_judge.panel_models`)."""
-    return _panel_models(graders, **GRADERS)
 
 
 def outcomes_of(scores: list[SampleScore]) -> list[Outcome]:
@@ -111,7 +105,7 @@ def ecomeval_judge(
     judge_cache(cache)  # a wrong cache is refused now, not at the first grade
 
     async def score(state: TaskState, target: Target) -> Score:
-        members = panel_models(graders)
+        members = inspect_judge.panel_models(graders, **GRADERS)
         refused = context_exceeded_of(state.output)
         if refused is not None:
             return refused_score(refused, [label for label, _ in members])

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecom_tasks import files
-from ecom_tasks.data import Problem, Row, fixtures_dir, is_blank, load_validated, require_text, validate_records
+from ecom_tasks.data import Problem, Row, choice, fixtures_dir, is_blank, load_validated, require_text, validate_records
 from ecom_tasks.errors import ConfigurationError
 
 TASKS = ("query_ad_relevance", "product_co_purchase", "query_product_relation", "query_query_intent")
@@ -116,12 +116,8 @@ def _record(row: Row, record_id: str, problems: list[Problem]) -> MonBenchRecord
     def problem(field: str, message: str) -> None:
         problems.append(Problem(row.source, row.index, field, message))
 
-    task = require_text(row, "task", problems)
-    if task and task not in TASKS:
-        problem("task", f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
-    split = require_text(row, "split", problems)
-    if split and split not in SPLITS:
-        problem("split", f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    task = choice(row, "task", TASKS, problems)
+    split = choice(row, "split", SPLITS, problems)
     question = require_text(row, "question", problems)
     choices = _choices(row, problems)
     answer = _answer(row, problems)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -224,10 +225,7 @@ def provenance(ruleset: RuleSet | None) -> dict[str, str]:
 
 def _prefix_dimension(rule_id: str) -> str | None:
     """The dimension a rule id names by its prefix (``Brand-3`` -> Brand; README "Rules")."""
-    head = rule_id.strip()
-    for separator in "-_.:/ ":
-        head = head.split(separator, 1)[0]
-    head = head.rstrip("0123456789")
+    head = re.split(r"[-_.:/ ]", rule_id.strip(), maxsplit=1)[0].rstrip("0123456789")
     return canonical_dimension(head) if head else None
 
 

@@ -10,6 +10,7 @@ from ecom_tasks.data import (
     ConfigurationError,
     Problem,
     Row,
+    choice,
     fixtures_dir,
     id_list,
     is_blank,
@@ -150,21 +151,7 @@ def _language(row: Row, query: str, title: str, problems: list[Problem]) -> str:
     value = row.values.get("language")
     if is_blank(value):
         return infer_language(query, title)
-    return _choice(row, "language", LANGUAGES, problems, fold=True)
-
-
-def _choice(row: Row, field: str, allowed: tuple[str, ...], problems: list[Problem], *, fold: bool = False) -> str:
-    value = require_text(row, field, problems)
-    if not value:
-        return ""
-    lookup = {a.casefold(): a for a in allowed} if fold else {a: a for a in allowed}
-    key = value.casefold() if fold else value
-    if key not in lookup:
-        problems.append(
-            Problem(row.source, row.index, field, f"unknown {field} {value!r}; expected one of {', '.join(allowed)}")
-        )
-        return ""
-    return lookup[key]
+    return choice(row, "language", LANGUAGES, problems, {language.casefold(): language for language in LANGUAGES})
 
 
 def _intent(row: Row, subset: str, problems: list[Problem]) -> str | None:
@@ -203,7 +190,7 @@ def validate_rows(
     image with pillow (text-only runs may skip it; ``ecom-tasks validate`` does not)."""
 
     def record(row: Row, record_id: str, problems: list[Problem]) -> RairRecord:
-        subset = _choice(row, "subset", SUBSETS, problems)
+        subset = choice(row, "subset", SUBSETS, problems)
         query = require_text(row, "query", problems)
         title = require_text(row, "title", problems)
         return RairRecord(

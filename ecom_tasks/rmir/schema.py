@@ -15,6 +15,7 @@ from ecom_tasks.data import (
     DataValidationError,
     Problem,
     Row,
+    choice,
     collect_records,
     fixtures_dir,
     id_list,
@@ -87,19 +88,8 @@ def _query_or_pool_image(
 # --- rows -> records ---------------------------------------------------------------------------
 
 
-def _category_key(value: str) -> str | None:
-    """The category a name (or one of the paper's codes) means, in any case; None when unknown."""
-    key = CATEGORY_ALIASES.get(value.casefold(), value.casefold())
-    return key if key in CATEGORIES else None
-
-
-def _category(row: Row, problems: list[Problem]) -> str:
-    value = require_text(row, "category", problems)
-    key = _category_key(value) if value else ""
-    if key is None:
-        message = f"unknown category {value!r}; expected one of {', '.join(CATEGORIES)}"
-        problems.append(Problem(row.source, row.index, "category", message))
-    return key or ""
+#: A category's name or one of the paper's codes (case-folded) -> the category.
+_CATEGORY_SPELLINGS = {**{name: name for name in CATEGORIES}, **CATEGORY_ALIASES}
 
 
 def validate_pool(
@@ -169,7 +159,7 @@ def validate_queries(
             problems.append(Problem(row.source, row.index, "positives", message))
         return QueryRecord(
             id=record_id,
-            category=_category(row, problems),
+            category=choice(row, "category", CATEGORIES, problems, _CATEGORY_SPELLINGS),
             query_text=require_text(row, "query_text", problems),
             query_image=_query_or_pool_image(row, "query_image", problems, check=check_images, access=image_access),
             positives=positives,
@@ -382,7 +372,7 @@ def select_queries(data: RmirData, category: str | None) -> list[QueryRecord]:
     """The queries of one category (all when None); an unknown category is an error."""
     if category in (None, "", "all"):
         return list(data.queries)
-    key = _category_key(str(category))
+    key = _CATEGORY_SPELLINGS.get(str(category).casefold())
     if key is None:
         raise ConfigurationError(f"unknown RMIR category {category!r}; expected one of {', '.join(CATEGORIES)}")
     return [q for q in data.queries if q.category == key]

@@ -235,9 +235,7 @@ class _Automaton:
         return lengths
 
 
-@functools.lru_cache(maxsize=256)  # a run's fixed prompt parts recur in every reply
-def _part(text: str) -> _Part:
-    return _Part(text)
+_part = functools.lru_cache(maxsize=256)(_Part)  # a run's fixed prompt parts recur in every reply
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ with ``inspect eval`` given those files. A scorer puts what the next stage needs
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -98,16 +99,10 @@ def _sample(sample_id: str, parts: list[prompts.Part], **metadata: Any) -> Sampl
     return Sample(id=sample_id, input=[ChatMessageUser(content=content)], metadata=metadata)
 
 
-def _metadata(stage: str, seeds: Seeds, **extra: Any) -> dict[str, Any]:
-    return stage_metadata(
-        BENCHMARK,
-        stage,
-        version=VERSION,
-        prompt_version=prompts.PROMPT_VERSION,
-        data=seeds.file,
-        fixtures="rmir",
-        **extra,
-    )
+#: A stage log's metadata: ``_metadata(stage, data=<the seed table>, **facts)``.
+_metadata = functools.partial(
+    stage_metadata, BENCHMARK, version=VERSION, prompt_version=prompts.PROMPT_VERSION, fixtures="rmir"
+)
 
 
 def _status(parsed: Any, state: TaskState) -> str:
@@ -183,7 +178,7 @@ def rmir_build_generate(
         scorer=rmir_generation_scorer(),
         config=GenerateConfig(temperature=float(temperature), max_tokens=int(max_tokens)),  # both checked above
         version=VERSION,
-        metadata=_metadata("generate", table, captions=show),
+        metadata=_metadata("generate", data=table.file, captions=show),
     )
 
 
@@ -250,7 +245,7 @@ def rmir_build_filter(
         scorer=rmir_filter_scorer(),
         config=GenerateConfig(temperature=FILTER_TEMPERATURE, max_tokens=int(max_tokens)),
         version=VERSION,
-        metadata=_metadata("filter", table, captions=show),
+        metadata=_metadata("filter", data=table.file, captions=show),
     )
 
 
@@ -393,7 +388,7 @@ def rmir_build_retrieve(
             seeds=seeds, seeds_sha256=seeds_sha256, cache=cache_mode, **retrieval, **image_access_args(access)
         ),
         version=VERSION,
-        metadata=_metadata("retrieve", table, **retrieval, pool_input=pool_input_kind(retriever, False)),
+        metadata=_metadata("retrieve", data=table.file, **retrieval, pool_input=pool_input_kind(retriever, False)),
     )
 
 
@@ -492,6 +487,6 @@ def rmir_build_judge(
         reminders=(prompts.JUDGE_REMINDER, prompts.JUDGE_LIMIT_REMINDER),
         scorer=rmir_panel_scorer(),
         version=VERSION,
-        metadata=_metadata("judge", table, judges=seats, temperature=float(temperature), captions=show),
+        metadata=_metadata("judge", data=table.file, judges=seats, temperature=float(temperature), captions=show),
         seed=seed,
     )
