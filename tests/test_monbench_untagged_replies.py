@@ -60,6 +60,18 @@ ROWS = [
     ("<Label>互补</Label>", "label", INTENT, "B"),
     ("互补", "label", INTENT, "B"),
     ("<Answer>互补或替代</Answer>", "content", INTENT, "unknown_content"),  # no one label
+    # A concession: an answer offered tentatively and turned from gives way to the one turned to (issue 27, item 4);
+    # a hedge after the turn stays one, and an answer given before a tentative aside stands.
+    ("It could be A at first sight, but on balance: B", "label", INTENT, "B"),
+    ("<Label>It could be A at first sight, but on balance B</Label>", "label", INTENT, "B"),
+    ("<Label>A might look right, but B</Label>", "label", INTENT, "B"),
+    ("<Label>It might look like A at first, but it is B. Both are worn on the face.</Label>", "label", INTENT, "B"),
+    ("<Answer>Substitute might seem right, but it is really a Complement</Answer>", "content", INTENT, "B"),
+    ("<Answer>Narrowing may seem to fit, however Complement is the relation.</Answer>", "content", INTENT, "B"),
+    ("<Label>It could be B, but A is also possible</Label>", "label", INTENT, "ambiguous"),
+    ("<Label>It may be B, but perhaps C</Label>", "label", INTENT, "ambiguous"),
+    ("<Label>B, because it could be worn with a foundation, but not as a Substitute</Label>", "label", INTENT, "B"),
+    ("<Label>It could be A, but it is not</Label>", "label", INTENT, "out_of_range"),
     # Copies of the prompt are no answer: the option list whole or cut off, an option line as the whole reply,
     # the question; an answer the model adds after a copy is.
     (OPTIONS, "label", INTENT, "no_tag"),

@@ -28,7 +28,7 @@ from ecom_tasks.monbench.prompts import (
     output_format_block,
 )
 from ecom_tasks.monbench.schema import LETTERS, RELATION_LABELS, RELATION_LABELS_ZH, TASKS
-from ecom_tasks.scorers.replies import BOXED, CORRECTION, Echoes, answer_region, find_echoes
+from ecom_tasks.scorers.replies import BOXED, CORRECTION, HEDGING, TENTATIVE, TURN, Echoes, answer_region, find_echoes
 
 
 def _tag_pattern(tag: str, loose: bool = False) -> re.Pattern[str]:
@@ -78,7 +78,7 @@ class ParsedAnswer:
     disagreement: bool = False
     #: Which reading decided (``letter``, ``option_letter``, ``letter_text``, ``text``, ``morphology``,
     #: ``prefix``, ``abbreviation``, ``label_explained``, ``text_explained``, ``corrected``, ``translated``,
-    #: ``letter_for_text``, ``other_tag``, ``untagged``); empty unless ok.
+    #: ``letter_for_text``, ``conceded``, ``other_tag``, ``untagged``); empty unless ok.
     rule: str = ""
 
     @property
@@ -516,7 +516,40 @@ def _corrected(
     return read(other.group(1), displayed) if other else None
 
 
+#: Characters after the turn read for the answer a concession turns to (it follows the turn closely).
+CONCEDED_MAX_CHARS = 120
+_SENTENCE_END = re.compile(r"[.;!?。；！？\n](?:\s|$)")
+# Where the first clause of a value ends: punctuation, or a reason ("B, because it could ...": the answer came first).
+_CLAUSE_BREAK = re.compile(r"[,.;:!?，。；：！？\n]|\b(?:because|since|as)\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=16)  # a value is read as a label, then as a content (_read_either)
+def _conceded(value: str, displayed: tuple[str, ...]) -> ParsedAnswer | None:
+    """A value that opens tentatively and turns (:data:`~ecom_tasks.scorers.replies.TENTATIVE` in its first clause,
+    then a :data:`~ecom_tasks.scorers.replies.TURN`): "It could be A at first sight, but on balance: B", "Substitute
+    might fit, but it is a Complement". The one option the text after the turn names, unless that text is tentative
+    too (a hedge: "..., but B is also plausible"); else None. Read only where the value gives no answer otherwise."""
+    turn = TURN.search(value, 0, UNTAGGED_MAX_CHARS)
+    if turn is None:
+        return None
+    head, rest = value[: turn.start()], value[turn.end() : turn.end() + CONCEDED_MAX_CHARS]
+    rest = (
+        rest[: end.start()] if (end := _SENTENCE_END.search(rest)) else rest
+    )  # the answer turned to is in its sentence
+    first_clause = _CLAUSE_BREAK.search(head)
+    if not TENTATIVE.search(head, 0, first_clause.start() if first_clause else len(head)) or HEDGING.search(rest):
+        return None
+    open_answer = frozenset(_key(d) for d in displayed) not in _LABEL_SETS
+    named = _unnegated_letters(rest) | _unnegated_labels(rest, displayed, open_answer=open_answer)
+    return _ok(named.pop(), "conceded") if len(named) == 1 else None
+
+
 def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
+    reading = _label_value(value, displayed)
+    return reading if reading.status == OK else _conceded(_clean(value), displayed) or reading
+
+
+def _label_value(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
     cleaned = _clean(value)
     if corrected := _corrected(cleaned, displayed, _read_label):
         return corrected
@@ -539,7 +572,12 @@ def _read_label(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
 
 def _read_content(value: str, displayed: tuple[str, ...], *, lead_in: bool = True) -> ParsedAnswer:
     """An ``<Answer>`` value: an option's text (or letter and text); ``lead_in``: also the text after answer
-    words ("Answer: Complement"), once."""
+    words ("Answer: Complement"), once; else a concession's answer (:func:`_conceded`)."""
+    reading = _content_value(value, displayed, lead_in=lead_in)
+    return reading if reading.status == OK else _conceded(_clean(value), displayed) or reading
+
+
+def _content_value(value: str, displayed: tuple[str, ...], *, lead_in: bool) -> ParsedAnswer:
     cleaned = _clean(value)
     if corrected := _corrected(cleaned, displayed, _read_content):
         return corrected

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ecom_tasks.rair.prompts import build_system_prompt
 from ecom_tasks.rair.schema import LANGUAGES, canonical_dimension
-from ecom_tasks.scorers.replies import CORRECTION, answer_region, find_echoes
+from ecom_tasks.scorers.replies import CORRECTION, HEDGING, TENTATIVE, TURN, answer_region, find_echoes
 
 OK = "ok"
 EMPTY = "empty"
@@ -233,13 +233,6 @@ _POST_CUE = re.compile(
 _CONCESSION = re.compile(
     r"\b(?:though|although|whereas|while|despite|even if)\b|虽然|尽管|虽说|即使|哪怕|即便", re.IGNORECASE
 )
-# A level offered tentatively and then turned from in its sentence ("could be L4 at first sight, but ..."):
-# conceded when the reply asserts another level after it.
-_TENTATIVE = re.compile(
-    r"\b(?:could|might|may|seems?|looks?|appears?|at first|initially|on the surface|superficially|tempting)\b"
-    r"|乍看|初看|看起来|看似|似乎",
-    re.IGNORECASE,
-)
 # "This is a solid L3 case": a level named a case of after "is" is asserted ("For an L2 case, ..." is not).
 _ONE_CASE = re.compile(r"[\s*_`]*case\b", re.IGNORECASE)
 _COPULA = re.compile(r"\b(?:is|it's|that's)\b", re.IGNORECASE)
@@ -252,17 +245,10 @@ _OTHERS_VIEW = re.compile(
     r"(?:^|[^a-z'])(?:some(?:one|[ \t]+people)?|others|other[ \t]+people|many|one|you)[ \t]+(?:would|might|could|may)"
     r"(?:[ \t]++[a-z']++){0,4}$"
 )
-_TURN = re.compile(r"\b(?:but|however|yet)\b|但是?|不过|然而", re.IGNORECASE)
 # A turn that says no to the level outright: "could be L4 at first sight, but it is not."
 _TURNED_DOWN = re.compile(
     r"[\s,]*(?:(?:it|that|this)(?:\s+is|\s+was|'s)\s+not|(?:it|that|this)\s+(?:isn't|wasn't)|not\s+(?:really|quite))"
     r"[\s*_]*(?:[.,;:!\n]|$)",
-    re.IGNORECASE,
-)
-# ... unless the level after it is offered tentatively too ("could be L3, but L4 is also plausible": a hedge).
-_HEDGING = re.compile(
-    _TENTATIVE.pattern
-    + r"|\b(?:maybe|perhaps|possibl[ey]|plausible|also|either|not sure|unsure|uncertain)\b|可能|也许|或许",
     re.IGNORECASE,
 )
 # What leaves a level given after a correction tentative: "L4 is possible too", "L4 might also fit", "L4 as well".
@@ -615,8 +601,8 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
             mention.reject("conceded")
         elif _conditional(region, sentence_start, sentence_end, mention.start):
             mention.reject("hypothetical")
-        elif (turn := _TURN.search(region, mention.end, min(sentence_end, mention.end + _LOOK_BACK))) and (
-            _TENTATIVE.search(region, max(sentence_start, mention.start - _LOOK_BACK), turn.start())
+        elif (turn := TURN.search(region, mention.end, min(sentence_end, mention.end + _LOOK_BACK))) and (
+            TENTATIVE.search(region, max(sentence_start, mention.start - _LOOK_BACK), turn.start())
         ):
             if _TURNED_DOWN.match(region, turn.end()):
                 mention.reject("turned down")
@@ -631,7 +617,7 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
         if mention.start in tentative and following:
             firm = min(following, key=lambda m: m.start)
             end = min(bounds.sentence(firm.end)[1], firm.end + _LOOK_BACK)
-            if not _HEDGING.search(region, max(tentative[mention.start], firm.start - _LOOK_BACK), end):
+            if not HEDGING.search(region, max(tentative[mention.start], firm.start - _LOOK_BACK), end):
                 mention.reject("conceded")
         if mention.role == ASSERTED:
             nearest[mention.number] = mention
@@ -662,7 +648,7 @@ def _mark_rejections(region: str, mentions: list[_Mention], bounds: _Boundaries)
         # (hedged in the later level's own sentence: "Wait, the colour could differ. L3." is firm)
         hedge_from = max(cue.end(), bounds.sentence(after.start)[0], after.start - _LOOK_BACK)
         unsure = bool({m.number for m in before} - {after.number}) and bool(
-            _HEDGING.search(region, hedge_from, after.start) or _TENTATIVE_AFTER.match(region, after.end)
+            HEDGING.search(region, hedge_from, after.start) or _TENTATIVE_AFTER.match(region, after.end)
         )
         for m in mentions:
             if m.end <= cue.start():

@@ -104,6 +104,20 @@ CORRECTION = re.compile(
     r"|i mean|or rather|revised|changing my answer)\b|其实|不对|更正|再想想|等等|修正|改为|重新考虑",
     re.IGNORECASE,
 )
+#: A concession: an answer offered tentatively ("could be L4 at first sight", "A might fit") and then turned from
+#: (:data:`TURN`) gives way to a different answer the reply asserts after the turn, unless that one is offered
+#: tentatively too (:data:`HEDGING`: "could be L3, but L4 is also plausible" is a hedge).
+TENTATIVE = re.compile(
+    r"\b(?:could|might|may|seems?|looks?|appears?|at first|initially|on the surface|superficially|tempting)\b"
+    r"|乍看|初看|看起来|看似|似乎",
+    re.IGNORECASE,
+)
+TURN = re.compile(r"\b(?:but|however|yet)\b|但是?|不过|然而", re.IGNORECASE)
+HEDGING = re.compile(
+    TENTATIVE.pattern
+    + r"|\b(?:maybe|perhaps|possibl[ey]|plausible|also|either|not sure|unsure|uncertain)\b|可能|也许|或许",
+    re.IGNORECASE,
+)
 
 
 # --- echoes of the prompt ----------------------------------------------------------------------
