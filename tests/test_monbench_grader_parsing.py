@@ -394,7 +394,7 @@ CASES = [
         "A",
     ),
     # --- rambling, and replies cut off mid-sentence or mid-tag ---------------------------------------------
-    ("<Label>B", "label", INTENT, NO_TAG, NO_TAG),
+    ("<Label>B", "label", INTENT, "B", NO_TAG),  # never closed: read as "B" (a reply known to be cut off is not)
     ("<Answer>Compl", "content", INTENT, NO_TAG, NO_TAG),
     (
         "Let me think about this. The first query is a foundation and the second a skin tint from another brand, so "

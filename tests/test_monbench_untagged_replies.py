@@ -60,6 +60,18 @@ ROWS = [
     ("<Label>互补</Label>", "label", INTENT, "B"),
     ("互补", "label", INTENT, "B"),
     ("<Answer>互补或替代</Answer>", "content", INTENT, "unknown_content"),  # no one label
+    # A tag never closed: the reply stopped before its closing tag (a stop sequence, a small model); the reply reads as
+    # it would without the broken tag.
+    ("<Label>B", "label", INTENT, "B"),
+    ("The two go together.\n<Label>B", "label", INTENT, "B"),
+    ("<Label>B</Lab", "label", INTENT, "B"),
+    ("<Label>A. Substitute", "label", INTENT, "no_tag"),  # read as without the tag: a copied option line
+    ("<Answer>Compl", "content", INTENT, "no_tag"),  # read as without the tag: a cut copy of an option
+    ("<Label>B\nExplanation: a skin tint is worn with a foundation.", "label", INTENT, "B"),
+    ("<Answer>Complement\nBecause they go together.", "content", INTENT, "B"),
+    ("<Answer>Complement</", "label_content", INTENT, "B"),
+    ("<Label>B or C", "label", INTENT, "ambiguous"),
+    ("I will answer in a <Label> tag.", "label", INTENT, "no_tag"),
     # A concession: an answer offered tentatively and turned from gives way to the one turned to (issue 27, item 4);
     # a hedge after the turn stays one, and an answer given before a tentative aside stands.
     ("It could be A at first sight, but on balance: B", "label", INTENT, "B"),
@@ -113,6 +125,7 @@ def test_the_last_line_of_a_reply_cut_off_is_not_read():
     assert parse_reply("Reasoning.\nAnswer: C", "label", INTENT, prompt=prompt, truncated=True).status == "no_tag"
     assert _grade(parse_reply("Answer: B\nMore reason", "label", INTENT, prompt=prompt, truncated=True)) == "B"
     assert _grade(parse_reply("Reasoning.\nAnswer: C", "label", INTENT, prompt=prompt, truncated=False)) == "C"
+    assert parse_reply("Reasoning.\n<Answer>Substitute", "content", INTENT, truncated=True).status == "no_tag"
 
 
 def test_label_and_content_strict_asks_for_both_tags():

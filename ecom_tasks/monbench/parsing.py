@@ -768,8 +768,25 @@ def _listed(previous: str, line: str) -> bool:
     )
 
 
+# An opening tag never closed, and a closing tag broken off at the end of its line ("<Label>B</Lab").
+_TAG_DEBRIS = re.compile(
+    rf"<\s*(?:{LABEL_TAG}|{ANSWER_TAG})\s*>|<\s*/\s*(?:l(?:a(?:b(?:el?)?)?)?|a(?:n(?:s(?:w(?:er?)?)?)?)?)?\s*>?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _LINE = re.compile(r"[^\n]*\S[^\n]*")
 _NO_EMPHASIS = str.maketrans({"*": " ", "`": " "})
+
+
+def _without_unclosed_tags(text: str) -> str:
+    """``text`` with each opening tag that is never closed, and a closing tag broken off at the end of its line,
+    blanked: the reply then reads as it would without them ("<Label>B" as "B"; "<Answer>Compl", cut off, as "Compl",
+    a cut copy of the prompt's option)."""
+    closed = _LOOSE_ANSWER.sub(_blanked, _LOOSE_LABEL.sub(_blanked, text))
+    pieces, at = [], 0
+    for m in _TAG_DEBRIS.finditer(closed):
+        pieces += [text[at : m.start()], " " * (m.end() - m.start())]
+        at = m.end()
+    return "".join(pieces) + text[at:] if pieces else text
 
 
 def _blanked(match: re.Match[str]) -> str:
@@ -827,6 +844,11 @@ def parse_reply(
     if parsing == GRADER:
         sent = fixed_prompt_parts(fmt) if prompt is None else prompt
         echoes = find_echoes(text, sent, answers=_TAGS, min_chars=ECHO_MIN_CHARS, truncated=truncated)
+        if (unbroken := _without_unclosed_tags(text)) is not text:
+            # read without its broken tags; a copy is one as written ("<Label>A</Label" cut off in a copied example)
+            # or as read ("<Answer>Compl": a cut copy of an option)
+            found = find_echoes(unbroken, sent, answers=_TAGS, min_chars=ECHO_MIN_CHARS, truncated=truncated)
+            text, echoes = unbroken, echoes.joined(found)
         labels, answers = _answer_tags(text, displayed, echoes)
         read_label, read_content = _read_label, _read_content
         # The requested tag missing: an answer in the other tag, or outside any tag, is read (the strict figure

@@ -19,7 +19,8 @@ MAX_TOKENS = None
 #: 2.7: a copy of the prompt with curled quotes or dashes is an echo (its tags are no answer); an answer corrected
 #: to one word of no option is withdrawn ("Substitute, actually Compliment"). 2.8: the careful reading reads an
 #: answer where the format was not followed (no tag, the other tag, a letter for the text, a label in Chinese).
-#: 2.9: a concession reads as the answer turned to ("It could be A at first sight, but on balance: B" is B).
+#: 2.9: a concession reads as the answer turned to ("It could be A at first sight, but on balance: B" is B); a tag
+#: never closed reads as the reply without it ("<Label>B" is B).
 TASK_VERSION = "2.9"
 
 

@@ -285,6 +285,17 @@ class Echoes:
         key = _keyed(fragment)[0]
         return any(_part(part).occurs(key) for part in self.prompt)
 
+    def joined(self, other: Echoes) -> Echoes:
+        """These echoes and ``other``'s, found in two spellings of one reply (its characters in the same places),
+        over ``other``'s text."""
+        spans: list[tuple[int, int]] = []
+        for start, end in sorted(self.spans + other.spans):
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+            else:
+                spans.append((start, end))
+        return Echoes(other.text, tuple(spans), other.prompt)
+
     def stripped(self) -> str:
         """The reply with every echo replaced by a line break (when it spanned lines) or a space."""
         parts, at = [], 0
