@@ -359,7 +359,7 @@ REPLIES = [
     ),
     # ... but two levels each offered tentatively are a hedge
     pytest.param(
-        "It could be L3, but L4 is also plausible.", None, None, AMBIGUOUS, RULE_CONFLICT, id="concession-then-hedge"
+        "It could be L3, but L4 is also plausible.", None, None, AMBIGUOUS, RULE_HEDGE, id="concession-then-hedge"
     ),
     pytest.param(
         "It might be L3, but it might also be L4.", None, None, AMBIGUOUS, RULE_CONFLICT, id="two-tentative-levels"
@@ -427,6 +427,14 @@ REPLIES = [
     pytest.param(
         "Relevance: L3. Actually, perhaps L4.", None, None, AMBIGUOUS, RULE_MARKER, id="marker-correction-perhaps"
     ),
+    # ... as does a level offered tentatively after another without a correction; a level ruled "too strict" does not.
+    pytest.param("L2. L3 might also fit.", None, None, AMBIGUOUS, RULE_HEDGE, id="after-another-might-also"),
+    pytest.param("L2\n\nHmm, L3 might fit too.", None, None, AMBIGUOUS, RULE_HEDGE, id="after-another-fit-too"),
+    pytest.param("L2. L3 is possible too.", None, None, AMBIGUOUS, RULE_HEDGE, id="after-another-possible"),
+    pytest.param("L2. L3 as well.", None, None, AMBIGUOUS, RULE_HEDGE, id="after-another-as-well"),
+    pytest.param("L2. L3 too strict.", "L2", None, OK, RULE_START, id="after-another-too-strict"),
+    pytest.param("L2. L2 might fit too.", "L2", None, OK, RULE_START, id="after-the-same-level"),
+    pytest.param("L2, though L3 might also fit.", "L2", None, OK, RULE_START, id="conceded-alternative"),
     # ... and a firm correction, or a firm answer after the tentative one, still stands.
     pytest.param("L3. Actually, L4.", "L4", None, OK, RULE_STATED, id="correction-firm"),
     pytest.param("L3. Wait, it might be L4. Yes, L4.", "L4", None, OK, RULE_STATED, id="correction-then-firm"),

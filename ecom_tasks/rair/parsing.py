@@ -205,9 +205,9 @@ _ZH_PRE_CUE = re.compile(
     r"|称不上|谈不上|不足以(?:评为|达到|算)?|(?:很难|难以)(?:评为?|达到|算(?:是|作)?|给|认定为?)?|并非|而非|绝非|非|而不|排除(?:了)?|除非|高于|低于|至少(?:是)?|最多(?:是)?"
     r"|(?:要|需要|若要|才能)达到|才(?:能)?(?:是|算|评为|给)?)\s*(?:一个|为|是|作|成)?[\s\"“「*]*$"
 )
-# "L3 would be appropriate", "L3 would fit best": a modal that states the answer, not a hypothetical.
+# "L3 would be appropriate", "L3 would fit best", "L3 might also fit": a modal that states an answer, not a hypothetical.
 _ACCEPTING = (
-    r"\s+(?:be\s+(?:the\s+)?(?:most\s+|more\s+)?(?:appropriate|right|correct|best|fair|suitable|reasonable|accurate|apt"
+    r"\s+(?:also\s+)?(?:be\s+(?:the\s+)?(?:most\s+|more\s+)?(?:appropriate|right|correct|best|fair|suitable|reasonable|accurate|apt"
     r"|justified|warranted|my|the\s+(?:answer|final|right|correct|best)|a\s+fair)"
     r"|(?:fit|suit|work|make\s+sense)(?:\s+(?:best|better|here))?\b(?!\s*(?:if|only|unless|when)\b))"
 )
@@ -254,7 +254,8 @@ _TURNED_DOWN = re.compile(
 # What leaves a level given after a correction tentative: "L4 is possible too", "L4 might also fit", "L4 as well".
 _TENTATIVE_AFTER = re.compile(
     r"[\s*_`)]*(?:(?:is|seems|would\s+be|could\s+be|might\s+be)\s+)?(?:also\s+)?(?:possible|plausible)\b"
-    r"|[\s*_`)]*(?:too|as\s+well)\b|[\s*_`)]*(?:might|could|may)\s+(?:also\s+)?(?:fit|apply|work|be\s+better)\b"
+    r"|[\s*_`)]*(?:too|as\s+well)\b(?=[\s*_`]*(?:[.,;:!?)\]】。，；]|$))"  # (not "L3 too strict")
+    r"|[\s*_`)]*(?:might|could|may)\s+(?:also\s+)?(?:fit|apply|work|be\s+better)\b"
     r"|[\s*_`)]*也(?:可能|可以|行)",
     re.IGNORECASE,
 )
@@ -671,6 +672,17 @@ def _mark_hedges(region: str, mentions: list[_Mention]) -> None:
         if len({m.number for m in members}) >= 2:
             for m in members:
                 m.role, m.why = HEDGED, "a hedge"
+    # A level offered tentatively after another ("L2. L3 might fit too.", "L2. L3 is possible too."): a hedge, as
+    # after a correction.
+    asserted = [m for m in mentions if m.role == ASSERTED]
+    numbers: set[int] = set()
+    hedged_to = 0  # asserted[:hedged_to] are hedged already (each mention is marked once: linear)
+    for index, mention in enumerate(asserted):
+        if numbers - {mention.number} and _TENTATIVE_AFTER.match(region, mention.end):
+            for m in asserted[hedged_to : index + 1]:
+                m.role, m.why = HEDGED, "a level offered tentatively after another"
+            hedged_to = index + 1
+        numbers.add(mention.number)
     # A reply that stops on "L3 or" was naming a second level: a hedge, cut off.
     for mention in mentions:
         if mention.role == ASSERTED and _DANGLING_HEDGE.fullmatch(region, mention.end):
