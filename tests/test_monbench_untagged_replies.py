@@ -80,6 +80,7 @@ ROWS = [
     ("<Label>It might look like A at first, but it is B. Both are worn on the face.</Label>", "label", INTENT, "B"),
     ("<Answer>Substitute might seem right, but it is really a Complement</Answer>", "content", INTENT, "B"),
     ("<Answer>Narrowing may seem to fit, however Complement is the relation.</Answer>", "content", INTENT, "B"),
+    ("<Label>C is possible, but B</Label>", "label", INTENT, "B"),
     ("<Label>It could be B, but A is also possible</Label>", "label", INTENT, "ambiguous"),
     ("<Label>It may be B, but perhaps C</Label>", "label", INTENT, "ambiguous"),
     ("<Label>B, because it could be worn with a foundation, but not as a Substitute</Label>", "label", INTENT, "B"),

@@ -435,6 +435,8 @@ REPLIES = [
     pytest.param("L2. L3 too strict.", "L2", None, OK, RULE_START, id="after-another-too-strict"),
     pytest.param("L2. L2 might fit too.", "L2", None, OK, RULE_START, id="after-the-same-level"),
     pytest.param("L2, though L3 might also fit.", "L2", None, OK, RULE_START, id="conceded-alternative"),
+    pytest.param("L3 is plausible too, but L2 is the answer.", "L2", None, OK, RULE_START, id="plausible-then-turn"),
+    pytest.param("L4 is possible, but L3 fits better.", "L3", None, OK, RULE_START, id="possible-then-turn"),
     # ... and a firm correction, or a firm answer after the tentative one, still stands.
     pytest.param("L3. Actually, L4.", "L4", None, OK, RULE_STATED, id="correction-firm"),
     pytest.param("L3. Wait, it might be L4. Yes, L4.", "L4", None, OK, RULE_STATED, id="correction-then-firm"),

@@ -108,7 +108,7 @@ CORRECTION = re.compile(
 #: (:data:`TURN`) gives way to a different answer the reply asserts after the turn, unless that one is offered
 #: tentatively too (:data:`HEDGING`: "could be L3, but L4 is also plausible" is a hedge).
 TENTATIVE = re.compile(
-    r"\b(?:could|might|may|seems?|looks?|appears?|at first|initially|on the surface|superficially|tempting)\b"
+    r"\b(?:could|might|may|seems?|looks?|appears?|at first|initially|on the surface|superficially|tempting|plausible|possible)\b"
     r"|乍看|初看|看起来|看似|似乎",
     re.IGNORECASE,
 )
