@@ -59,6 +59,20 @@ ROWS = [
     ("<Answer>不相关</Answer>", "content", INTENT, "D"),
     ("<Label>互补</Label>", "label", INTENT, "B"),
     ("互补", "label", INTENT, "B"),
+    # ... and an answer stated in Chinese: chosen ("我选择B", "应该选B", "选B，因为 ..."), or thought ("我认为是B");
+    # not one ruled out ("这不应该是B", "我不认为是B") nor an analysis of each option.
+    ("我选择B。", "label", INTENT, "B"),
+    ("应该选B", "label", INTENT, "B"),
+    ("答案应该是B", "label", INTENT, "B"),
+    ("选B，因为两者搭配使用。", "label", INTENT, "B"),
+    ("我认为是B，因为两者搭配使用。", "label", INTENT, "B"),
+    ("我选择互补", "label", INTENT, "B"),
+    ("<Label>选B</Label>", "label", INTENT, "B"),
+    ("<Label>应该选B</Label>", "label", INTENT, "B"),
+    ("这不应该是B。", "label", INTENT, "no_tag"),
+    ("我不认为是B。", "label", INTENT, "no_tag"),
+    ("我认为是因为颜色不同。", "label", INTENT, "no_tag"),
+    ("选项A：替代品，不对。\n选项B：互补，正确。\n选项C：细化，不对。", "label", INTENT, "no_tag"),
     ("<Answer>互补或替代</Answer>", "content", INTENT, "unknown_content"),  # no one label
     # A tag never closed: the reply stopped before its closing tag (a stop sequence, a small model); the reply reads as
     # it would without the broken tag.

@@ -161,7 +161,7 @@ _BARE_LETTER = re.compile(r"^[(\[【]?\s*([a-d])\s*(?:[)\]】]\s*)?[.:)]?$", re.
 _ANSWER_WORDS = (
     r"(?:(?:(?:the|my|our)\s+)?(?:correct\s+|best\s+|final\s+|right\s+)?"
     r"(?:option|choice|answer|letter|label|prediction)(?:\s+is)?"
-    r"|i(?:\s+|'d\s+|\s+would\s+)(?:choose|pick|select|go\s+with|think|say)|(?:正确|最终)?(?:选项|答案|选择)(?:是|为)?|我选择?)"
+    r"|i(?:\s+|'d\s+|\s+would\s+)(?:choose|pick|select|go\s+with|think|say)|(?:正确|最终)?(?:选项|答案|选择)(?:应该|应当)?(?:是|为)?|(?:我|应该|应当)?选择?)"
 )
 # A word naming the letter: "Option B", "the answer is (B)", "Choice: B", "Label: B", "选项B", "答案：B", "B项".
 _OPTION_WORD = re.compile(
@@ -666,11 +666,14 @@ def _combine(readings: list[ParsedAnswer], tag: str) -> ParsedAnswer:
 
 
 # An answer stated outside the tags: "Answer: B", "**Final answer:** Complement", "Prediction: B Explanation: ..."
-# (the paper's replies), "So the answer is B.", '{"label": "B"}', "答案：B"; the value runs to the end of its line.
+# (the paper's replies), "So the answer is B.", '{"label": "B"}', "答案：B", "我选择B"; the value runs to the end of its line.
 _STATED = re.compile(
     r"(?<![^\W_])(?:(?:final|correct|best|right)\s+)?(?:answer|label|prediction|choice)[\"']?"
     r"(?:\s*[:：=]|\s+(?:is|would\s+be|will\s+be)(?![^\W_]))[\s\"']*(\S[^\n]*)"
-    r"|(?:最终|正确)?(?:答案|选项|选择|预测)\s*(?:是|为|[:：])\s*(\S[^\n]*)"
+    r"|(?:最终|正确)?(?:答案|选项|选择|预测)\s*(?:(?:应该|应当|应)\s*)?(?:是|为|[:：])\s*(\S[^\n]*)"
+    # "我选择B", "应该选B", "我认为是B", "我觉得选B", "选B，因为 ..." (not "不应该是B": a negation)
+    r"|(?:(?<![不非没])(?:我(?:会|想|认为|觉得|倾向于)?(?:\s*(?:应该|应当))?|应该|应当)|^)\s*(?:选择?(?!项)|(?<=[为得该当])是)"
+    r"\s*(\S[^\n]*)"
     r"|(?<![^\W_])i(?:\s+|'d\s+|\s+would\s+)(?:think|believe|say|choose|pick|select|go\s+with)"
     r"\s+(?:(?:it|this)\s+is\s+|it's\s+)?(\S[^\n]*)",
     re.IGNORECASE,
