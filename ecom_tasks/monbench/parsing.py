@@ -533,9 +533,8 @@ def _conceded(value: str, displayed: tuple[str, ...]) -> ParsedAnswer | None:
     if turn is None:
         return None
     head, rest = value[: turn.start()], value[turn.end() : turn.end() + CONCEDED_MAX_CHARS]
-    rest = (
-        rest[: end.start()] if (end := _SENTENCE_END.search(rest)) else rest
-    )  # the answer turned to is in its sentence
+    if end := _SENTENCE_END.search(rest):  # the answer turned to is in the turn's sentence
+        rest = rest[: end.start()]
     first_clause = _CLAUSE_BREAK.search(head)
     if not TENTATIVE.search(head, 0, first_clause.start() if first_clause else len(head)) or HEDGING.search(rest):
         return None
