@@ -69,6 +69,17 @@ ROWS = [
     ("我选择互补", "label", INTENT, "B"),
     ("<Label>选B</Label>", "label", INTENT, "B"),
     ("<Label>应该选B</Label>", "label", INTENT, "B"),
+    # ... a letter against Chinese text or punctuation ("B。因为 ...", "B比较合适", "C而不是B"); another letter offered
+    # beside it ("B或C", "B，或者A") is a hedge; a capital inside a Chinese word is none ("A字裙", an A-line skirt).
+    ("<Label>B。因为两者搭配使用</Label>", "label", INTENT, "B"),
+    ("<Label>B比较合适</Label>", "label", INTENT, "B"),
+    ("<Label>C而不是B</Label>", "label", INTENT, "C"),
+    ("应该是C而不是B", "label", INTENT, "C"),
+    ("我觉得选B比较合适", "label", INTENT, "B"),
+    ("<Label>B或C</Label>", "label", INTENT, "ambiguous"),
+    ("<Label>B，或者A</Label>", "label", INTENT, "ambiguous"),
+    ("<Label>B，不是A</Label>", "label", INTENT, "B"),
+    ("<Label>B。这是A字裙的搭配</Label>", "label", INTENT, "B"),
     ("这不应该是B。", "label", INTENT, "no_tag"),
     ("我不认为是B。", "label", INTENT, "no_tag"),
     ("我认为是因为颜色不同。", "label", INTENT, "no_tag"),

@@ -182,9 +182,13 @@ _ANSWER_LEAD_IN = re.compile(
 _LETTER_ITEM = re.compile(r"^([a-d])\s*项$", re.IGNORECASE)
 # The letter then a separator then text: "B. Complement", "(B) Complement", "B - ...", "B, not A", "B (互补)".
 _LETTER_THEN_TEXT = re.compile(
-    r"^(?:[(\[【]\s*([a-d])\s*[)\]】]|([a-d])(?=\s*[.:：,，;；)\-–—(]))\s*[.:：,，;；)\-–—]?\s*(\S.*)$",
+    r"^(?:[(\[【]\s*([a-d])\s*[)\]】]|([a-d])(?=\s*[.:：,，;；。、！？)\-–—(]))\s*[.:：,，;；。、！？)\-–—]?\s*(\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+# A capital letter written against Chinese text, as a label's answer: "B比较合适", "C而不是B".
+_LETTER_BEFORE_CJK = re.compile(r"^([A-D])(?=[\u3400-\u9fff])(.*)$", re.DOTALL)
+# A capital letter standing beside Chinese text, not before it (so not "A字裙", an A-line skirt): "或C", "不是B".
+_LETTER_IN_CJK = re.compile(r"(?<![A-Za-z0-9_\u00c0-\u024f])([A-D])(?![^\W_])")
 # A capital letter standing alone, as a reference to an option (not the article "A word").
 _LETTER_REF = re.compile(r"(?<![^\W_])([A-D])(?![^\W_])")
 # What rejects the mention that follows it: "not A", "rather than A", "instead of Substitute", "不是A".
@@ -319,10 +323,10 @@ _ARTICLE_WORD = re.compile(r"\s+[^\W\d_]")
 _ARTICLE_JOINED = re.compile(r"\s+(?:or|and|is)\b")
 
 
-def _unnegated_letters(text: str) -> set[int]:
+def _unnegated_letters(text: str, pattern: re.Pattern[str] = _LETTER_REF) -> set[int]:
     """Option letters ``text`` points to without rejecting them (``or A`` does, ``not A`` does not)."""
     found = set()
-    for m in _LETTER_REF.finditer(text):
+    for m in pattern.finditer(text):
         if m.group(1) == "A" and _ARTICLE_WORD.match(text, m.end()) and not _ARTICLE_JOINED.match(text, m.end()):
             continue  # the article: "A complementary product"
         if not _negated(text, m.start()):
@@ -435,6 +439,11 @@ def _spaced_letter(value: str, displayed: tuple[str, ...]) -> tuple[str, str] | 
     return None if m.group(1) == "A" and named != [0] else (m.group(1), m.group(2))
 
 
+def _letter_before_cjk(value: str) -> tuple[str, str] | None:
+    """``(letter, rest)`` of a label's letter written against Chinese text ("B比较合适")."""
+    return (m.group(1), m.group(2)) if (m := _LETTER_BEFORE_CJK.match(value)) else None
+
+
 def _letter_rest(rest: str) -> str:
     """The text after an option letter as it is read: without its brackets (``B (Complement)``), cleaned."""
     return _clean(rest.strip("()[]【】（）")) if rest else ""
@@ -456,7 +465,7 @@ def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, con
         return _invalid(AMBIGUOUS, f"letter {letter} but the text names {_letters(named)}")
     if content:
         return _invalid(UNKNOWN_CONTENT, f"answer {letter}. {rest[:80]!r}: the text matches no option")
-    hedged = _unnegated_letters(rest) - {position}
+    hedged = (_unnegated_letters(rest) | _unnegated_letters(rest, _LETTER_IN_CJK)) - {position}
     if hedged:
         return _invalid(AMBIGUOUS, f"label {letter} hedged towards {_letters(hedged)}")
     return _ok(position, "option_letter")
@@ -561,7 +570,7 @@ def _label_value(value: str, displayed: tuple[str, ...]) -> ParsedAnswer:
         return _ok(named[0], rule)
     if named:
         return _invalid(AMBIGUOUS, f"label {cleaned[:80]!r} matches options {_letters(named)}")
-    if split or (split := _spaced_letter(cleaned, displayed)):
+    if split := split or _spaced_letter(cleaned, displayed) or _letter_before_cjk(cleaned):
         return _letter_with_text(*split, displayed, content=False)
     letters = {m.group(1).upper() for m in re.finditer(r"(?<![^\W_])([a-dA-D])(?![^\W_])", cleaned)}
     if len(letters) > 1:
