@@ -20,7 +20,7 @@ MAX_TOKENS = None
 #: to one word of no option is withdrawn ("Substitute, actually Compliment"). 2.8: the careful reading reads an
 #: answer where the format was not followed (no tag, the other tag, a letter for the text, a label in Chinese).
 #: 2.9: a concession reads as the answer turned to ("It could be A at first sight, but on balance: B" is B); a tag
-#: never closed reads as the reply without it ("<Label>B" is B).
+#: never closed reads as the reply without it ("<Label>B" is B); an answer stated in Chinese ("我选择B", "C而不是B").
 TASK_VERSION = "2.9"
 
 
