@@ -942,3 +942,11 @@ def test_every_invalid_status_is_a_counted_wrong_answer(status):
 def test_a_long_reply_is_read(reply, label):
     # (How long it takes is benchmarks/reader_speed.py's question: a timer here failed on a loaded machine.)
     assert parse_reply(reply).label == label
+
+
+def test_a_final_answer_offered_with_a_tentative_second_level_is_reported_as_a_hedge():
+    """Not as a loop: the reply names two levels once each, the second tentatively."""
+    parsed = parse_reply("Final answer: L2. L3 might also fit.")
+    assert (parsed.status, parsed.rule) == (AMBIGUOUS, RULE_MARKER)
+    assert parsed.detail == "the final answer hedges: L2, L3"
+    assert parse_reply("Final answer: L3 L4 L3 L4").detail == "the final answer loops: L3, L4"

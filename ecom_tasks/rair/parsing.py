@@ -897,7 +897,7 @@ def _read(region: str) -> ParsedRelevance:
     answers = _marker_mentions(region, mentions)
     if answers:
         marked = answers[-1]
-        if looped := _loops(region, answers, mentions):
+        if marked.role != HEDGED and (looped := _loops(region, answers, mentions)):  # (a hedge says so below)
             return ParsedRelevance(
                 None, AMBIGUOUS, detail=f"the final answer loops: {_levels(looped)}", rule=RULE_MARKER
             )
