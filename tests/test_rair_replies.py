@@ -437,6 +437,14 @@ REPLIES = [
     pytest.param("L2, though L3 might also fit.", "L2", None, OK, RULE_START, id="conceded-alternative"),
     pytest.param("L3 is plausible too, but L2 is the answer.", "L2", None, OK, RULE_START, id="plausible-then-turn"),
     pytest.param("L4 is possible, but L3 fits better.", "L3", None, OK, RULE_START, id="possible-then-turn"),
+    # A modal that states a level ("L3 would be better"), unless a condition or a turn follows it.
+    pytest.param("L3 would be better.", "L3", None, OK, RULE_START, id="modal-better"),
+    pytest.param("I think L3 would be better here.", "L3", None, OK, RULE_START, id="modal-better-here"),
+    pytest.param("L3 would be appropriate if the colour matched.", None, None, NO_LABEL, "", id="modal-if"),
+    pytest.param("L4 would fit, but the colour differs, so L3.", "L3", None, OK, RULE_START, id="modal-but"),
+    pytest.param(
+        "L4 would be more appropriate, but the colour differs, so L3.", "L3", None, OK, RULE_START, id="modal-more-but"
+    ),
     # ... and a firm correction, or a firm answer after the tentative one, still stands.
     pytest.param("L3. Actually, L4.", "L4", None, OK, RULE_STATED, id="correction-firm"),
     pytest.param("L3. Wait, it might be L4. Yes, L4.", "L4", None, OK, RULE_STATED, id="correction-then-firm"),

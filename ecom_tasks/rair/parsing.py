@@ -205,11 +205,12 @@ _ZH_PRE_CUE = re.compile(
     r"|称不上|谈不上|不足以(?:评为|达到|算)?|(?:很难|难以)(?:评为?|达到|算(?:是|作)?|给|认定为?)?|并非|而非|绝非|非|而不|排除(?:了)?|除非|高于|低于|至少(?:是)?|最多(?:是)?"
     r"|(?:要|需要|若要|才能)达到|才(?:能)?(?:是|算|评为|给)?)\s*(?:一个|为|是|作|成)?[\s\"“「*]*$"
 )
-# "L3 would be appropriate", "L3 would fit best", "L3 might also fit": a modal that states an answer, not a hypothetical.
+# "L3 would be appropriate", "L3 would be better", "L3 might also fit": a modal that states an answer, not a
+# hypothetical (one with a condition or a turn after it is: "L4 would fit if ...", "L4 would fit, but ...").
 _ACCEPTING = (
-    r"\s+(?:also\s+)?(?:be\s+(?:the\s+)?(?:most\s+|more\s+)?(?:appropriate|right|correct|best|fair|suitable|reasonable|accurate|apt"
-    r"|justified|warranted|my|the\s+(?:answer|final|right|correct|best)|a\s+fair)"
-    r"|(?:fit|suit|work|make\s+sense)(?:\s+(?:best|better|here))?\b(?!\s*(?:if|only|unless|when)\b))"
+    r"\s+(?:also\s+)?(?:be\s+(?:the\s+)?(?:most\s+|more\s+)?(?:appropriate|right|correct|best|better|fair|suitable|reasonable"
+    r"|accurate|apt|justified|warranted|my|the\s+(?:answer|final|right|correct|best)|a\s+fair)\b(?:\s+here)?"
+    r"|(?:fit|suit|work|make\s+sense)(?:\s+(?:best|better|here))?\b)(?![\s,]*(?:if|only|unless|when|but|however|yet)\b)"
 )
 _POST_CUE = re.compile(
     r"[\s*_`\"')\]】」]*,?\s*(?:"

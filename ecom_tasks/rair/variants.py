@@ -17,7 +17,7 @@ from ecom_tasks.rair.rules import BUILTIN, NONE
 #: 1.7: reluctance is no verdict ("It is hard to rate this a 4." names no level); a copy of the prompt with curled
 #: quotes or dashes is an echo. 1.8: a correction offered tentatively ("L3. Actually, maybe L4.") is a hedge.
 #: 1.9: so is a level offered tentatively after another ("L2. L3 might also fit."); a level called possible and
-#: turned from is conceded ("L4 is possible, but L3 fits better." is L3).
+#: turned from is conceded ("L4 is possible, but L3 fits better." is L3); "L3 would be better" states L3.
 TASK_VERSION = "1.9"
 
 #: Output limit of every variant (Inspect ``max_tokens``, lm-eval ``max_gen_toks``); why None: README "Settings".
