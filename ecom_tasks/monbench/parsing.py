@@ -187,8 +187,9 @@ _LETTER_THEN_TEXT = re.compile(
 )
 # A capital letter written against Chinese text, as a label's answer: "B比较合适", "C而不是B".
 _LETTER_BEFORE_CJK = re.compile(r"^([A-D])(?=[\u3400-\u9fff])(.*)$", re.DOTALL)
-# A capital letter standing beside Chinese text, not before it (so not "A字裙", an A-line skirt): "或C", "不是B".
-_LETTER_IN_CJK = re.compile(r"(?<![A-Za-z0-9_\u00c0-\u024f])([A-D])(?![^\W_])")
+# A capital letter standing alone (as _LETTER_REF finds it) or after Chinese text, not before it (so not "A字裙", an
+# A-line skirt): "或C", "不是B".
+_LETTER_IN_CJK = re.compile(r"(?<![A-Za-z0-9\u00c0-\u024f])([A-D])(?![^\W_])")
 # A capital letter standing alone, as a reference to an option (not the article "A word").
 _LETTER_REF = re.compile(r"(?<![^\W_])([A-D])(?![^\W_])")
 # What rejects the mention that follows it: "not A", "rather than A", "instead of Substitute", "不是A".
@@ -211,6 +212,13 @@ _TRANSLATED = {_key(label): frozenset(map(_key, names)) for label, names in RELA
 _CJK_TRAILING = "。，；：！、"
 # Option texts of the relation tasks are labels: their sets decide whether a question is open-answer.
 _LABEL_SETS = {frozenset(_key(label) for label in labels) for labels in RELATION_LABELS.values()}
+
+
+def _relation_labels(displayed: tuple[str, ...]) -> bool:
+    """Whether the options shown are a relation task's labels (else an open-answer question's texts)."""
+    return frozenset(_key(d) for d in displayed) in _LABEL_SETS
+
+
 # What the output-format line shows as a tag's value, and the header of its examples.
 _LABEL_PLACEHOLDER = _key("/".join(LETTERS))
 _ANSWER_PLACEHOLDERS = {_key("/".join(labels)) for labels in RELATION_LABELS.values()} | {
@@ -407,7 +415,7 @@ def _named(value: str, displayed: tuple[str, ...]) -> tuple[list[int], str, str]
     """The options ``value`` names as text (open-answer options: also partly), or an option's text followed
     by an explanation (:func:`_explained_label`), the rule that found them, and why it names two ("" unless
     it does)."""
-    label_set = frozenset(_key(d) for d in displayed) in _LABEL_SETS
+    label_set = _relation_labels(displayed)
     named, rule = _resolve_text(value, displayed, partial=not label_set)
     if named:
         return named, rule, ""
@@ -465,7 +473,7 @@ def _letter_with_text(letter: str, rest: str, displayed: tuple[str, ...], *, con
         return _invalid(AMBIGUOUS, f"letter {letter} but the text names {_letters(named)}")
     if content:
         return _invalid(UNKNOWN_CONTENT, f"answer {letter}. {rest[:80]!r}: the text matches no option")
-    hedged = (_unnegated_letters(rest) | _unnegated_letters(rest, _LETTER_IN_CJK)) - {position}
+    hedged = _unnegated_letters(rest, _LETTER_IN_CJK) - {position}
     if hedged:
         return _invalid(AMBIGUOUS, f"label {letter} hedged towards {_letters(hedged)}")
     return _ok(position, "option_letter")
@@ -547,8 +555,7 @@ def _conceded(value: str, displayed: tuple[str, ...]) -> ParsedAnswer | None:
     first_clause = _CLAUSE_BREAK.search(head)
     if not TENTATIVE.search(head, 0, first_clause.start() if first_clause else len(head)) or HEDGING.search(rest):
         return None
-    open_answer = frozenset(_key(d) for d in displayed) not in _LABEL_SETS
-    named = _unnegated_letters(rest) | _unnegated_labels(rest, displayed, open_answer=open_answer)
+    named = _unnegated_letters(rest) | _unnegated_labels(rest, displayed, open_answer=not _relation_labels(displayed))
     return _ok(named.pop(), "conceded") if len(named) == 1 else None
 
 
@@ -718,7 +725,7 @@ def _untagged(text: str, displayed: tuple[str, ...], echoes: Echoes, truncated: 
     Several options named are ``ambiguous``, none ``no_tag``. Not read: a line wholly copied from the prompt (an
     option line, even as the whole reply: a copy), the letter that goes on a listing of options, the tags (all
     unread ones), the last line of a reply the limit cut."""
-    own = _LOOSE_ANSWER.sub(_blanked, _LOOSE_LABEL.sub(_blanked, text)).translate(_NO_EMPHASIS)
+    own = _tags_blanked(text).translate(_NO_EMPHASIS)
     spans = [m.span() for m in _LINE.finditer(own)]
     if truncated and spans:
         spans.pop()
@@ -792,12 +799,16 @@ def _without_unclosed_tags(text: str) -> str:
     """``text`` with each opening tag that is never closed, and a closing tag broken off at the end of its line,
     blanked: the reply then reads as it would without them ("<Label>B" as "B"; "<Answer>Compl", cut off, as "Compl",
     a cut copy of the prompt's option)."""
-    closed = _LOOSE_ANSWER.sub(_blanked, _LOOSE_LABEL.sub(_blanked, text))
     pieces, at = [], 0
-    for m in _TAG_DEBRIS.finditer(closed):
+    for m in _TAG_DEBRIS.finditer(_tags_blanked(text)):
         pieces += [text[at : m.start()], " " * (m.end() - m.start())]
         at = m.end()
     return "".join(pieces) + text[at:] if pieces else text
+
+
+def _tags_blanked(text: str) -> str:
+    """``text`` with every tag it closes (as the careful reading finds them) blanked in place."""
+    return _LOOSE_ANSWER.sub(_blanked, _LOOSE_LABEL.sub(_blanked, text))
 
 
 def _blanked(match: re.Match[str]) -> str:
